@@ -1,0 +1,1 @@
+//! fano (in progress)

@@ -1,0 +1,18 @@
+//! Privacy and reconstruction accounting.
+//!
+//! - [`rdp`]: Rényi DP of the (subsampled) Gaussian mechanism, composition, conversion to (ε, δ), calibration.
+//! - [`gaussian`]: classical and analytic (ε, δ) of the Gaussian mechanism; μ-GDP of full-batch runs.
+//! - [`pld`]: privacy-loss distributions of the Poisson-subsampled Gaussian, composed by FFT, certified.
+//! - [`rero`]: reconstruction robustness (Balle et al. 2022 Thm 2 / Cor. 3; Hayes et al. 2023).
+//! - [`prior`]: the baseline success probability κ of a prior.
+//! - [`fano`]: the Fano bound of Guo et al. 2022b as compared in Hayes et al. App. H.
+//! - [`mse`]: Guo et al. 2022 Thm 1, the RDP → MSE lower bound.
+
+pub mod fano;
+pub mod gaussian;
+#[cfg(feature = "alloc")]
+pub mod pld;
+pub mod prior;
+pub mod rdp;
+pub mod rero;
+pub mod mse;

@@ -1,0 +1,1 @@
+//! mse (in progress)

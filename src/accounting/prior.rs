@@ -1,0 +1,1 @@
+//! prior (in progress)

@@ -1,0 +1,1 @@
+//! rdp (in progress)

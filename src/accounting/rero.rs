@@ -1,0 +1,1 @@
+//! rero (in progress)

@@ -1,0 +1,225 @@
+//! The crate's single error type and the validation helpers every public entry point uses.
+//!
+//! Every variant carries the offending value and names the parameter, so that the message
+//! alone tells a user what to change: `noise_multiplier = -1 is out of range: must be finite
+//! and > 0`.
+
+use core::fmt;
+
+/// Everything that can go wrong in `reconbound`.
+///
+/// `Copy` and `#[non_exhaustive]`: match with a wildcard arm.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum Error {
+    /// A real-valued parameter is NaN, infinite or outside its valid range.
+    InvalidParameter {
+        /// Parameter name as the public API (or CLI flag) spells it.
+        name: &'static str,
+        /// The value that was passed.
+        value: f64,
+        /// The valid range, in words (e.g. `"finite and > 0"`, `"in (0, 1]"`).
+        expected: &'static str,
+    },
+    /// An integer parameter (count, size, steps) is outside its valid range.
+    InvalidCount {
+        /// Parameter name.
+        name: &'static str,
+        /// The value that was passed.
+        value: u64,
+        /// The valid range, in words.
+        expected: &'static str,
+    },
+    /// Two or more parameters are individually valid but inconsistent with each other,
+    /// e.g. `orders` and `rdp` of different lengths, or weights that do not sum to 1.
+    Inconsistent {
+        /// What is inconsistent, in words.
+        what: &'static str,
+        /// A value that shows the inconsistency (a length, a sum).
+        value: f64,
+    },
+    /// An iterative method did not reach its tolerance; no result is returned because it
+    /// would not be a valid bound.
+    NotConverged {
+        /// The computation that failed.
+        what: &'static str,
+        /// The last iterate or residual.
+        value: f64,
+    },
+    /// The inputs are valid but the result cannot be represented or certified in `f64`
+    /// (overflow, a bound that would be infinite, an error bound larger than requested).
+    Numerical {
+        /// The computation that failed.
+        what: &'static str,
+        /// The offending intermediate value.
+        value: f64,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Error::InvalidParameter {
+                name,
+                value,
+                expected,
+            } => write!(f, "{name} = {value} is out of range: must be {expected}"),
+            Error::InvalidCount {
+                name,
+                value,
+                expected,
+            } => write!(f, "{name} = {value} is out of range: must be {expected}"),
+            Error::Inconsistent { what, value } => write!(f, "inconsistent input: {what} ({value})"),
+            Error::NotConverged { what, value } => {
+                write!(f, "{what} did not converge (last value {value})")
+            }
+            Error::Numerical { what, value } => {
+                write!(f, "numerical failure: {what} (value {value})")
+            }
+        }
+    }
+}
+
+impl core::error::Error for Error {}
+
+/// Shorthand for `core::result::Result<T, reconbound::Error>`.
+pub type Result<T> = core::result::Result<T, Error>;
+
+/// `Err(InvalidParameter)` for `name = value` with the range `expected`.
+pub(crate) fn invalid<T>(name: &'static str, value: f64, expected: &'static str) -> Result<T> {
+    Err(Error::InvalidParameter {
+        name,
+        value,
+        expected,
+    })
+}
+
+/// Finite and strictly positive (σ, sensitivity, diameter, …).
+pub(crate) fn check_positive(name: &'static str, value: f64) -> Result<f64> {
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        invalid(name, value, "finite and > 0")
+    }
+}
+
+/// Finite and non-negative.
+pub(crate) fn check_non_negative(name: &'static str, value: f64) -> Result<f64> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(value)
+    } else {
+        invalid(name, value, "finite and >= 0")
+    }
+}
+
+/// Finite (any sign).
+pub(crate) fn check_finite(name: &'static str, value: f64) -> Result<f64> {
+    if value.is_finite() {
+        Ok(value)
+    } else {
+        invalid(name, value, "finite")
+    }
+}
+
+/// A probability in the open interval (0, 1) (δ, confidence levels).
+pub(crate) fn check_open_unit(name: &'static str, value: f64) -> Result<f64> {
+    if value > 0.0 && value < 1.0 {
+        Ok(value)
+    } else {
+        invalid(name, value, "in (0, 1)")
+    }
+}
+
+/// A rate or probability in (0, 1] (sampling rate q, baseline κ).
+pub(crate) fn check_unit_rate(name: &'static str, value: f64) -> Result<f64> {
+    if value > 0.0 && value <= 1.0 {
+        Ok(value)
+    } else {
+        invalid(name, value, "in (0, 1]")
+    }
+}
+
+/// A probability in the closed interval [0, 1].
+pub(crate) fn check_probability(name: &'static str, value: f64) -> Result<f64> {
+    if (0.0..=1.0).contains(&value) {
+        Ok(value)
+    } else {
+        invalid(name, value, "in [0, 1]")
+    }
+}
+
+/// A Rényi order α: finite and > 1.
+pub(crate) fn check_order(name: &'static str, value: f64) -> Result<f64> {
+    if value.is_finite() && value > 1.0 {
+        Ok(value)
+    } else {
+        invalid(name, value, "finite and > 1")
+    }
+}
+
+/// A count that must be at least `min` (`expected` names the range in words).
+pub(crate) fn check_count(
+    name: &'static str,
+    value: u64,
+    min: u64,
+    expected: &'static str,
+) -> Result<u64> {
+    if value >= min {
+        Ok(value)
+    } else {
+        Err(Error::InvalidCount {
+            name,
+            value,
+            expected,
+        })
+    }
+}
+
+/// Number of composition steps T ≥ 1.
+pub(crate) fn check_steps(value: u64) -> Result<u64> {
+    check_count("steps", value, 1, ">= 1")
+}
+
+/// A result that must be finite before it is returned as a bound.
+pub(crate) fn check_result(what: &'static str, value: f64) -> Result<f64> {
+    if value.is_finite() {
+        Ok(value)
+    } else {
+        Err(Error::Numerical { what, value })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validators_reject_nan_infinities_and_out_of_range() {
+        for v in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -1.0, 0.0] {
+            assert!(check_positive("sigma", v).is_err(), "{v}");
+        }
+        for v in [f64::NAN, 0.0, 1.0, -0.5, 2.0] {
+            assert!(check_open_unit("delta", v).is_err(), "{v}");
+        }
+        for v in [f64::NAN, 0.0, 1.0 + 1e-16 * 4.0, -0.1] {
+            assert!(check_unit_rate("q", v).is_err(), "{v}");
+        }
+        assert!(check_unit_rate("q", 1.0).is_ok());
+        for v in [f64::NAN, 1.0, 0.5, f64::INFINITY] {
+            assert!(check_order("alpha", v).is_err(), "{v}");
+        }
+        assert!(check_steps(0).is_err());
+        assert!(check_result("x", f64::NAN).is_err());
+    }
+
+    #[test]
+    fn message_names_parameter_value_and_range() {
+        let e = check_positive("noise_multiplier", -2.0).unwrap_err();
+        #[cfg(feature = "std")]
+        assert_eq!(
+            std::format!("{e}"),
+            "noise_multiplier = -2 is out of range: must be finite and > 0"
+        );
+        assert!(matches!(e, Error::InvalidParameter { name: "noise_multiplier", .. }));
+    }
+}
