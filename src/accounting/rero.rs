@@ -1,1 +1,0 @@
-//! rero (in progress)

@@ -1,0 +1,1 @@
+//! balle (in progress)

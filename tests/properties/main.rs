@@ -1,0 +1,4 @@
+//! Integration tests: properties.
+
+#[path = "../common/mod.rs"]
+mod common;

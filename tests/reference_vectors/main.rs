@@ -1,0 +1,4 @@
+//! Integration tests: reference_vectors.
+
+#[path = "../common/mod.rs"]
+mod common;

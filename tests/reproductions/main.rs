@@ -1,0 +1,4 @@
+//! Integration tests: reproductions.
+
+#[path = "../common/mod.rs"]
+mod common;

@@ -1,0 +1,4 @@
+//! Integration tests: theorems.
+
+#[path = "../common/mod.rs"]
+mod common;
