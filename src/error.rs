@@ -69,7 +69,9 @@ impl fmt::Display for Error {
                 value,
                 expected,
             } => write!(f, "{name} = {value} is out of range: must be {expected}"),
-            Error::Inconsistent { what, value } => write!(f, "inconsistent input: {what} ({value})"),
+            Error::Inconsistent { what, value } => {
+                write!(f, "inconsistent input: {what} ({value})")
+            }
             Error::NotConverged { what, value } => {
                 write!(f, "{what} did not converge (last value {value})")
             }
@@ -220,6 +222,12 @@ mod tests {
             std::format!("{e}"),
             "noise_multiplier = -2 is out of range: must be finite and > 0"
         );
-        assert!(matches!(e, Error::InvalidParameter { name: "noise_multiplier", .. }));
+        assert!(matches!(
+            e,
+            Error::InvalidParameter {
+                name: "noise_multiplier",
+                ..
+            }
+        ));
     }
 }

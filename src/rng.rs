@@ -56,7 +56,9 @@ impl Rng {
     /// Distinct (seed, trial) pairs give unrelated streams; the same pair always gives the same
     /// stream, so sharded runs reproduce a single run exactly.
     pub fn for_trial(master_seed: u64, trial: u64) -> Self {
-        let mixed = splitmix64(splitmix64(master_seed) ^ splitmix64(trial.wrapping_add(0x5851_F42D_4C95_7F2D)));
+        let mixed = splitmix64(
+            splitmix64(master_seed) ^ splitmix64(trial.wrapping_add(0x5851_F42D_4C95_7F2D)),
+        );
         Self::from_seed(mixed)
     }
 
@@ -187,12 +189,25 @@ mod tests {
         }
         let nf = n as f64;
         // mean: sd 1/sqrt(n); second moment: sd sqrt(2/n); fourth moment: sd sqrt(96/n)
-        assert!((s1 / nf).abs() < 5.5 / nf.sqrt(), "seed {seed}: mean {}", s1 / nf);
-        assert!((s2 / nf - 1.0).abs() < 5.5 * (2.0 / nf).sqrt(), "seed {seed}: var");
-        assert!((s4 / nf - 3.0).abs() < 5.5 * (96.0 / nf).sqrt(), "seed {seed}: kurtosis");
+        assert!(
+            (s1 / nf).abs() < 5.5 / nf.sqrt(),
+            "seed {seed}: mean {}",
+            s1 / nf
+        );
+        assert!(
+            (s2 / nf - 1.0).abs() < 5.5 * (2.0 / nf).sqrt(),
+            "seed {seed}: var"
+        );
+        assert!(
+            (s4 / nf - 3.0).abs() < 5.5 * (96.0 / nf).sqrt(),
+            "seed {seed}: kurtosis"
+        );
         let p = 0.15865525393145707; // Φ(−1)
         let sd = (p * (1.0 - p) / nf).sqrt();
-        assert!((below_m1 as f64 / nf - p).abs() < 5.5 * sd, "seed {seed}: tail");
+        assert!(
+            (below_m1 as f64 / nf - p).abs() < 5.5 * sd,
+            "seed {seed}: tail"
+        );
     }
 
     #[test]
@@ -210,12 +225,16 @@ mod tests {
         let p = 1.0 / 7.0;
         let sd = (p * (1.0 - p) / n as f64).sqrt();
         for c in counts {
-            assert!((c as f64 / n as f64 - p).abs() < 5.5 * sd, "seed {seed}: {counts:?}");
+            assert!(
+                (c as f64 / n as f64 - p).abs() < 5.5 * sd,
+                "seed {seed}: {counts:?}"
+            );
         }
         assert!(r.bernoulli(f64::NAN).is_err());
         assert!(r.below(0).is_err());
     }
 
+    #[cfg(feature = "alloc")]
     #[test]
     fn subset_is_sorted_distinct_and_uniform() {
         let seed = 5;
@@ -232,7 +251,10 @@ mod tests {
         let p = 0.3;
         let sd = (p * (1.0 - p) / trials as f64).sqrt();
         for c in counts {
-            assert!((c as f64 / trials as f64 - p).abs() < 5.5 * sd, "seed {seed}: {counts:?}");
+            assert!(
+                (c as f64 / trials as f64 - p).abs() < 5.5 * sd,
+                "seed {seed}: {counts:?}"
+            );
         }
         assert!(r.subset(3, 4).is_err());
         assert_eq!(r.subset(4, 4).unwrap(), [0, 1, 2, 3]);

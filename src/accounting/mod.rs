@@ -10,9 +10,9 @@
 
 pub mod fano;
 pub mod gaussian;
+pub mod mse;
 #[cfg(feature = "alloc")]
 pub mod pld;
 pub mod prior;
 pub mod rdp;
 pub mod rero;
-pub mod mse;

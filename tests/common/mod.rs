@@ -3,13 +3,23 @@
 
 use std::path::PathBuf;
 
-/// Path of a file in `../shared/vectors/`.
+/// Path of a reference-vector file: the vendored copy in `tests/vectors/` (identical to
+/// `../shared/vectors/`, checked by `reference_vectors::vendored_vectors_match_shared`).
 pub fn vector_path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("vectors")
+        .join(name)
+}
+
+/// Path of a file in `../shared/vectors/`, if that folder exists beside the repository.
+pub fn shared_vector_path(name: &str) -> Option<PathBuf> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .join("shared")
         .join("vectors")
-        .join(name)
+        .join(name);
+    p.exists().then_some(p)
 }
 
 /// Rows of a reference-vector CSV (header skipped), every field parsed as f64.
@@ -22,7 +32,11 @@ pub fn read_csv(name: &str) -> Vec<Vec<f64>> {
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
             l.split(',')
-                .map(|f| f.trim().parse::<f64>().unwrap_or_else(|e| panic!("{name}: {f}: {e}")))
+                .map(|f| {
+                    f.trim()
+                        .parse::<f64>()
+                        .unwrap_or_else(|e| panic!("{name}: {f}: {e}"))
+                })
                 .collect()
         })
         .collect()

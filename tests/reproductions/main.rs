@@ -2,3 +2,10 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+
+mod peers_rdp;
+
+mod guo_section7;
+mod hayes_gamma;
+mod hayes_table2;
+mod peers_pld;

@@ -1,0 +1,258 @@
+//! A small, strict command-line flag parser: `--flag value`, `--flag=value`, boolean
+//! switches, no abbreviations, no repeats. Every problem is a [`UsageError`] whose one-line
+//! message names the flag.
+
+use std::format;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+/// A usage error: the message is one line and names the offending flag; exit status 2.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl core::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Flags of one subcommand, parsed: values by flag name (without the leading `--`).
+#[derive(Debug, Default, Clone)]
+pub struct Flags {
+    values: Vec<(String, String)>,
+    switches: Vec<String>,
+    /// `--help` was given.
+    pub help: bool,
+}
+
+/// How a subcommand declares a flag.
+#[derive(Debug, Clone, Copy)]
+pub struct Spec {
+    /// Flag name without `--`.
+    pub name: &'static str,
+    /// `true` if the flag takes a value; `false` for a switch such as `--json`.
+    pub takes_value: bool,
+}
+
+/// Parse `args` (everything after the subcommand) against `specs`.
+///
+/// # Errors
+/// Unknown flags, missing values, repeated flags, stray positional arguments.
+pub fn parse(args: &[String], specs: &[Spec]) -> Result<Flags, UsageError> {
+    let mut flags = Flags::default();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        i += 1;
+        if arg == "--help" || arg == "-h" {
+            flags.help = true;
+            continue;
+        }
+        let Some(body) = arg.strip_prefix("--") else {
+            return Err(UsageError(format!(
+                "unexpected argument '{}'",
+                printable(arg)
+            )));
+        };
+        let (name, inline) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (body, None),
+        };
+        let Some(spec) = specs.iter().find(|s| s.name == name) else {
+            return Err(UsageError(format!("unknown flag '--{}'", printable(name))));
+        };
+        if flags.has(name) {
+            return Err(UsageError(format!("flag '--{name}' given more than once")));
+        }
+        if spec.takes_value {
+            let value = match inline {
+                Some(v) => v,
+                None => {
+                    let Some(v) = args.get(i) else {
+                        return Err(UsageError(format!("flag '--{name}' needs a value")));
+                    };
+                    i += 1;
+                    v.clone()
+                }
+            };
+            flags.values.push((name.to_string(), value));
+        } else {
+            if inline.is_some() {
+                return Err(UsageError(format!("flag '--{name}' takes no value")));
+            }
+            flags.switches.push(name.to_string());
+        }
+    }
+    Ok(flags)
+}
+
+/// Keep error messages on one line and bounded in length.
+fn printable(s: &str) -> String {
+    let mut out: String = s.chars().filter(|c| !c.is_control()).take(64).collect();
+    if s.chars().count() > 64 {
+        out.push('…');
+    }
+    out
+}
+
+impl Flags {
+    /// Was `name` given (as a value flag or a switch)?
+    pub fn has(&self, name: &str) -> bool {
+        self.values.iter().any(|(n, _)| n == name) || self.switches.iter().any(|n| n == name)
+    }
+
+    /// The raw value of `name`, if given.
+    pub fn raw(&self, name: &str) -> Option<&str> {
+        self.values
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// `name` as a real number, if given. `inf`/`nan` parse, so the library's validation
+    /// produces the range message.
+    ///
+    /// # Errors
+    /// The value is not a number.
+    pub fn f64(&self, name: &str) -> Result<Option<f64>, UsageError> {
+        match self.raw(name) {
+            None => Ok(None),
+            Some(v) => v.trim().parse::<f64>().map(Some).map_err(|_| {
+                UsageError(format!(
+                    "flag '--{name}': '{}' is not a number",
+                    printable(v)
+                ))
+            }),
+        }
+    }
+
+    /// `name` as a real number, required.
+    ///
+    /// # Errors
+    /// Missing or not a number.
+    pub fn f64_required(&self, name: &str) -> Result<f64, UsageError> {
+        self.f64(name)?
+            .ok_or_else(|| UsageError(format!("flag '--{name}' is required")))
+    }
+
+    /// `name` as a non-negative integer, if given. Accepts `1e6`-style values when they are
+    /// exact integers.
+    ///
+    /// # Errors
+    /// Not a non-negative integer that fits in u64.
+    pub fn u64(&self, name: &str) -> Result<Option<u64>, UsageError> {
+        let Some(v) = self.raw(name) else {
+            return Ok(None);
+        };
+        let v = v.trim();
+        if let Ok(n) = v.parse::<u64>() {
+            return Ok(Some(n));
+        }
+        let bad = || {
+            UsageError(format!(
+                "flag '--{name}': '{}' is not a non-negative integer",
+                printable(v)
+            ))
+        };
+        let x = v.parse::<f64>().map_err(|_| bad())?;
+        if (0.0..=1.8e19).contains(&x) && libm::floor(x) == x {
+            Ok(Some(x as u64))
+        } else {
+            Err(bad())
+        }
+    }
+
+    /// `name` as a comma-separated list of reals, if given.
+    ///
+    /// # Errors
+    /// Empty list or an entry that is not a number.
+    pub fn f64_list(&self, name: &str) -> Result<Option<Vec<f64>>, UsageError> {
+        let Some(v) = self.raw(name) else {
+            return Ok(None);
+        };
+        let mut out = Vec::new();
+        for part in v.split(',') {
+            let p = part.trim();
+            let x = p.parse::<f64>().map_err(|_| {
+                UsageError(format!(
+                    "flag '--{name}': '{}' is not a number",
+                    printable(p)
+                ))
+            })?;
+            out.push(x);
+        }
+        if out.is_empty() {
+            return Err(UsageError(format!(
+                "flag '--{name}' needs at least one value"
+            )));
+        }
+        Ok(Some(out))
+    }
+
+    /// Error unless exactly one of the groups is given (each group: flags that go together).
+    ///
+    /// # Errors
+    /// Two alternatives given at once.
+    pub fn exclusive(&self, a: &str, b: &str) -> Result<(), UsageError> {
+        if self.has(a) && self.has(b) {
+            return Err(UsageError(format!(
+                "flags '--{a}' and '--{b}' exclude each other"
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPECS: &[Spec] = &[
+        Spec {
+            name: "steps",
+            takes_value: true,
+        },
+        Spec {
+            name: "orders",
+            takes_value: true,
+        },
+        Spec {
+            name: "json",
+            takes_value: false,
+        },
+    ];
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn parses_values_switches_and_equals_form() {
+        let f = parse(
+            &strings(&["--steps", "10", "--json", "--orders=2,3.5"]),
+            SPECS,
+        )
+        .unwrap();
+        assert_eq!(f.u64("steps").unwrap(), Some(10));
+        assert!(f.has("json"));
+        assert_eq!(f.f64_list("orders").unwrap(), Some(vec![2.0, 3.5]));
+    }
+
+    #[test]
+    fn usage_errors_name_the_flag() {
+        let e = parse(&strings(&["--stepz", "1"]), SPECS).unwrap_err();
+        assert!(e.0.contains("--stepz"), "{e}");
+        let e = parse(&strings(&["--steps"]), SPECS).unwrap_err();
+        assert!(e.0.contains("--steps"), "{e}");
+        let e = parse(&strings(&["--steps", "1", "--steps", "2"]), SPECS).unwrap_err();
+        assert!(e.0.contains("more than once"), "{e}");
+        let f = parse(&strings(&["--steps", "-3"]), SPECS).unwrap();
+        assert!(f.u64("steps").unwrap_err().0.contains("--steps"));
+        let f = parse(&strings(&["--steps", "1e3"]), SPECS).unwrap();
+        assert_eq!(f.u64("steps").unwrap(), Some(1000));
+        let f = parse(&strings(&["--orders", "2,,3"]), SPECS).unwrap();
+        assert!(f.f64_list("orders").is_err());
+        assert!(parse(&strings(&["stray"]), SPECS).is_err());
+        assert!(parse(&strings(&["--json=1"]), SPECS).is_err());
+    }
+}

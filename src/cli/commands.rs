@@ -1,0 +1,852 @@
+//! The subcommands: parse flags, call the library, render a table or one JSON object.
+
+use super::args::{parse, Flags, Spec, UsageError};
+use super::format::{sig, Side};
+use super::json::{Object, Value};
+use crate::accounting::{fano, mse, pld, prior, rdp, rero};
+use crate::Error;
+use std::format;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+/// Why a command failed.
+pub(crate) enum Failure {
+    /// Bad flags or invalid input: exit 2.
+    Usage(UsageError),
+    /// Valid input, uncertifiable result: exit 1.
+    Compute(String),
+}
+
+impl From<UsageError> for Failure {
+    fn from(e: UsageError) -> Self {
+        Failure::Usage(e)
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::InvalidParameter {
+                name,
+                value,
+                expected,
+            } => Failure::Usage(UsageError(format!(
+                "{} = {value} is out of range: must be {expected}",
+                flag(name)
+            ))),
+            Error::InvalidCount {
+                name,
+                value,
+                expected,
+            } => Failure::Usage(UsageError(format!(
+                "{} = {value} is out of range: must be {expected}",
+                flag(name)
+            ))),
+            Error::Inconsistent { .. } => Failure::Usage(UsageError(e.to_string())),
+            _ => Failure::Compute(e.to_string()),
+        }
+    }
+}
+
+/// The CLI flag for a library parameter name (`noise_multiplier` → `--noise-multiplier`).
+fn flag(name: &str) -> String {
+    let mapped = match name {
+        "order" | "orders" => "orders",
+        "epsilon" | "target_epsilon" => "target-epsilon",
+        "gamma" | "target_gamma" => "target-gamma",
+        other => other,
+    };
+    format!("--{}", mapped.replace('_', "-"))
+}
+
+type Out = Result<String, Failure>;
+
+const fn v(name: &'static str) -> Spec {
+    Spec {
+        name,
+        takes_value: true,
+    }
+}
+
+const JSON: Spec = Spec {
+    name: "json",
+    takes_value: false,
+};
+
+/// The documented default configuration of `reconbound bound`: DP-SGD on MNIST as in
+/// Abadi et al. 2016 (batch 256 of 60,000, σ = 1.1, 60 epochs → 14,063 steps), δ = 1e-5,
+/// a uniform prior over 10 candidates (κ = 0.1), data in [0, 1]^d.
+pub(crate) mod defaults {
+    /// σ.
+    pub const NOISE_MULTIPLIER: f64 = 1.1;
+    /// B.
+    pub const BATCH_SIZE: u64 = 256;
+    /// N.
+    pub const DATASET_SIZE: u64 = 60_000;
+    /// Epochs.
+    pub const EPOCHS: f64 = 60.0;
+    /// δ.
+    pub const DELTA: f64 = 1e-5;
+    /// m.
+    pub const PRIOR_SIZE: u64 = 10;
+    /// Per-coordinate diameter.
+    pub const DIAMETER: f64 = 1.0;
+    /// Δ² of the Fano bound (orthonormal candidate gradients, Hayes et al. Table 2).
+    pub const SENSITIVITY_SQ: f64 = 2.0;
+}
+
+const BOUND_HELP: &str = "\
+usage: reconbound bound [--noise-multiplier S] [--sampling-rate Q | --batch-size B --dataset-size N]
+                        [--steps T | --epochs E] [--delta D] [--prior-size M | --kappa K]
+                        [--diameter X] [--json]
+
+Every guarantee the papers give for one DP-SGD configuration (Poisson sampling at rate q,
+noise multiplier σ, T steps): κ; ε(δ) by RDP (improved and Mironov conversions) and by PLD;
+ReRo γ by Balle et al. 2022 Thm 2 from RDP and by Hayes et al. 2023 (certified numerical
+composition); the Fano success bound of Guo et al. 2022b; the Guo et al. 2022 Thm 1 MSE
+lower bound for unbiased reconstructions of data with per-coordinate diameter X.
+
+Defaults (DP-SGD on MNIST, Abadi et al. 2016): σ = 1.1, B = 256, N = 60000 (q = B/N),
+60 epochs (T = ceil(E/q) = 14063), δ = 1e-5, M = 10 (κ = 1/M), X = 1.
+
+JSON keys: command, noise_multiplier, sampling_rate, steps, delta, kappa, orders, rdp,
+epsilon_rdp, best_order, epsilon_rdp_mironov, best_order_mironov, epsilon_pld,
+epsilon_pld_lower, gamma_balle, gamma_balle_order, gamma, gamma_lower, method,
+fano_success_bound, fano_advantage, fano_sensitivity_sq, rdp_order2, diameter, mse_lower_bound.
+";
+
+/// The sampling rate and step count from `--sampling-rate | --batch-size/--dataset-size`
+/// and `--steps | --epochs`, with the defaults of `bound` when `defaults` is set.
+fn rate_and_steps(f: &Flags, with_defaults: bool) -> Result<(f64, u64), Failure> {
+    f.exclusive("sampling-rate", "batch-size")?;
+    f.exclusive("sampling-rate", "dataset-size")?;
+    f.exclusive("steps", "epochs")?;
+    let q = if let Some(q) = f.f64("sampling-rate")? {
+        q
+    } else if f.has("batch-size") || f.has("dataset-size") || with_defaults {
+        let b = f
+            .u64("batch-size")?
+            .or(with_defaults.then_some(defaults::BATCH_SIZE));
+        let n = f
+            .u64("dataset-size")?
+            .or(with_defaults.then_some(defaults::DATASET_SIZE));
+        let (Some(b), Some(n)) = (b, n) else {
+            return Err(UsageError(String::from(
+                "flags '--batch-size' and '--dataset-size' go together",
+            ))
+            .into());
+        };
+        if b == 0 {
+            return Err(UsageError(String::from(
+                "--batch-size = 0 is out of range: must be >= 1",
+            ))
+            .into());
+        }
+        if n < b {
+            return Err(UsageError(format!(
+                "--dataset-size = {n} is out of range: must be >= --batch-size ({b})"
+            ))
+            .into());
+        }
+        b as f64 / n as f64
+    } else {
+        f.f64_required("sampling-rate")?
+    };
+    crate::error::check_unit_rate("sampling_rate", q)?;
+    let steps = if let Some(t) = f.u64("steps")? {
+        t
+    } else if f.has("epochs") || with_defaults {
+        let e = f.f64("epochs")?.unwrap_or(defaults::EPOCHS);
+        let e = crate::error::check_positive("epochs", e)?;
+        let t = libm::ceil(e / q);
+        if !(t.is_finite() && t <= 1e15) {
+            return Err(UsageError(format!(
+                "--epochs = {e} is out of range: gives more than 1e15 steps at this sampling rate"
+            ))
+            .into());
+        }
+        t as u64
+    } else {
+        return Err(UsageError(String::from("flag '--steps' is required")).into());
+    };
+    crate::error::check_steps(steps)?;
+    Ok((q, steps))
+}
+
+/// κ from `--kappa` or `--prior-size` (uniform prior), or the default prior size.
+fn kappa(f: &Flags, default_prior: Option<u64>) -> Result<(f64, Option<u64>), Failure> {
+    f.exclusive("kappa", "prior-size")?;
+    if let Some(k) = f.f64("kappa")? {
+        crate::error::check_unit_rate("kappa", k)?;
+        return Ok((k, None));
+    }
+    let m = match (f.u64("prior-size")?, default_prior) {
+        (Some(m), _) | (None, Some(m)) => m,
+        (None, None) => {
+            return Err(UsageError(String::from(
+                "one of '--kappa' or '--prior-size' is required",
+            ))
+            .into())
+        }
+    };
+    Ok((prior::kappa_uniform(m)?, Some(m)))
+}
+
+fn arr(xs: &[f64]) -> Value {
+    Value::Arr(xs.iter().map(|&x| Value::Num(x)).collect())
+}
+
+/// One step's RDP at every order, composed over `steps`.
+fn rdp_curve(q: f64, sigma: f64, steps: u64, orders: &[f64]) -> Result<Vec<f64>, Failure> {
+    Ok(rdp::rdp_curve(q, sigma, steps, orders)?)
+}
+
+pub(crate) fn bound(args: &[String]) -> Out {
+    let f = parse(
+        args,
+        &[
+            v("noise-multiplier"),
+            v("sampling-rate"),
+            v("batch-size"),
+            v("dataset-size"),
+            v("steps"),
+            v("epochs"),
+            v("delta"),
+            v("prior-size"),
+            v("kappa"),
+            v("diameter"),
+            JSON,
+        ],
+    )?;
+    if f.help {
+        return Ok(String::from(BOUND_HELP));
+    }
+    let sigma = f
+        .f64("noise-multiplier")?
+        .unwrap_or(defaults::NOISE_MULTIPLIER);
+    crate::error::check_positive("noise_multiplier", sigma)?;
+    let (q, steps) = rate_and_steps(&f, true)?;
+    let delta = f.f64("delta")?.unwrap_or(defaults::DELTA);
+    crate::error::check_open_unit("delta", delta)?;
+    let (kappa, prior_size) = kappa(&f, Some(defaults::PRIOR_SIZE))?;
+    let diameter = f.f64("diameter")?.unwrap_or(defaults::DIAMETER);
+    crate::error::check_positive("diameter", diameter)?;
+
+    let orders: Vec<f64> = rdp::DEFAULT_ORDERS.to_vec();
+    let curve = rdp_curve(q, sigma, steps, &orders)?;
+    let eps = rdp::epsilon_from_rdp(&orders, &curve, delta, rdp::Conversion::Improved)?;
+    let eps_m = rdp::epsilon_from_rdp(&orders, &curve, delta, rdp::Conversion::Mironov)?;
+    let eps_pld = pld::epsilon(q, sigma, steps, delta, &pld::PldConfig::default())?;
+    let balle = rero::balle::gamma_from_rdp(kappa, &orders, &curve)?;
+    let hayes = rero::dpsgd::gamma(kappa, q, sigma, steps)?;
+    // Fano: KL between two candidates' output laws ≤ q·T·Δ²/(2σ²) (joint convexity of KL
+    // over the Poisson mixture, additivity over steps) = that of one Gaussian step with
+    // noise σ/√(qT); the closed form is monotone in the KL, so this is a valid input.
+    let fano_bound = match prior_size {
+        Some(m) => {
+            let sigma_eff = sigma / libm::sqrt(q * steps as f64);
+            Some(fano::fano_closed_form(
+                m,
+                sigma_eff,
+                defaults::SENSITIVITY_SQ,
+            )?)
+        }
+        None => None,
+    };
+    let rdp2 = rdp::compose(rdp::subsampled_gaussian_rdp(q, sigma, 2.0)?, steps)?;
+    let mse_lb = mse::mse_lower_bound_uniform(rdp2, diameter, 1)?;
+
+    if f.has("json") {
+        let mut o = Object::new();
+        o.str("command", "bound")
+            .num("noise_multiplier", sigma)
+            .num("sampling_rate", q)
+            .int("steps", steps)
+            .num("delta", delta)
+            .num("kappa", kappa);
+        if let Some(m) = prior_size {
+            o.int("prior_size", m);
+        }
+        o.put("orders", arr(&orders))
+            .put("rdp", arr(&curve))
+            .num("epsilon_rdp", eps.epsilon)
+            .num("best_order", eps.order)
+            .num("epsilon_rdp_mironov", eps_m.epsilon)
+            .num("best_order_mironov", eps_m.order)
+            .num("epsilon_pld", eps_pld.value)
+            .num("epsilon_pld_lower", eps_pld.lower)
+            .num("gamma_balle", balle.gamma)
+            .num("gamma_balle_order", balle.order)
+            .num("gamma", hayes.gamma)
+            .num("gamma_lower", hayes.lower)
+            .str("method", "exact");
+        match fano_bound {
+            Some(fb) => {
+                o.num("fano_success_bound", fb.success_bound)
+                    .num("fano_advantage", fb.advantage)
+                    .num("fano_sensitivity_sq", defaults::SENSITIVITY_SQ);
+            }
+            None => {
+                o.put("fano_success_bound", Value::Null)
+                    .str("fano_note", "needs --prior-size (a uniform prior)");
+            }
+        }
+        o.num("rdp_order2", rdp2)
+            .num("diameter", diameter)
+            .num("mse_lower_bound", mse_lb);
+        return Ok(o.render() + "\n");
+    }
+
+    let mut t = String::new();
+    t.push_str("reconbound bound: reconstruction guarantees of one DP-SGD configuration\n\n");
+    t.push_str("configuration\n");
+    row(
+        &mut t,
+        "noise multiplier σ",
+        &sig(sigma, 6, Side::Nearest),
+        "",
+    );
+    row(
+        &mut t,
+        "sampling rate q (Poisson)",
+        &sig(q, 6, Side::Nearest),
+        "",
+    );
+    row(&mut t, "steps T", &steps.to_string(), "");
+    row(&mut t, "δ", &sig(delta, 6, Side::Nearest), "");
+    let prior_note = match prior_size {
+        Some(m) => format!("uniform prior over {m} candidates, exact match"),
+        None => String::from("given with --kappa"),
+    };
+    row(
+        &mut t,
+        "baseline κ",
+        &sig(kappa, 6, Side::Nearest),
+        &prior_note,
+    );
+    t.push_str("\nprivacy (add/remove adjacency; every value is an upper bound, rounded up)\n");
+    row(
+        &mut t,
+        "ε(δ) by RDP, improved conversion",
+        &sig(eps.epsilon, 6, Side::Up),
+        &format!(
+            "best order α = {}  [Balle et al. 2020]",
+            sig(eps.order, 4, Side::Nearest)
+        ),
+    );
+    row(
+        &mut t,
+        "ε(δ) by RDP, Mironov's conversion",
+        &sig(eps_m.epsilon, 6, Side::Up),
+        &format!(
+            "best order α = {}  [Mironov 2017]",
+            sig(eps_m.order, 4, Side::Nearest)
+        ),
+    );
+    row(
+        &mut t,
+        "ε(δ) by PLD, certified",
+        &sig(eps_pld.value, 6, Side::Up),
+        &format!(
+            "discretisation error ≤ {}",
+            sig(eps_pld.value - eps_pld.lower, 2, Side::Up)
+        ),
+    );
+    t.push_str(
+        "\nreconstruction robustness: P[exact reconstruction] ≤ γ (upper bounds, rounded up)\n",
+    );
+    row(
+        &mut t,
+        "γ from RDP",
+        &sig(balle.gamma, 6, Side::Up),
+        &format!(
+            "Balle et al. 2022 Thm 2, order α = {}",
+            sig(balle.order, 4, Side::Nearest)
+        ),
+    );
+    row(
+        &mut t,
+        "γ for DP-SGD",
+        &sig(hayes.gamma, 6, Side::Up),
+        &format!(
+            "Hayes et al. 2023 Thm 2, error ≤ {}",
+            sig(hayes.gamma - hayes.lower, 2, Side::Up)
+        ),
+    );
+    match fano_bound {
+        Some(fb) => row(
+            &mut t,
+            "success bound by Fano",
+            &sig(fb.success_bound, 6, Side::Up),
+            &format!(
+                "Guo et al. 2022b, Δ² = 2, KL ≤ qTΔ²/(2σ²); advantage {}",
+                sig(fb.advantage, 4, Side::Up)
+            ),
+        ),
+        None => row(
+            &mut t,
+            "success bound by Fano",
+            "-",
+            "needs --prior-size (a uniform prior)",
+        ),
+    }
+    t.push_str("\nmean squared error of any unbiased reconstruction (lower bound, rounded down)\n");
+    row(
+        &mut t,
+        "MSE ≥",
+        &sig(mse_lb, 6, Side::Down),
+        &format!(
+            "Guo et al. 2022 Thm 1: (2, {})-RDP, diameter {} per coordinate",
+            sig(rdp2, 4, Side::Up),
+            sig(diameter, 4, Side::Nearest)
+        ),
+    );
+    Ok(t)
+}
+
+fn row(t: &mut String, label: &str, value: &str, note: &str) {
+    let pad = 36usize.saturating_sub(label.chars().count());
+    t.push_str("  ");
+    t.push_str(label);
+    for _ in 0..pad {
+        t.push(' ');
+    }
+    t.push_str(value);
+    if !note.is_empty() {
+        let pad = 12usize.saturating_sub(value.chars().count());
+        for _ in 0..pad {
+            t.push(' ');
+        }
+        t.push_str(note);
+    }
+    t.push('\n');
+}
+
+const RDP_HELP: &str = "\
+usage: reconbound rdp --noise-multiplier S --sampling-rate Q --orders A1,A2,... [--steps T] [--json]
+
+Rényi DP of T steps (default 1) of the Poisson-subsampled Gaussian mechanism at each order:
+T · ln(E_{x~N(0,σ²)}[((1−q) + q e^{(2x−1)/(2σ²)})^α])/(α−1), exact at integer and fractional
+orders (Mironov, Talwar, Zhang 2019).
+
+JSON keys: command, noise_multiplier, sampling_rate, steps, orders, rdp (same order as orders).
+";
+
+pub(crate) fn rdp(args: &[String]) -> Out {
+    let f = parse(
+        args,
+        &[
+            v("noise-multiplier"),
+            v("sampling-rate"),
+            v("orders"),
+            v("steps"),
+            JSON,
+        ],
+    )?;
+    if f.help {
+        return Ok(String::from(RDP_HELP));
+    }
+    let sigma = f.f64_required("noise-multiplier")?;
+    let q = f.f64_required("sampling-rate")?;
+    let orders = f
+        .f64_list("orders")?
+        .ok_or_else(|| UsageError(String::from("flag '--orders' is required")))?;
+    let steps = f.u64("steps")?.unwrap_or(1);
+    crate::error::check_steps(steps)?;
+    let curve = rdp_curve(q, sigma, steps, &orders)?;
+    if f.has("json") {
+        let mut o = Object::new();
+        o.str("command", "rdp")
+            .num("noise_multiplier", sigma)
+            .num("sampling_rate", q)
+            .int("steps", steps)
+            .put("orders", arr(&orders))
+            .put("rdp", arr(&curve));
+        return Ok(o.render() + "\n");
+    }
+    let mut t =
+        format!("Rényi DP of {steps} step(s), σ = {sigma}, q = {q} (upper bounds, rounded up)\n");
+    t.push_str("  order α      RDP\n");
+    for (a, r) in orders.iter().zip(&curve) {
+        t.push_str(&format!(
+            "  {:<12} {}\n",
+            sig(*a, 6, Side::Nearest),
+            sig(*r, 10, Side::Up)
+        ));
+    }
+    Ok(t)
+}
+
+const EPSILON_HELP: &str = "\
+usage: reconbound epsilon --noise-multiplier S --sampling-rate Q --steps T --delta D
+                          [--accountant rdp|pld|all] [--json]
+
+ε(δ) of T steps of DP-SGD with Poisson sampling (add/remove adjacency), rounded up:
+rdp: RDP on the default order grid (1.1–10.9 step 0.1, 11–63, 128, 256, 512, 1024), converted
+     by the improved formula (Canonne–Kamath–Steinke 2020; Balle et al. 2020) and by Mironov's;
+pld: a certified privacy-loss-distribution accountant (pessimistic discretisation, FFT
+     composition), with the optimistic value beside it as the error bound.
+Default: all.
+
+JSON keys: command, noise_multiplier, sampling_rate, steps, delta, accountant, and for rdp:
+epsilon_rdp, best_order, epsilon_rdp_mironov, best_order_mironov; for pld: epsilon_pld,
+epsilon_pld_lower.
+";
+
+pub(crate) fn epsilon(args: &[String]) -> Out {
+    let f = parse(
+        args,
+        &[
+            v("noise-multiplier"),
+            v("sampling-rate"),
+            v("steps"),
+            v("delta"),
+            v("accountant"),
+            JSON,
+        ],
+    )?;
+    if f.help {
+        return Ok(String::from(EPSILON_HELP));
+    }
+    let sigma = f.f64_required("noise-multiplier")?;
+    crate::error::check_positive("noise_multiplier", sigma)?;
+    let q = f.f64_required("sampling-rate")?;
+    crate::error::check_unit_rate("sampling_rate", q)?;
+    let steps = f
+        .u64("steps")?
+        .ok_or_else(|| UsageError(String::from("flag '--steps' is required")))?;
+    crate::error::check_steps(steps)?;
+    let delta = f.f64_required("delta")?;
+    crate::error::check_open_unit("delta", delta)?;
+    let accountant = f.raw("accountant").unwrap_or("all");
+    let (use_rdp, use_pld) = match accountant {
+        "rdp" => (true, false),
+        "pld" => (false, true),
+        "all" => (true, true),
+        other => {
+            return Err(UsageError(format!(
+                "flag '--accountant': '{}' is not one of rdp, pld, all",
+                other.chars().take(20).collect::<String>()
+            ))
+            .into())
+        }
+    };
+    let mut o = Object::new();
+    o.str("command", "epsilon")
+        .num("noise_multiplier", sigma)
+        .num("sampling_rate", q)
+        .int("steps", steps)
+        .num("delta", delta)
+        .str("accountant", accountant);
+    let mut t = format!(
+        "ε(δ = {delta}) of {steps} DP-SGD steps, σ = {sigma}, q = {q} (upper bounds, rounded up)\n"
+    );
+    if use_rdp {
+        let orders = rdp::DEFAULT_ORDERS;
+        let curve = rdp_curve(q, sigma, steps, &orders)?;
+        let e = rdp::epsilon_from_rdp(&orders, &curve, delta, rdp::Conversion::Improved)?;
+        let m = rdp::epsilon_from_rdp(&orders, &curve, delta, rdp::Conversion::Mironov)?;
+        o.num("epsilon_rdp", e.epsilon)
+            .num("best_order", e.order)
+            .num("epsilon_rdp_mironov", m.epsilon)
+            .num("best_order_mironov", m.order);
+        t.push_str(&format!(
+            "  RDP, improved conversion   {}   (order {})\n  RDP, Mironov's conversion  {}   (order {})\n",
+            sig(e.epsilon, 7, Side::Up),
+            sig(e.order, 4, Side::Nearest),
+            sig(m.epsilon, 7, Side::Up),
+            sig(m.order, 4, Side::Nearest)
+        ));
+    }
+    if use_pld {
+        let p = pld::epsilon(q, sigma, steps, delta, &pld::PldConfig::default())?;
+        o.num("epsilon_pld", p.value)
+            .num("epsilon_pld_lower", p.lower);
+        t.push_str(&format!(
+            "  PLD, certified             {}   (true ε ≥ {})\n",
+            sig(p.value, 7, Side::Up),
+            sig(p.lower, 7, Side::Down)
+        ));
+    }
+    if f.has("json") {
+        return Ok(o.render() + "\n");
+    }
+    Ok(t)
+}
+
+const RERO_HELP: &str = "\
+usage: reconbound rero --noise-multiplier S --sampling-rate Q --steps T (--kappa K | --prior-size M)
+                       [--method exact|monte-carlo] [--samples N] [--seed X] [--json]
+
+Reconstruction robustness of DP-SGD (Hayes, Mahloujifar, Balle 2023, Thm 2): any attack's
+success probability is at most γ = sup_{ν(E) ≤ κ} μ(E), κ the prior's baseline (1/M for a
+uniform prior of size M).
+exact (default): closed form for q = 1; otherwise a certified numerical composition of the
+  privacy-loss law (an upper bound; gamma_lower is the matching lower bound).
+monte-carlo: the estimator of the paper with N samples (default 1000000) from seed X
+  (default 0), and a one-sided 95 % upper confidence bound gamma_upper.
+
+JSON keys: command, noise_multiplier, sampling_rate, steps, kappa, method, gamma, and
+gamma_lower (exact) or gamma_upper, samples, seed (monte-carlo).
+";
+
+pub(crate) fn rero(args: &[String]) -> Out {
+    let f = parse(
+        args,
+        &[
+            v("noise-multiplier"),
+            v("sampling-rate"),
+            v("steps"),
+            v("kappa"),
+            v("prior-size"),
+            v("method"),
+            v("samples"),
+            v("seed"),
+            JSON,
+        ],
+    )?;
+    if f.help {
+        return Ok(String::from(RERO_HELP));
+    }
+    let sigma = f.f64_required("noise-multiplier")?;
+    let q = f.f64_required("sampling-rate")?;
+    let steps = f
+        .u64("steps")?
+        .ok_or_else(|| UsageError(String::from("flag '--steps' is required")))?;
+    let (kappa, _) = kappa(&f, None)?;
+    let method = f.raw("method").unwrap_or("exact");
+    let mut o = Object::new();
+    o.str("command", "rero")
+        .num("noise_multiplier", sigma)
+        .num("sampling_rate", q)
+        .int("steps", steps)
+        .num("kappa", kappa)
+        .str("method", method);
+    let text = match method {
+        "exact" => {
+            if f.has("samples") || f.has("seed") {
+                return Err(UsageError(String::from(
+                    "flags '--samples' and '--seed' need '--method monte-carlo'",
+                ))
+                .into());
+            }
+            let g = rero::dpsgd::gamma(kappa, q, sigma, steps)?;
+            o.num("gamma", g.gamma).num("gamma_lower", g.lower);
+            format!(
+                "ReRo γ (Hayes et al. 2023), exact: {}   (certified upper bound; true γ ≥ {})\n",
+                sig(g.gamma, 7, Side::Up),
+                sig(g.lower, 7, Side::Down)
+            )
+        }
+        "monte-carlo" => {
+            let samples = f.u64("samples")?.unwrap_or(1_000_000);
+            let seed = f.u64("seed")?.unwrap_or(0);
+            let g = rero::dpsgd::gamma_monte_carlo(kappa, q, sigma, steps, samples, seed, 0.95)?;
+            o.num("gamma", g.estimate)
+                .num("gamma_upper", g.upper)
+                .int("samples", samples)
+                .int("seed", seed);
+            format!(
+                "ReRo γ (Hayes et al. 2023), Monte Carlo with {samples} samples, seed {seed}: {}   (95 % upper confidence bound {})\n",
+                sig(g.estimate, 6, Side::Nearest),
+                sig(g.upper, 6, Side::Up)
+            )
+        }
+        other => {
+            return Err(UsageError(format!(
+                "flag '--method': '{}' is not one of exact, monte-carlo",
+                other.chars().take(20).collect::<String>()
+            ))
+            .into())
+        }
+    };
+    if f.has("json") {
+        return Ok(o.render() + "\n");
+    }
+    Ok(text)
+}
+
+const FANO_HELP: &str = "\
+usage: reconbound fano --prior-size M --noise-multiplier S [--sensitivity-sq D2]
+                       [--method closed|monte-carlo] [--samples N] [--seed X] [--json]
+
+The Fano bound of Guo et al. 2022b for one Gaussian release N(μ_Z, σ²I) with Z uniform over M
+candidates whose means are at squared distance D2 (default 2: orthonormal means), as compared
+in Hayes et al. 2023 App. H, Table 2: the success probability is at most 1 − t for the
+smallest t with H(π) − I + t ln t + (1−t) ln(1−t) − t ln(M−1) ≤ 0.
+closed (default): I ≤ −Σ_i p_i ln(p_i + (1−p_i) e^{−D2/(2σ²)}), a certified bound.
+monte-carlo: I estimated by sampling (N samples, default 100000, seed X, default 0) — an
+  estimate, not a certified bound.
+
+JSON keys: command, prior_size, noise_multiplier, sensitivity_sq, method, mutual_information,
+success_bound, advantage (Hayes et al. Eq. 4: (success − 1/M)/(1 − 1/M)), and for
+monte-carlo mutual_information_std_error, samples, seed.
+";
+
+pub(crate) fn fano(args: &[String]) -> Out {
+    let f = parse(
+        args,
+        &[
+            v("prior-size"),
+            v("noise-multiplier"),
+            v("sensitivity-sq"),
+            v("method"),
+            v("samples"),
+            v("seed"),
+            JSON,
+        ],
+    )?;
+    if f.help {
+        return Ok(String::from(FANO_HELP));
+    }
+    let m = f
+        .u64("prior-size")?
+        .ok_or_else(|| UsageError(String::from("flag '--prior-size' is required")))?;
+    let sigma = f.f64_required("noise-multiplier")?;
+    let d2 = f.f64("sensitivity-sq")?.unwrap_or(defaults::SENSITIVITY_SQ);
+    let method = f.raw("method").unwrap_or("closed");
+    let mut o = Object::new();
+    o.str("command", "fano")
+        .int("prior_size", m)
+        .num("noise_multiplier", sigma)
+        .num("sensitivity_sq", d2)
+        .str("method", method);
+    let (b, note) = match method {
+        "closed" => {
+            if f.has("samples") || f.has("seed") {
+                return Err(UsageError(String::from(
+                    "flags '--samples' and '--seed' need '--method monte-carlo'",
+                ))
+                .into());
+            }
+            (
+                fano::fano_closed_form(m, sigma, d2)?,
+                String::from("closed-form mutual-information bound"),
+            )
+        }
+        "monte-carlo" => {
+            let samples = f.u64("samples")?.unwrap_or(100_000);
+            let seed = f.u64("seed")?.unwrap_or(0);
+            let (b, se) = fano::fano_monte_carlo(m, sigma, d2, samples, seed)?;
+            o.num("mutual_information_std_error", se)
+                .int("samples", samples)
+                .int("seed", seed);
+            (
+                b,
+                format!(
+                    "Monte Carlo estimate of I, {samples} samples, seed {seed}, standard error {}",
+                    sig(se, 2, Side::Up)
+                ),
+            )
+        }
+        other => {
+            return Err(UsageError(format!(
+                "flag '--method': '{}' is not one of closed, monte-carlo",
+                other.chars().take(20).collect::<String>()
+            ))
+            .into())
+        }
+    };
+    o.num("mutual_information", b.mutual_information)
+        .num("success_bound", b.success_bound)
+        .num("advantage", b.advantage);
+    if f.has("json") {
+        return Ok(o.render() + "\n");
+    }
+    Ok(format!(
+        "Fano bound (Guo et al. 2022b), M = {m}, σ = {sigma}, Δ² = {d2}: success ≤ {}, advantage ≤ {}\n  ({note}; I = {})\n",
+        sig(b.success_bound, 6, Side::Up),
+        sig(b.advantage, 6, Side::Up),
+        sig(b.mutual_information, 6, Side::Nearest)
+    ))
+}
+
+const CALIBRATE_HELP: &str = "\
+usage: reconbound calibrate (--target-epsilon E --delta D | --target-gamma G (--kappa K | --prior-size M))
+                            --sampling-rate Q --steps T [--json]
+
+The smallest noise multiplier σ (to relative 1e-6, always on the safe side) such that T steps of
+DP-SGD with Poisson rate Q satisfy ε(δ) ≤ E by RDP accounting (improved conversion, default
+orders), or have ReRo γ ≤ G by the certified Hayes et al. 2023 bound.
+
+JSON keys: command, sampling_rate, steps, noise_multiplier, and target_epsilon, delta,
+epsilon_rdp — or target_gamma, kappa, gamma.
+";
+
+pub(crate) fn calibrate(args: &[String]) -> Out {
+    let f = parse(
+        args,
+        &[
+            v("target-epsilon"),
+            v("delta"),
+            v("target-gamma"),
+            v("kappa"),
+            v("prior-size"),
+            v("sampling-rate"),
+            v("steps"),
+            JSON,
+        ],
+    )?;
+    if f.help {
+        return Ok(String::from(CALIBRATE_HELP));
+    }
+    f.exclusive("target-epsilon", "target-gamma")?;
+    let q = f.f64_required("sampling-rate")?;
+    crate::error::check_unit_rate("sampling_rate", q)?;
+    let steps = f
+        .u64("steps")?
+        .ok_or_else(|| UsageError(String::from("flag '--steps' is required")))?;
+    crate::error::check_steps(steps)?;
+    let mut o = Object::new();
+    o.str("command", "calibrate")
+        .num("sampling_rate", q)
+        .int("steps", steps);
+    let text = if let Some(target) = f.f64("target-epsilon")? {
+        if f.has("kappa") || f.has("prior-size") {
+            return Err(UsageError(String::from(
+                "flags '--kappa'/'--prior-size' go with '--target-gamma'",
+            ))
+            .into());
+        }
+        let delta = f.f64_required("delta")?;
+        let sigma =
+            rdp::calibrate_noise_multiplier(target, delta, q, steps, rdp::Conversion::Improved)?;
+        let achieved = rdp::epsilon(q, sigma, steps, delta, rdp::Conversion::Improved)?;
+        o.num("target_epsilon", target)
+            .num("delta", delta)
+            .num("noise_multiplier", sigma)
+            .num("epsilon_rdp", achieved.epsilon);
+        format!(
+            "noise multiplier σ = {}   gives ε(δ = {delta}) = {} ≤ {target} by RDP\n",
+            sig(sigma, 7, Side::Up),
+            sig(achieved.epsilon, 7, Side::Up)
+        )
+    } else if let Some(target) = f.f64("target-gamma")? {
+        if f.has("delta") {
+            return Err(
+                UsageError(String::from("flag '--delta' goes with '--target-epsilon'")).into(),
+            );
+        }
+        let (kappa, _) = kappa(&f, None)?;
+        let sigma = rero::dpsgd::calibrate_noise_multiplier(target, kappa, q, steps)?;
+        let achieved = rero::dpsgd::gamma(kappa, q, sigma, steps)?;
+        o.num("target_gamma", target)
+            .num("kappa", kappa)
+            .num("noise_multiplier", sigma)
+            .num("gamma", achieved.gamma);
+        format!(
+            "noise multiplier σ = {}   gives ReRo γ = {} ≤ {target} (κ = {kappa})\n",
+            sig(sigma, 7, Side::Up),
+            sig(achieved.gamma, 7, Side::Up)
+        )
+    } else {
+        return Err(UsageError(String::from(
+            "one of '--target-epsilon' or '--target-gamma' is required",
+        ))
+        .into());
+    };
+    if f.has("json") {
+        return Ok(o.render() + "\n");
+    }
+    Ok(text)
+}

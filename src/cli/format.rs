@@ -1,0 +1,83 @@
+//! Human-readable numbers that stay on the safe side: an upper bound is printed rounded up,
+//! a lower bound rounded down, so the table never shows a bound the library did not certify.
+
+use std::format;
+use std::string::String;
+
+/// Which way a printed value may be rounded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// An upper bound (ε, γ, success probability): round up.
+    Up,
+    /// A lower bound (MSE): round down.
+    Down,
+    /// A plain value (inputs): round to nearest.
+    Nearest,
+}
+
+/// `x` with `digits` significant digits, rounded towards `side`.
+pub fn sig(x: f64, digits: usize, side: Side) -> String {
+    if !x.is_finite() {
+        return format!("{x}");
+    }
+    if x == 0.0 {
+        return String::from("0");
+    }
+    let digits = digits.clamp(1, 17);
+    let mut s = format!("{:.*e}", digits - 1, x);
+    for _ in 0..4 {
+        let Ok(shown) = s.parse::<f64>() else { break };
+        let bad = match side {
+            Side::Up => shown < x,
+            Side::Down => shown > x,
+            Side::Nearest => false,
+        };
+        if !bad {
+            break;
+        }
+        // Move one unit in the last shown digit towards the safe side and reformat.
+        let exp = libm::floor(libm::log10(libm::fabs(shown).max(f64::MIN_POSITIVE)));
+        let unit = libm::pow(10.0, exp - (digits as f64 - 1.0));
+        let next = if side == Side::Up {
+            shown + unit
+        } else {
+            shown - unit
+        };
+        s = format!("{:.*e}", digits - 1, next);
+    }
+    pretty(&s)
+}
+
+/// Turn `1.23450e-1` into `0.12345`, keeping scientific notation for very large or small values.
+fn pretty(s: &str) -> String {
+    let Some((mantissa, exp)) = s.split_once('e') else {
+        return String::from(s);
+    };
+    let Ok(e) = exp.parse::<i32>() else {
+        return String::from(s);
+    };
+    if !(-4..=6).contains(&e) {
+        return String::from(s);
+    }
+    let value: f64 = s.parse().unwrap_or(0.0);
+    let decimals = mantissa.trim_start_matches('-').len().saturating_sub(2) as i32 - e;
+    format!("{:.*}", decimals.max(0) as usize, value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounding_respects_the_side() {
+        assert_eq!(sig(0.123451, 5, Side::Up), "0.12346");
+        assert_eq!(sig(0.123459, 5, Side::Down), "0.12345");
+        assert_eq!(sig(0.12345, 5, Side::Up), "0.12345");
+        assert_eq!(sig(7.329111, 6, Side::Nearest), "7.32911");
+        assert_eq!(sig(1e-12, 3, Side::Up), "1.00e-12");
+        assert_eq!(sig(0.0225, 3, Side::Down), "0.0225");
+        let v = 0.02253456;
+        assert!(sig(v, 3, Side::Down).parse::<f64>().unwrap() <= v);
+        assert!(sig(v, 3, Side::Up).parse::<f64>().unwrap() >= v);
+    }
+}

@@ -1,0 +1,99 @@
+//! The `reconbound` command line, as a library module so that it can be tested and fuzzed:
+//! [`run`] takes the arguments (without the program name) and returns what to print and the
+//! exit status. The binary `src/bin/reconbound.rs` only forwards to it.
+//!
+//! Exit status: 0 success; 2 usage error or invalid input (one line on stderr naming the
+//! flag); 1 a valid input whose result cannot be certified (the message says why).
+//!
+//! Subcommands and JSON keys are stable: scripts use them to cross-check other
+//! implementations. See `reconbound <subcommand> --help`.
+
+pub mod args;
+mod commands;
+pub mod format;
+pub mod json;
+
+use std::format;
+use std::string::String;
+use std::vec::Vec;
+
+pub use args::UsageError;
+
+/// What a command produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// Text for standard output.
+    pub stdout: String,
+    /// Text for standard error.
+    pub stderr: String,
+    /// Process exit status.
+    pub code: i32,
+}
+
+impl Outcome {
+    fn ok(stdout: String) -> Self {
+        Outcome {
+            stdout,
+            stderr: String::new(),
+            code: 0,
+        }
+    }
+
+    fn usage(msg: &str) -> Self {
+        Outcome {
+            stdout: String::new(),
+            stderr: format!("reconbound: {msg}\n"),
+            code: 2,
+        }
+    }
+}
+
+/// Top-level help.
+pub const HELP: &str = "\
+reconbound — bounds on training-data reconstruction under differentially private learning
+
+usage: reconbound <command> [flags]    (reconbound <command> --help for its flags)
+
+commands:
+  bound      every guarantee for one DP-SGD configuration (ε by RDP and PLD, ReRo γ, Fano, MSE)
+  rdp        Rényi DP of the Poisson-subsampled Gaussian at given orders
+  epsilon    ε(δ) of DP-SGD by RDP and/or PLD accounting
+  rero       reconstruction robustness γ (Hayes et al. 2023) for DP-SGD
+  fano       the Fano bound of Guo et al. 2022b (Hayes et al. 2023 App. H)
+  calibrate  the noise multiplier for a target ε or a target γ
+";
+
+/// Run the command line on `args` (without the program name).
+pub fn run(args: &[String]) -> Outcome {
+    let Some(cmd) = args.first() else {
+        return Outcome::usage("missing command (try 'reconbound --help')");
+    };
+    let rest: Vec<String> = args.iter().skip(1).cloned().collect();
+    let result = match cmd.as_str() {
+        "--help" | "-h" | "help" => return Outcome::ok(String::from(HELP)),
+        "--version" | "-V" => {
+            return Outcome::ok(format!("reconbound {}\n", env!("CARGO_PKG_VERSION")))
+        }
+        "bound" => commands::bound(&rest),
+        "rdp" => commands::rdp(&rest),
+        "epsilon" => commands::epsilon(&rest),
+        "rero" => commands::rero(&rest),
+        "fano" => commands::fano(&rest),
+        "calibrate" => commands::calibrate(&rest),
+        other => {
+            let shown: String = other.chars().filter(|c| !c.is_control()).take(40).collect();
+            return Outcome::usage(&format!(
+                "unknown command '{shown}' (commands: bound, rdp, epsilon, rero, fano, calibrate)"
+            ));
+        }
+    };
+    match result {
+        Ok(text) => Outcome::ok(text),
+        Err(commands::Failure::Usage(e)) => Outcome::usage(&e.0),
+        Err(commands::Failure::Compute(msg)) => Outcome {
+            stdout: String::new(),
+            stderr: format!("reconbound: {msg}\n"),
+            code: 1,
+        },
+    }
+}

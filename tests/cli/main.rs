@@ -1,0 +1,501 @@
+//! The command line as a user runs it: the built binary, its exit status and its output.
+
+use std::process::Command;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_reconbound"))
+        .args(args)
+        .output()
+        .expect("run reconbound");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// The value of `"key": <number>` in a one-line JSON object (enough for our flat objects).
+fn json_num(json: &str, key: &str) -> f64 {
+    let pat = format!("\"{key}\": ");
+    let start = json
+        .find(&pat)
+        .unwrap_or_else(|| panic!("key {key} missing in {json}"))
+        + pat.len();
+    let rest = &json[start..];
+    let end = rest.find([',', '}']).unwrap();
+    rest[..end]
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{key}: {e} in {json}"))
+}
+
+#[test]
+fn bound_default_configuration_prints_every_bound() {
+    let (code, out, err) = run(&["bound"]);
+    assert_eq!(code, 0, "stderr: {err}");
+    for needle in [
+        "baseline κ",
+        "ε(δ) by RDP, improved conversion",
+        "ε(δ) by RDP, Mironov's conversion",
+        "ε(δ) by PLD, certified",
+        "γ from RDP",
+        "γ for DP-SGD",
+        "success bound by Fano",
+        "MSE ≥",
+        "14063",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
+    }
+}
+
+#[test]
+fn bound_json_has_documented_keys_and_consistent_values() {
+    let (code, out, err) = run(&["bound", "--json"]);
+    assert_eq!(code, 0, "stderr: {err}");
+    assert_eq!(out.lines().count(), 1, "one JSON object per command");
+    let eps_rdp = json_num(&out, "epsilon_rdp");
+    let eps_pld = json_num(&out, "epsilon_pld");
+    let eps_m = json_num(&out, "epsilon_rdp_mironov");
+    let kappa = json_num(&out, "kappa");
+    let gamma = json_num(&out, "gamma");
+    let gamma_lower = json_num(&out, "gamma_lower");
+    assert_eq!(kappa, 0.1);
+    // PLD is tighter than RDP; the improved conversion is tighter than Mironov's.
+    assert!(eps_pld <= eps_rdp && eps_rdp <= eps_m, "{out}");
+    assert!(
+        kappa <= gamma_lower && gamma_lower <= gamma && gamma <= 1.0,
+        "{out}"
+    );
+    assert!(json_num(&out, "gamma_balle") >= gamma - 1e-12, "{out}");
+    assert!(json_num(&out, "mse_lower_bound") > 0.0);
+    for key in [
+        "\"rdp\": [",
+        "\"orders\": [",
+        "\"best_order\"",
+        "\"method\": \"exact\"",
+        "\"noise_multiplier\": 1.1",
+    ] {
+        assert!(out.contains(key), "missing {key} in {out}");
+    }
+}
+
+#[test]
+fn every_subcommand_has_help() {
+    for cmd in ["bound", "rdp", "epsilon", "rero", "fano", "calibrate"] {
+        let (code, out, _) = run(&[cmd, "--help"]);
+        assert_eq!(code, 0, "{cmd} --help");
+        assert!(out.starts_with("usage: reconbound"), "{cmd}: {out}");
+        assert!(out.contains("JSON keys"), "{cmd} documents its JSON keys");
+    }
+    let (code, out, _) = run(&["--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("calibrate"));
+}
+
+#[test]
+fn bad_input_exits_2_with_a_message_naming_the_flag() {
+    let base = [
+        "--sampling-rate",
+        "0.01",
+        "--steps",
+        "10",
+        "--delta",
+        "1e-5",
+    ];
+    let cases: &[(&[&str], &str)] = &[
+        (&["--noise-multiplier", "NaN"], "--noise-multiplier"),
+        (&["--noise-multiplier", "inf"], "--noise-multiplier"),
+        (&["--noise-multiplier", "-inf"], "--noise-multiplier"),
+        (&["--noise-multiplier", "0"], "--noise-multiplier"),
+        (&["--noise-multiplier", "-1"], "--noise-multiplier"),
+        (&["--noise-multiplier", "abc"], "--noise-multiplier"),
+    ];
+    for (extra, flag) in cases {
+        let mut args = vec!["epsilon"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&base);
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    }
+    let more: &[(&[&str], &str)] = &[
+        (
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "0",
+                "--steps",
+                "1",
+                "--delta",
+                "1e-5",
+            ],
+            "--sampling-rate",
+        ),
+        (
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "1.5",
+                "--steps",
+                "1",
+                "--delta",
+                "1e-5",
+            ],
+            "--sampling-rate",
+        ),
+        (
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "0.1",
+                "--steps",
+                "1",
+                "--delta",
+                "1",
+            ],
+            "--delta",
+        ),
+        (
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "0.1",
+                "--steps",
+                "1",
+                "--delta",
+                "0",
+            ],
+            "--delta",
+        ),
+        (
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "0.1",
+                "--steps",
+                "0",
+                "--delta",
+                "1e-5",
+            ],
+            "--steps",
+        ),
+        (
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "0.1",
+                "--steps",
+                "-2",
+                "--delta",
+                "1e-5",
+            ],
+            "--steps",
+        ),
+        (
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "0.1",
+                "--delta",
+                "1e-5",
+            ],
+            "--steps",
+        ),
+        (
+            &[
+                "rdp",
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "0.1",
+                "--orders",
+                "2,1",
+            ],
+            "--orders",
+        ),
+        (
+            &[
+                "rdp",
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "0.1",
+                "--orders",
+                "0.5",
+            ],
+            "--orders",
+        ),
+        (
+            &[
+                "rero",
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "0.1",
+                "--steps",
+                "1",
+                "--kappa",
+                "0",
+            ],
+            "--kappa",
+        ),
+        (
+            &[
+                "rero",
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "0.1",
+                "--steps",
+                "1",
+                "--kappa",
+                "1.5",
+            ],
+            "--kappa",
+        ),
+        (
+            &[
+                "rero",
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "0.1",
+                "--steps",
+                "1",
+                "--prior-size",
+                "1",
+            ],
+            "--prior-size",
+        ),
+        (
+            &[
+                "rero",
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "0.1",
+                "--steps",
+                "1",
+                "--kappa",
+                "0.1",
+                "--prior-size",
+                "10",
+            ],
+            "--kappa",
+        ),
+        (
+            &[
+                "rero",
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "0.1",
+                "--steps",
+                "1",
+                "--kappa",
+                "0.1",
+                "--method",
+                "magic",
+            ],
+            "--method",
+        ),
+        (
+            &["fano", "--prior-size", "1", "--noise-multiplier", "1"],
+            "--prior-size",
+        ),
+        (
+            &["fano", "--prior-size", "10", "--noise-multiplier", "nan"],
+            "--noise-multiplier",
+        ),
+        (&["bound", "--kappa", "NaN"], "--kappa"),
+        (&["bound", "--epochs", "0"], "--epochs"),
+        (&["bound", "--batch-size", "0"], "--batch-size"),
+        (&["bound", "--steps", "10", "--epochs", "1"], "--steps"),
+        (&["bound", "--diameter", "-1"], "--diameter"),
+        (&["bound", "--frobnicate"], "--frobnicate"),
+        (
+            &[
+                "calibrate",
+                "--target-epsilon",
+                "-1",
+                "--delta",
+                "1e-5",
+                "--sampling-rate",
+                "0.01",
+                "--steps",
+                "100",
+            ],
+            "--target-epsilon",
+        ),
+        (
+            &[
+                "calibrate",
+                "--target-gamma",
+                "0.05",
+                "--kappa",
+                "0.1",
+                "--sampling-rate",
+                "0.01",
+                "--steps",
+                "100",
+            ],
+            "--target-gamma",
+        ),
+    ];
+    for (args, flag) in more {
+        let (code, _, err) = run(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: expected {flag} in {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    }
+    let (code, _, err) = run(&["frobnicate"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, _) = run(&[]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn json_output_is_identical_across_runs_with_the_same_seed() {
+    let args = [
+        "rero",
+        "--noise-multiplier",
+        "1",
+        "--sampling-rate",
+        "0.1",
+        "--steps",
+        "5",
+        "--kappa",
+        "0.1",
+        "--method",
+        "monte-carlo",
+        "--samples",
+        "20000",
+        "--seed",
+        "11",
+        "--json",
+    ];
+    let (c1, a, e1) = run(&args);
+    let (c2, b, _) = run(&args);
+    assert_eq!((c1, c2), (0, 0), "{e1}");
+    assert_eq!(a, b);
+    assert!(json_num(&a, "gamma_upper") >= json_num(&a, "gamma"));
+}
+
+#[test]
+fn rdp_epsilon_rero_fano_calibrate_agree_with_the_library() {
+    use reconbound::accounting::{fano, rdp, rero};
+    let (code, out, err) = run(&[
+        "rdp",
+        "--noise-multiplier",
+        "1",
+        "--sampling-rate",
+        "0.01",
+        "--orders",
+        "2,8,32.5",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let want = rdp::subsampled_gaussian_rdp(0.01, 1.0, 32.5).unwrap();
+    assert!(out.contains(&format!("{want:?}")), "{out}");
+
+    let (code, out, err) = run(&[
+        "epsilon",
+        "--noise-multiplier",
+        "1.5",
+        "--sampling-rate",
+        "0.04",
+        "--steps",
+        "2250",
+        "--delta",
+        "1e-5",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let lib = rdp::epsilon(0.04, 1.5, 2250, 1e-5, rdp::Conversion::Improved).unwrap();
+    assert_eq!(json_num(&out, "epsilon_rdp"), lib.epsilon);
+    assert!(json_num(&out, "epsilon_pld") <= lib.epsilon);
+
+    let (code, out, err) = run(&[
+        "rero",
+        "--noise-multiplier",
+        "2",
+        "--sampling-rate",
+        "1",
+        "--steps",
+        "100",
+        "--kappa",
+        "0.01",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let g = rero::dpsgd::gamma_full_batch(0.01, 2.0, 100).unwrap();
+    assert_eq!(json_num(&out, "gamma"), g);
+
+    let (code, out, err) = run(&[
+        "fano",
+        "--prior-size",
+        "10",
+        "--noise-multiplier",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let b = fano::fano_closed_form(10, 1.0, 2.0).unwrap();
+    assert_eq!(json_num(&out, "success_bound"), b.success_bound);
+    assert!(
+        (json_num(&out, "advantage") - 0.593).abs() < 5e-4,
+        "Hayes Table 2: {out}"
+    );
+
+    let (code, out, err) = run(&[
+        "calibrate",
+        "--target-epsilon",
+        "3",
+        "--delta",
+        "1e-5",
+        "--sampling-rate",
+        "0.01",
+        "--steps",
+        "1000",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let sigma = json_num(&out, "noise_multiplier");
+    assert!(
+        rdp::epsilon(0.01, sigma, 1000, 1e-5, rdp::Conversion::Improved)
+            .unwrap()
+            .epsilon
+            <= 3.0
+    );
+
+    let (code, out, err) = run(&[
+        "calibrate",
+        "--target-gamma",
+        "0.2",
+        "--prior-size",
+        "10",
+        "--sampling-rate",
+        "0.01",
+        "--steps",
+        "100",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let sigma = json_num(&out, "noise_multiplier");
+    assert!(rero::dpsgd::gamma(0.1, 0.01, sigma, 100).unwrap().gamma <= 0.2);
+}
