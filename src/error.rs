@@ -46,6 +46,13 @@ pub enum Error {
         /// The last iterate or residual.
         value: f64,
     },
+    /// A file could not be opened or read (std only).
+    Io {
+        /// What was being read.
+        what: &'static str,
+        /// The operating system's error code, or −1 if there is none.
+        code: i32,
+    },
     /// The inputs are valid but the result cannot be represented or certified in `f64`
     /// (overflow, a bound that would be infinite, an error bound larger than requested).
     Numerical {
@@ -75,6 +82,7 @@ impl fmt::Display for Error {
             Error::NotConverged { what, value } => {
                 write!(f, "{what} did not converge (last value {value})")
             }
+            Error::Io { what, code } => write!(f, "{what} (OS error {code})"),
             Error::Numerical { what, value } => {
                 write!(f, "numerical failure: {what} (value {value})")
             }
@@ -83,6 +91,32 @@ impl fmt::Display for Error {
 }
 
 impl core::error::Error for Error {}
+
+impl Error {
+    /// The parameter an [`Error::InvalidParameter`] or [`Error::InvalidCount`] names
+    /// (as the public API spells it), `None` for other variants.
+    ///
+    /// ```
+    /// use reconbound::accounting::rdp;
+    /// let e = rdp::subsampled_gaussian_rdp(0.5, -1.0, 2.0).unwrap_err();
+    /// assert_eq!(e.parameter(), Some("noise_multiplier"));
+    /// ```
+    pub fn parameter(&self) -> Option<&'static str> {
+        match *self {
+            Error::InvalidParameter { name, .. } | Error::InvalidCount { name, .. } => Some(name),
+            _ => None,
+        }
+    }
+}
+
+/// Test helper: the parameter an error names, or `"inconsistent"` / `"other"`.
+#[cfg(test)]
+pub(crate) fn error_name(e: Error) -> &'static str {
+    match e {
+        Error::Inconsistent { .. } => "inconsistent",
+        _ => e.parameter().unwrap_or("other"),
+    }
+}
 
 /// Shorthand for `core::result::Result<T, reconbound::Error>`.
 pub type Result<T> = core::result::Result<T, Error>;

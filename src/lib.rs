@@ -47,6 +47,8 @@ pub mod accounting;
 pub mod autodiff;
 #[cfg(feature = "std")]
 pub mod cli;
+#[cfg(feature = "alloc")]
+pub mod data;
 pub mod error;
 pub mod math;
 pub mod rng;

@@ -329,13 +329,7 @@ pub fn fano_monte_carlo(
 mod tests {
     use super::*;
 
-    fn name(e: Error) -> &'static str {
-        match e {
-            Error::InvalidParameter { name, .. } | Error::InvalidCount { name, .. } => name,
-            Error::Inconsistent { .. } => "inconsistent",
-            _ => "other",
-        }
-    }
+    use crate::error::error_name as name;
 
     #[test]
     fn fano_root_satisfies_condition() {

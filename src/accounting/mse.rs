@@ -207,13 +207,7 @@ pub fn mse_lower_bound_biased(
 mod tests {
     use super::*;
 
-    fn name(e: Error) -> &'static str {
-        match e {
-            Error::InvalidParameter { name, .. } | Error::InvalidCount { name, .. } => name,
-            Error::Inconsistent { .. } => "inconsistent",
-            _ => "other",
-        }
-    }
+    use crate::error::error_name as name;
 
     #[test]
     fn guo22_thm1_unbiased_matches_formula() {

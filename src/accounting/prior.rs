@@ -301,13 +301,7 @@ pub fn kappa_from_samples(max_hits: u64, samples: u64, failure_probability: f64)
 mod tests {
     use super::*;
 
-    fn name(e: Error) -> &'static str {
-        match e {
-            Error::InvalidParameter { name, .. } | Error::InvalidCount { name, .. } => name,
-            Error::Inconsistent { .. } => "inconsistent",
-            _ => "other",
-        }
-    }
+    use crate::error::error_name as name;
 
     #[test]
     fn uniform_and_weighted_kappa() {

@@ -1,0 +1,291 @@
+//! The validated in-memory [`Dataset`].
+
+use crate::error::{Error, Result};
+use alloc::vec::Vec;
+
+/// Largest supported number of classes, 2²⁰ (per-class tables then stay below 25 MB).
+pub const MAX_CLASSES: usize = 1 << 20;
+
+/// A labelled data set: `len()` examples of `dim()` features each, every feature a finite
+/// `f64` in [0, 1], every label in `0..num_classes`.
+///
+/// Features are stored row-major in one flat vector (`len() × dim()`); example `i` is
+/// `features()[i·dim() .. (i+1)·dim()]`, itself laid out as `shape = (channels, height,
+/// width)` in channel-major (CHW) order. A flat vector has shape `(1, 1, dim)` (see
+/// [`Dataset::flatten`]).
+///
+/// The fields are private so that every `Dataset` satisfies these invariants; build one with
+/// [`Dataset::new`] (validated), a reader ([`crate::data::idx`], [`crate::data::cifar`]), the
+/// embedded default ([`crate::data::embedded_mnist`]) or a synthetic generator
+/// ([`crate::data::synthetic`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dataset {
+    features: Vec<f64>,
+    labels: Vec<u32>,
+    shape: (usize, usize, usize),
+    num_classes: usize,
+}
+
+impl Dataset {
+    /// A validated data set.
+    ///
+    /// `features` holds `labels.len()` examples of `channels × height × width` features each,
+    /// row-major; `shape = (channels, height, width)`.
+    ///
+    /// # Errors
+    /// - `shape`: a zero dimension, or a product that overflows `usize`;
+    /// - `num_classes`: 0 or above [`MAX_CLASSES`];
+    /// - `labels`: empty, or a label `>= num_classes`;
+    /// - `features`: length not `labels.len() × channels × height × width`
+    ///   ([`Error::Inconsistent`]), or a value that is NaN, infinite or outside [0, 1].
+    ///
+    /// # Examples
+    /// ```
+    /// use reconbound::data::Dataset;
+    /// let ds = Dataset::new(vec![0.0, 0.5, 1.0, 0.25], vec![0, 1], (1, 1, 2), 2)?;
+    /// assert_eq!((ds.len(), ds.dim()), (2, 2));
+    /// assert_eq!(ds.example(1)?, (&[1.0, 0.25][..], 1));
+    /// assert!(Dataset::new(vec![0.0, 2.0], vec![0], (1, 1, 2), 2).is_err());
+    /// # Ok::<(), reconbound::Error>(())
+    /// ```
+    pub fn new(
+        features: Vec<f64>,
+        labels: Vec<u32>,
+        shape: (usize, usize, usize),
+        num_classes: usize,
+    ) -> Result<Self> {
+        let dim = shape_dim(shape)?;
+        if num_classes == 0 || num_classes > MAX_CLASSES {
+            return Err(Error::InvalidCount {
+                name: "num_classes",
+                value: num_classes as u64,
+                expected: "in 1..=1048576 (MAX_CLASSES)",
+            });
+        }
+        if labels.is_empty() {
+            return Err(Error::InvalidCount {
+                name: "labels",
+                value: 0,
+                expected: "at least one example",
+            });
+        }
+        if labels.len().checked_mul(dim) != Some(features.len()) {
+            return Err(Error::Inconsistent {
+                what: "features.len() must equal labels.len() × channels × height × width",
+                value: features.len() as f64,
+            });
+        }
+        if let Some(&bad) = labels.iter().find(|&&l| l as usize >= num_classes) {
+            return Err(Error::InvalidCount {
+                name: "labels",
+                value: u64::from(bad),
+                expected: "< num_classes",
+            });
+        }
+        if let Some(&bad) = features.iter().find(|&&x| !(0.0..=1.0).contains(&x)) {
+            return Err(Error::InvalidParameter {
+                name: "features",
+                value: bad,
+                expected: "finite and in [0, 1]",
+            });
+        }
+        Ok(Dataset {
+            features,
+            labels,
+            shape,
+            num_classes,
+        })
+    }
+
+    /// Internal constructor for transformations that preserve the invariants (features
+    /// taken from a valid data set or scaled down, labels re-mapped within range).
+    pub(crate) fn from_valid_parts(
+        features: Vec<f64>,
+        labels: Vec<u32>,
+        shape: (usize, usize, usize),
+        num_classes: usize,
+    ) -> Self {
+        debug_assert!(labels.len() * shape.0 * shape.1 * shape.2 == features.len());
+        Dataset {
+            features,
+            labels,
+            shape,
+            num_classes,
+        }
+    }
+
+    /// Number of examples (always ≥ 1).
+    pub fn len(&self) -> usize {
+        self.labels.len()
+    }
+
+    /// Always `false`: a `Dataset` holds at least one example. Provided for API symmetry.
+    pub fn is_empty(&self) -> bool {
+        self.labels.is_empty()
+    }
+
+    /// Number of features per example, `channels × height × width` (always ≥ 1).
+    pub fn dim(&self) -> usize {
+        self.shape.0 * self.shape.1 * self.shape.2
+    }
+
+    /// `(channels, height, width)` of one example.
+    pub fn shape(&self) -> (usize, usize, usize) {
+        self.shape
+    }
+
+    /// Number of classes; every label is `< num_classes()`.
+    pub fn num_classes(&self) -> usize {
+        self.num_classes
+    }
+
+    /// All features, row-major (`len() × dim()`).
+    pub fn features(&self) -> &[f64] {
+        &self.features
+    }
+
+    /// All labels.
+    pub fn labels(&self) -> &[u32] {
+        &self.labels
+    }
+
+    /// Example `i`: its features (length `dim()`) and its label.
+    ///
+    /// # Errors
+    /// `index >= len()` (named `"index"`).
+    pub fn example(&self, index: usize) -> Result<(&[f64], u32)> {
+        let d = self.dim();
+        let row = if index < self.labels.len() {
+            // index < len and len × d = features.len(), so neither product overflows.
+            self.features.get(index * d..(index + 1) * d)
+        } else {
+            None
+        };
+        match (self.labels.get(index), row) {
+            (Some(&label), Some(x)) => Ok((x, label)),
+            _ => Err(Error::InvalidCount {
+                name: "index",
+                value: index as u64,
+                expected: "< len()",
+            }),
+        }
+    }
+
+    /// Iterator over `(features, label)` of every example, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[f64], u32)> + '_ {
+        self.features
+            .chunks_exact(self.dim())
+            .zip(self.labels.iter().copied())
+    }
+
+    /// Number of examples of each class: a vector of length `num_classes()`.
+    pub fn class_counts(&self) -> Vec<usize> {
+        let mut counts = alloc::vec![0usize; self.num_classes];
+        for &l in &self.labels {
+            if let Some(c) = counts.get_mut(l as usize) {
+                *c += 1;
+            }
+        }
+        counts
+    }
+
+    /// The largest ℓ2 norm of an example, `max_i ‖x_i‖₂` (computed with `libm::sqrt`; rounding
+    /// error at most a few ulps times `dim()`).
+    pub fn max_l2_norm(&self) -> f64 {
+        self.features
+            .chunks_exact(self.dim())
+            .map(|x| libm::sqrt(x.iter().map(|v| v * v).sum::<f64>()))
+            .fold(0.0, f64::max)
+    }
+
+    /// `(features, labels, shape, num_classes)`, consuming the data set.
+    pub fn into_parts(self) -> (Vec<f64>, Vec<u32>, (usize, usize, usize), usize) {
+        (self.features, self.labels, self.shape, self.num_classes)
+    }
+}
+
+/// `channels × height × width`, checked: every factor ≥ 1, no overflow.
+pub(crate) fn shape_dim(shape: (usize, usize, usize)) -> Result<usize> {
+    let (c, h, w) = shape;
+    if c == 0 || h == 0 || w == 0 {
+        return Err(Error::InvalidCount {
+            name: "shape",
+            value: 0,
+            expected: "channels, height and width all >= 1",
+        });
+    }
+    c.checked_mul(h)
+        .and_then(|v| v.checked_mul(w))
+        .ok_or(Error::InvalidCount {
+            name: "shape",
+            value: u64::MAX,
+            expected: "channels × height × width representable in usize",
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    #[test]
+    fn new_rejects_each_invalid_parameter_by_name() {
+        let ok = Dataset::new(vec![0.0; 6], vec![0, 1], (1, 1, 3), 2).unwrap();
+        assert_eq!((ok.len(), ok.dim(), ok.num_classes()), (2, 3, 2));
+        let name = |r: Result<Dataset>| match r.unwrap_err() {
+            Error::InvalidCount { name, .. } | Error::InvalidParameter { name, .. } => name,
+            Error::Inconsistent { what, .. } => what,
+            e => panic!("unexpected {e:?}"),
+        };
+        assert_eq!(
+            name(Dataset::new(vec![0.0; 6], vec![0, 1], (0, 1, 3), 2)),
+            "shape"
+        );
+        assert_eq!(
+            name(Dataset::new(vec![], vec![0], (usize::MAX, 2, 1), 2)),
+            "shape"
+        );
+        assert_eq!(
+            name(Dataset::new(vec![0.0; 6], vec![0, 1], (1, 1, 3), 0)),
+            "num_classes"
+        );
+        assert_eq!(
+            name(Dataset::new(
+                vec![0.0; 6],
+                vec![0, 1],
+                (1, 1, 3),
+                MAX_CLASSES + 1
+            )),
+            "num_classes"
+        );
+        assert!(Dataset::new(vec![0.0; 6], vec![0, 1], (1, 1, 3), MAX_CLASSES).is_ok());
+        assert_eq!(name(Dataset::new(vec![], vec![], (1, 1, 3), 2)), "labels");
+        assert_eq!(
+            name(Dataset::new(vec![0.0; 6], vec![0, 2], (1, 1, 3), 2)),
+            "labels"
+        );
+        assert!(name(Dataset::new(vec![0.0; 5], vec![0, 1], (1, 1, 3), 2)).starts_with("features"));
+        for bad in [f64::NAN, f64::INFINITY, -0.1, 1.0 + f64::EPSILON] {
+            let mut f = vec![0.0; 6];
+            f[4] = bad;
+            assert_eq!(
+                name(Dataset::new(f, vec![0, 1], (1, 1, 3), 2)),
+                "features",
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn accessors_return_rows_and_reject_out_of_range_index() {
+        let ds = Dataset::new(vec![0.1, 0.2, 0.3, 0.4], vec![1, 0], (1, 2, 1), 3).unwrap();
+        assert_eq!(ds.example(0).unwrap(), (&[0.1, 0.2][..], 1));
+        assert_eq!(ds.example(1).unwrap(), (&[0.3, 0.4][..], 0));
+        assert!(ds.example(2).is_err());
+        assert!(ds.example(usize::MAX).is_err());
+        assert_eq!(ds.class_counts(), vec![1, 1, 0]);
+        assert_eq!(ds.iter().count(), 2);
+        // ‖(0.3, 0.4)‖ = 0.5 up to one rounding
+        assert!(libm::fabs(ds.max_l2_norm() - 0.5) < 1e-15);
+    }
+}

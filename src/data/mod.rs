@@ -1,0 +1,37 @@
+//! Data: the validated [`Dataset`], readers for MNIST ([`idx`]) and CIFAR-10 ([`cifar`])
+//! binaries, the embedded MNIST subset ([`embedded_mnist`]), seeded [`synthetic`] sets, and
+//! deterministic transformations ([`split`], [`stratified_split`], [`Dataset::subset`],
+//! [`Dataset::filter_labels`], [`Dataset::flatten`], [`Dataset::project_to_unit_ball`]).
+//!
+//! Every feature is a finite `f64` in [0, 1] (readers scale bytes by 1/255); labels are `u32`
+//! below `num_classes`. Readers parse `&[u8]` (no `std` needed) and validate every header
+//! against the actual length **before** allocating: corrupt, truncated, wrong-magic and
+//! oversize-header inputs give an [`Error`](crate::Error), never a panic nor a huge
+//! allocation (fuzzed by `fuzz/fuzz_targets/idx_reader.rs` and `cifar_reader.rs`). With `std`,
+//! [`idx::mnist_from_dir`] and [`cifar::cifar10_from_files`] read files.
+//!
+//! Requires the `alloc` feature.
+//!
+//! # Examples
+//! ```
+//! use reconbound::data::{embedded_mnist, split};
+//! // MNIST 0-vs-1, projected into the unit ball, split 80/20 with seed 1.
+//! let data = embedded_mnist()?.filter_labels(&[0, 1])?.flatten().project_to_unit_ball();
+//! let (train, test) = split(&data, 0.2, 1)?;
+//! assert_eq!((train.len(), test.len(), train.dim()), (346, 87, 784));
+//! assert!(train.max_l2_norm() <= 1.0);
+//! # Ok::<(), reconbound::Error>(())
+//! ```
+
+pub mod cifar;
+mod dataset;
+mod embedded;
+pub mod idx;
+pub mod synthetic;
+mod transform;
+
+pub use dataset::{Dataset, MAX_CLASSES};
+pub use embedded::{
+    embedded_mnist, EMBEDDED_MNIST_IMAGES, EMBEDDED_MNIST_LABELS, EMBEDDED_MNIST_LEN,
+};
+pub use transform::{split, split_by_size, stratified_split};
