@@ -91,8 +91,11 @@ pub(crate) mod defaults {
     pub const PRIOR_SIZE: u64 = 10;
     /// Per-coordinate diameter.
     pub const DIAMETER: f64 = 1.0;
-    /// Δ² of the Fano bound (orthonormal candidate gradients, Hayes et al. Table 2).
+    /// Δ² of `fano`: orthonormal candidate means, as in Hayes et al. Table 2.
     pub const SENSITIVITY_SQ: f64 = 2.0;
+    /// Δ² of the Fano line of `bound`: the worst case ‖g_i − g_j‖² ≤ (2C)² for clipped
+    /// gradients of two candidates, in units of C.
+    pub const WORST_CASE_SENSITIVITY_SQ: f64 = 4.0;
 }
 
 const BOUND_HELP: &str = "\
@@ -103,7 +106,8 @@ usage: reconbound bound [--noise-multiplier S] [--sampling-rate Q | --batch-size
 Every guarantee the papers give for one DP-SGD configuration (Poisson sampling at rate q,
 noise multiplier σ, T steps): κ; ε(δ) by RDP (improved and Mironov conversions) and by PLD;
 ReRo γ by Balle et al. 2022 Thm 2 from RDP and by Hayes et al. 2023 (certified numerical
-composition); the Fano success bound of Guo et al. 2022b; the Guo et al. 2022 Thm 1 MSE
+composition); the Fano success bound of Guo et al. 2022b (pairwise KL ≤ qTΔ²/(2σ²) with the
+worst case Δ² = 4 for clipped gradients); the Guo et al. 2022 Thm 1 MSE
 lower bound for unbiased reconstructions of data with per-coordinate diameter X.
 
 Defaults (DP-SGD on MNIST, Abadi et al. 2016): σ = 1.1, B = 256, N = 60000 (q = B/N),
@@ -242,13 +246,14 @@ pub(crate) fn bound(args: &[String]) -> Out {
     // Fano: KL between two candidates' output laws ≤ q·T·Δ²/(2σ²) (joint convexity of KL
     // over the Poisson mixture, additivity over steps) = that of one Gaussian step with
     // noise σ/√(qT); the closed form is monotone in the KL, so this is a valid input.
+    // Δ² = 4: two clipped gradients (norm ≤ 1 in units of C) differ by at most 2.
     let fano_bound = match prior_size {
         Some(m) => {
             let sigma_eff = sigma / libm::sqrt(q * steps as f64);
             Some(fano::fano_closed_form(
                 m,
                 sigma_eff,
-                defaults::SENSITIVITY_SQ,
+                defaults::WORST_CASE_SENSITIVITY_SQ,
             )?)
         }
         None => None,
@@ -284,7 +289,7 @@ pub(crate) fn bound(args: &[String]) -> Out {
             Some(fb) => {
                 o.num("fano_success_bound", fb.success_bound)
                     .num("fano_advantage", fb.advantage)
-                    .num("fano_sensitivity_sq", defaults::SENSITIVITY_SQ);
+                    .num("fano_sensitivity_sq", defaults::WORST_CASE_SENSITIVITY_SQ);
             }
             None => {
                 o.put("fano_success_bound", Value::Null)
@@ -300,58 +305,56 @@ pub(crate) fn bound(args: &[String]) -> Out {
     let mut t = String::new();
     t.push_str("reconbound bound: reconstruction guarantees of one DP-SGD configuration\n\n");
     t.push_str("configuration\n");
-    row(
-        &mut t,
-        "noise multiplier σ",
-        &sig(sigma, 6, Side::Nearest),
-        "",
-    );
-    row(
-        &mut t,
-        "sampling rate q (Poisson)",
-        &sig(q, 6, Side::Nearest),
-        "",
-    );
-    row(&mut t, "steps T", &steps.to_string(), "");
-    row(&mut t, "δ", &sig(delta, 6, Side::Nearest), "");
+    let rate_note = if f.has("sampling-rate") {
+        String::new()
+    } else {
+        let b = f.u64("batch-size")?.unwrap_or(defaults::BATCH_SIZE);
+        let n = f.u64("dataset-size")?.unwrap_or(defaults::DATASET_SIZE);
+        format!("batch {b} of {n}")
+    };
     let prior_note = match prior_size {
         Some(m) => format!("uniform prior over {m} candidates, exact match"),
         None => String::from("given with --kappa"),
     };
-    row(
-        &mut t,
-        "baseline κ",
-        &sig(kappa, 6, Side::Nearest),
-        &prior_note,
-    );
-    t.push_str("\nprivacy (add/remove adjacency; every value is an upper bound, rounded up)\n");
+    let rows: [(&str, String, String); 5] = [
+        ("noise multiplier σ", format!("{sigma}"), String::new()),
+        (
+            "sampling rate q (Poisson)",
+            sig(q, 6, Side::Nearest),
+            rate_note,
+        ),
+        ("steps T", steps.to_string(), String::new()),
+        ("δ", format!("{delta:e}"), String::new()),
+        ("baseline κ", format!("{kappa}"), prior_note),
+    ];
+    for (label, value, note) in &rows {
+        row(&mut t, label, value, note);
+    }
+
+    t.push_str("\nprivacy (add/remove adjacency; upper bounds, rounded up)\n");
+    let order = |a: f64| sig(a, 4, Side::Nearest);
     row(
         &mut t,
         "ε(δ) by RDP, improved conversion",
         &sig(eps.epsilon, 6, Side::Up),
-        &format!(
-            "best order α = {}  [Balle et al. 2020]",
-            sig(eps.order, 4, Side::Nearest)
-        ),
+        &format!("best order α = {}  [Balle et al. 2020]", order(eps.order)),
     );
     row(
         &mut t,
         "ε(δ) by RDP, Mironov's conversion",
         &sig(eps_m.epsilon, 6, Side::Up),
-        &format!(
-            "best order α = {}  [Mironov 2017]",
-            sig(eps_m.order, 4, Side::Nearest)
-        ),
+        &format!("best order α = {}  [Mironov 2017]", order(eps_m.order)),
     );
     row(
         &mut t,
         "ε(δ) by PLD, certified",
         &sig(eps_pld.value, 6, Side::Up),
         &format!(
-            "discretisation error ≤ {}",
-            sig(eps_pld.value - eps_pld.lower, 2, Side::Up)
+            "true ε ≥ {} (certified bracket)",
+            sig(eps_pld.lower, 6, Side::Down)
         ),
     );
+
     t.push_str(
         "\nreconstruction robustness: P[exact reconstruction] ≤ γ (upper bounds, rounded up)\n",
     );
@@ -359,18 +362,15 @@ pub(crate) fn bound(args: &[String]) -> Out {
         &mut t,
         "γ from RDP",
         &sig(balle.gamma, 6, Side::Up),
-        &format!(
-            "Balle et al. 2022 Thm 2, order α = {}",
-            sig(balle.order, 4, Side::Nearest)
-        ),
+        &format!("Balle et al. 2022 Thm 2, order α = {}", order(balle.order)),
     );
     row(
         &mut t,
         "γ for DP-SGD",
         &sig(hayes.gamma, 6, Side::Up),
         &format!(
-            "Hayes et al. 2023 Thm 2, error ≤ {}",
-            sig(hayes.gamma - hayes.lower, 2, Side::Up)
+            "Hayes et al. 2023 Thm 2; true γ ≥ {}",
+            sig(hayes.lower, 6, Side::Down)
         ),
     );
     match fano_bound {
@@ -379,7 +379,7 @@ pub(crate) fn bound(args: &[String]) -> Out {
             "success bound by Fano",
             &sig(fb.success_bound, 6, Side::Up),
             &format!(
-                "Guo et al. 2022b, Δ² = 2, KL ≤ qTΔ²/(2σ²); advantage {}",
+                "Guo et al. 2022b, Δ² = 4, KL ≤ qTΔ²/(2σ²); advantage {}",
                 sig(fb.advantage, 4, Side::Up)
             ),
         ),
@@ -390,6 +390,7 @@ pub(crate) fn bound(args: &[String]) -> Out {
             "needs --prior-size (a uniform prior)",
         ),
     }
+
     t.push_str("\nmean squared error of any unbiased reconstruction (lower bound, rounded down)\n");
     row(
         &mut t,
@@ -398,7 +399,7 @@ pub(crate) fn bound(args: &[String]) -> Out {
         &format!(
             "Guo et al. 2022 Thm 1: (2, {})-RDP, diameter {} per coordinate",
             sig(rdp2, 4, Side::Up),
-            sig(diameter, 4, Side::Nearest)
+            diameter
         ),
     );
     Ok(t)
