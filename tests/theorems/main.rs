@@ -1,4 +1,0 @@
-//! Integration tests: theorems.
-
-#[path = "../common/mod.rs"]
-mod common;
