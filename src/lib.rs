@@ -51,6 +51,8 @@ pub mod cli;
 pub mod data;
 pub mod error;
 pub mod math;
+pub mod nn;
 pub mod rng;
+pub mod train;
 
 pub use error::{Error, Result};
