@@ -575,6 +575,9 @@ pub(crate) fn epsilon(args: &[String]) -> Out {
     Ok(t)
 }
 
+/// Largest samples × steps a `rero --method monte-carlo` run may ask for (≈ 2e10 Gaussian draws).
+const MAX_MONTE_CARLO_DRAWS: f64 = 1e10;
+
 const RERO_HELP: &str = "\
 usage: reconbound rero --noise-multiplier S --sampling-rate Q --steps T (--kappa K | --prior-size M)
                        [--method exact|monte-carlo] [--samples N] [--seed X] [--json]
@@ -585,7 +588,8 @@ uniform prior of size M).
 exact (default): closed form for q = 1; otherwise a certified numerical composition of the
   privacy-loss law (an upper bound; gamma_lower is the matching lower bound).
 monte-carlo: the estimator of the paper with N samples (default 1000000) from seed X
-  (default 0), and a one-sided 95 % upper confidence bound gamma_upper.
+  (default 0), and a one-sided 95 % upper confidence bound gamma_upper; N·T may be at most
+  1e10 (a few minutes).
 
 JSON keys: command, noise_multiplier, sampling_rate, steps, kappa, method, gamma, and
 gamma_lower (exact) or gamma_upper, samples, seed (monte-carlo).
@@ -642,6 +646,17 @@ pub(crate) fn rero(args: &[String]) -> Out {
         "monte-carlo" => {
             let samples = f.u64("samples")?.unwrap_or(1_000_000);
             let seed = f.u64("seed")?.unwrap_or(0);
+            // Each sample draws 2T Gaussians (~5 ns each): refuse runs of more than a few
+            // minutes rather than appear to hang.
+            if (samples as f64) * (steps as f64) > MAX_MONTE_CARLO_DRAWS {
+                return Err(UsageError(format!(
+                    "--samples = {samples} with --steps = {steps} needs {:.1e} Gaussian draws (over a few minutes); \
+                     use --samples ≤ {:.0} or --method exact",
+                    2.0 * samples as f64 * steps as f64,
+                    libm::floor(MAX_MONTE_CARLO_DRAWS / steps as f64)
+                ))
+                .into());
+            }
             let g = rero::dpsgd::gamma_monte_carlo(kappa, q, sigma, steps, samples, seed, 0.95)?;
             o.num("gamma", g.estimate)
                 .num("gamma_upper", g.upper)

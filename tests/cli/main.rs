@@ -363,6 +363,21 @@ fn bad_input_exits_2_with_a_message_naming_the_flag() {
         assert!(err.contains(flag), "{args:?}: expected {flag} in {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
     }
+    let (code, _, err) = run(&[
+        "rero",
+        "--noise-multiplier",
+        "1",
+        "--sampling-rate",
+        "0.01",
+        "--steps",
+        "14063",
+        "--kappa",
+        "0.1",
+        "--method",
+        "monte-carlo",
+    ]);
+    assert_eq!(code, 2, "a run of hours is refused up front: {err}");
+    assert!(err.contains("--samples"), "{err}");
     let (code, _, err) = run(&["frobnicate"]);
     assert_eq!(code, 2, "{err}");
     let (code, _, _) = run(&[]);
