@@ -12,6 +12,7 @@ pub mod args;
 mod commands;
 pub mod format;
 pub mod json;
+mod train;
 
 use std::format;
 use std::string::String;
@@ -61,6 +62,7 @@ commands:
   rero       reconstruction robustness γ (Hayes et al. 2023) for DP-SGD
   fano       the Fano bound of Guo et al. 2022b (Hayes et al. 2023 App. H)
   calibrate  the noise multiplier for a target ε or a target γ
+  train      DP-SGD (or output-perturbed logistic regression) on MNIST/CIFAR-10: accuracy, ε, time
 ";
 
 /// Run the command line on `args` (without the program name).
@@ -80,10 +82,11 @@ pub fn run(args: &[String]) -> Outcome {
         "rero" => commands::rero(&rest),
         "fano" => commands::fano(&rest),
         "calibrate" => commands::calibrate(&rest),
+        "train" => train::train(&rest),
         other => {
             let shown: String = other.chars().filter(|c| !c.is_control()).take(40).collect();
             return Outcome::usage(&format!(
-                "unknown command '{shown}' (commands: bound, rdp, epsilon, rero, fano, calibrate)"
+                "unknown command '{shown}' (commands: bound, rdp, epsilon, rero, fano, calibrate, train)"
             ));
         }
     };

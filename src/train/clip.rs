@@ -54,7 +54,7 @@ impl ClipMethod {
 ///
 /// # Formula
 ///
-/// With n = ‖g‖₂ ([`norm`]) and C = `clip_norm`:
+/// With n = ‖g‖₂ ([`l2_norm`]) and C = `clip_norm`:
 /// - [`ClipMethod::Hard`]: g̃ = g·f, f = min(1, C/n) (`S::one().min(S::cst(C) / n)`);
 ///   inside the ball (n ≤ C) g̃ = g bit for bit. ‖g̃‖ ≤ C up to rounding (relative excess of
 ///   the computed norm ≤ (p + 3)·ε for p entries).

@@ -1,0 +1,440 @@
+//! DP-SGD (Abadi et al. 2016) on a [`Sequential`] model, with observers.
+//!
+//! # The step
+//!
+//! At step t (from 0) with parameters w_t:
+//! 1. draw the batch B_t ([`Sampling`]);
+//! 2. per example, g_i = ∇_w ℓ(w_t; z_i) and g̃_i = clip(g_i) (the crate's one clipping
+//!    function, [`crate::train::clip::clip`]; no clipping for non-private SGD);
+//! 3. release ḡ_t = (Σ_{i∈B_t} g̃_i + N(0, σ²S²I)) / B, with S the sensitivity of one clipped
+//!    gradient ([`ClipMethod::max_norm`]: C for hard clipping, 1.11522·C for GELU clipping, so
+//!    that σ keeps its meaning as the noise multiplier of the accountants) and B the
+//!    **expected** batch size under Poisson sampling (dividing by the realised size would leak
+//!    it), the batch size for fixed-size and shuffled batches, n for the full batch;
+//! 4. call the observer with (t, w_t, B_t, the g̃_i if asked for, ḡ_t);
+//! 5. d = ḡ_t + λ_wd·w_t (weight decay **after** the noise: a post-processing of public
+//!    values), v ← μ·v + d (v_0 = 0), w_{t+1} = w_t − ρ·v.
+//!
+//! Non-private SGD is the same trainer with σ = 0 and no clipping.
+//!
+//! # Randomness and determinism
+//!
+//! Step t draws its batch from `Rng::for_trial(seed, 2t)` and its noise from
+//! `Rng::for_trial(seed, 2t + 1)` (indices wrap modulo 2⁶⁴: distinct for t < 2⁶³) ([`Rng::for_trial`], the crate's one seed-and-index → RNG
+//! map); shuffled epochs draw their permutation from the sampling stream of the step that
+//! starts the epoch. The clipped gradients are summed in batch order, whether or not an
+//! observer keeps them, so one seed gives bit-identical parameters with any observers.
+//! The initial parameters are the caller's (e.g. [`Sequential::init_params`]).
+//!
+//! # Memory
+//!
+//! O(p) (parameters, one gradient, the running sum, the released gradient, the velocity)
+//! plus the per-example workspace; a B × p buffer only if an observer
+//! [wants per-example gradients](Observer::wants_per_example).
+
+use super::clip::{clip, ClipMethod};
+use super::observer::{check_fits, Observer, StepInfo};
+use super::sampling::{BatchSampler, Sampling};
+use crate::data::Dataset;
+use crate::error::{check_non_negative, check_positive, check_steps, Error, Result};
+use crate::nn::{Sequential, Workspace};
+use crate::rng::Rng;
+use alloc::vec::Vec;
+
+/// Per-example gradient clipping: method and norm C.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Clipping {
+    /// Hard or GELU clipping.
+    pub method: ClipMethod,
+    /// The clipping norm C > 0.
+    pub norm: f64,
+}
+
+/// The hyperparameters of a DP-SGD run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DpSgdConfig {
+    /// Learning rate ρ > 0.
+    pub learning_rate: f64,
+    /// Momentum μ ∈ [0, 1) (heavy ball: v ← μv + d, w ← w − ρv).
+    pub momentum: f64,
+    /// Weight decay λ_wd ≥ 0, added to the released gradient (after the noise).
+    pub weight_decay: f64,
+    /// Per-example clipping; `None` for non-private SGD (then `noise_multiplier` must be 0).
+    pub clipping: Option<Clipping>,
+    /// Noise multiplier σ ≥ 0: the noise std on the gradient sum is σ·S
+    /// (S = [`ClipMethod::max_norm`] of the clipping).
+    pub noise_multiplier: f64,
+    /// The batch sampling scheme.
+    pub sampling: Sampling,
+    /// B: the expected (Poisson) or fixed batch size; ignored for the full batch.
+    pub batch_size: usize,
+    /// Number of steps T ≥ 1 run by [`train`] / [`DpSgd::run`].
+    pub steps: u64,
+    /// Master seed of the sampling and noise streams.
+    pub seed: u64,
+}
+
+impl Default for DpSgdConfig {
+    /// ρ = 0.1, μ = 0.5, no weight decay, hard clipping at C = 1, σ = 1, Poisson sampling
+    /// with B = 64, 300 steps, seed 0 (momentum and C as in Guo et al. 2022, App. C,
+    /// Table 3; B and T sized for the embedded MNIST subset).
+    fn default() -> Self {
+        DpSgdConfig {
+            learning_rate: 0.1,
+            momentum: 0.5,
+            weight_decay: 0.0,
+            clipping: Some(Clipping {
+                method: ClipMethod::Hard,
+                norm: 1.0,
+            }),
+            noise_multiplier: 1.0,
+            sampling: Sampling::Poisson,
+            batch_size: 64,
+            steps: 300,
+            seed: 0,
+        }
+    }
+}
+
+impl DpSgdConfig {
+    /// Checks every field (not the batch size against the data, which [`DpSgd::new`] does).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] `learning_rate` unless finite and > 0; `momentum` unless in
+    /// [0, 1); `weight_decay` unless finite and ≥ 0; `clip_norm` unless finite and > 0;
+    /// `noise_multiplier` unless finite and ≥ 0, and 0 when clipping is off;
+    /// [`Error::InvalidCount`] `steps` if 0.
+    pub fn validate(&self) -> Result<()> {
+        check_positive("learning_rate", self.learning_rate)?;
+        if !(self.momentum >= 0.0 && self.momentum < 1.0) {
+            return Err(Error::InvalidParameter {
+                name: "momentum",
+                value: self.momentum,
+                expected: "in [0, 1)",
+            });
+        }
+        check_non_negative("weight_decay", self.weight_decay)?;
+        check_non_negative("noise_multiplier", self.noise_multiplier)?;
+        match self.clipping {
+            Some(c) => {
+                check_positive("clip_norm", c.norm)?;
+            }
+            None => {
+                if self.noise_multiplier != 0.0 {
+                    return Err(Error::InvalidParameter {
+                        name: "noise_multiplier",
+                        value: self.noise_multiplier,
+                        expected: "0 when clipping is off (the noise scale is σ times the clipping sensitivity)",
+                    });
+                }
+            }
+        }
+        check_steps(self.steps)?;
+        Ok(())
+    }
+
+    /// The standard deviation of the noise added to the gradient sum: σ·S (0 without noise).
+    ///
+    /// # Errors
+    ///
+    /// As [`validate`](Self::validate).
+    pub fn noise_std_of_sum(&self) -> Result<f64> {
+        self.validate()?;
+        match self.clipping {
+            Some(c) if self.noise_multiplier > 0.0 => {
+                Ok(self.noise_multiplier * c.method.max_norm(c.norm)?)
+            }
+            _ => Ok(0.0),
+        }
+    }
+}
+
+/// What one [`DpSgd::step`] did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepStats {
+    /// The step index.
+    pub step: u64,
+    /// The realised batch size.
+    pub batch_size: usize,
+    /// The sum of the per-example losses of the batch (before the update).
+    pub loss_sum: f64,
+}
+
+/// What a run did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TrainSummary {
+    /// Steps taken.
+    pub steps: u64,
+    /// Per-example gradients computed (the sum of the realised batch sizes).
+    pub examples: u64,
+    /// The sampling rate q = B/n used by the accountants (1 for the full batch).
+    pub sampling_rate: f64,
+    /// The noise std on the gradient sum, σ·S.
+    pub noise_std_of_sum: f64,
+}
+
+/// A DP-SGD trainer over one model and one training set, stepping on caller-owned
+/// parameters. [`train`] runs it for `config.steps` steps.
+#[derive(Debug)]
+pub struct DpSgd<'a> {
+    model: &'a Sequential,
+    data: &'a Dataset,
+    config: DpSgdConfig,
+    sampler: BatchSampler,
+    noise_std: f64,
+    ws: Workspace<f64>,
+    grad: Vec<f64>,
+    sum: Vec<f64>,
+    released: Vec<f64>,
+    velocity: Vec<f64>,
+    per_example: Vec<f64>,
+    batch: Vec<usize>,
+    step: u64,
+    examples: u64,
+}
+
+impl<'a> DpSgd<'a> {
+    /// A trainer for `model` on `data` with `config`; no step taken yet.
+    ///
+    /// # Errors
+    ///
+    /// As [`DpSgdConfig::validate`]; [`Error::InvalidCount`] `batch_size` unless in
+    /// 1..=n (Poisson, fixed, shuffle); [`Error::Inconsistent`] if the data do not fit the
+    /// model.
+    pub fn new(model: &'a Sequential, data: &'a Dataset, config: &DpSgdConfig) -> Result<Self> {
+        let noise_std = config.noise_std_of_sum()?;
+        check_fits(model, data)?;
+        let sampler = BatchSampler::new(config.sampling, data.len(), config.batch_size)?;
+        let p = model.num_params();
+        Ok(DpSgd {
+            model,
+            data,
+            config: *config,
+            sampler,
+            noise_std,
+            ws: model.workspace(),
+            grad: alloc::vec![0.0; p],
+            sum: alloc::vec![0.0; p],
+            released: alloc::vec![0.0; p],
+            velocity: alloc::vec![0.0; p],
+            per_example: Vec::new(),
+            batch: Vec::new(),
+            step: 0,
+            examples: 0,
+        })
+    }
+
+    /// The sampling rate q = B/n (1 for the full batch): what the accountants need.
+    pub fn sampling_rate(&self) -> f64 {
+        self.sampler.sampling_rate()
+    }
+
+    /// The normaliser B.
+    pub fn normaliser(&self) -> usize {
+        self.sampler.batch_size()
+    }
+
+    /// Steps taken so far.
+    pub fn steps_done(&self) -> u64 {
+        self.step
+    }
+
+    /// One DP-SGD step (module docs) on `params`, observed by `observer`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Inconsistent`] if `params.len()` differs from the model's; the errors of the
+    /// per-example gradient ([`Sequential::loss_and_grad`]: non-finite parameters, loss or
+    /// gradient) and of [`clip`]; the observer's error; [`Error::Numerical`] if an updated
+    /// parameter is not finite. On any error `params` and the trainer's momentum are left as
+    /// they were and the step counter does not advance.
+    pub fn step<O: Observer + ?Sized>(
+        &mut self,
+        params: &mut [f64],
+        observer: &mut O,
+    ) -> Result<StepStats> {
+        let p = self.model.num_params();
+        if params.len() != p {
+            return Err(Error::Inconsistent {
+                what: "params.len() must equal the model's num_params()",
+                value: params.len() as f64,
+            });
+        }
+        let t = self.step;
+        let seed = self.config.seed;
+        let mut sampling_rng = Rng::for_trial(seed, t.wrapping_mul(2));
+        self.sampler
+            .next_batch(&mut sampling_rng, &mut self.batch)?;
+        let keep = observer.wants_per_example();
+        if keep {
+            self.per_example.clear();
+            self.per_example.resize(self.batch.len() * p, 0.0);
+        }
+        self.sum.iter_mut().for_each(|s| *s = 0.0);
+        let mut loss_sum = 0.0;
+        for (k, &i) in self.batch.iter().enumerate() {
+            let (x, y) = self.data.example(i)?;
+            let g = if keep {
+                match self.per_example.get_mut(k * p..(k + 1) * p) {
+                    Some(row) => row,
+                    None => {
+                        return Err(Error::Inconsistent {
+                            what: "per-example buffer",
+                            value: k as f64,
+                        })
+                    }
+                }
+            } else {
+                &mut self.grad[..]
+            };
+            loss_sum += self
+                .model
+                .loss_and_grad(params, x, y as usize, g, &mut self.ws)?;
+            if let Some(c) = self.config.clipping {
+                clip(g, c.method, c.norm)?;
+            }
+            for (s, gi) in self.sum.iter_mut().zip(g.iter()) {
+                *s += *gi;
+            }
+        }
+        let b = self.sampler.batch_size() as f64;
+        if self.noise_std > 0.0 {
+            let mut noise_rng = Rng::for_trial(seed, t.wrapping_mul(2).wrapping_add(1));
+            let s = self.noise_std;
+            for (r, &sum) in self.released.iter_mut().zip(&self.sum) {
+                *r = (sum + s * noise_rng.gaussian()) / b;
+            }
+        } else {
+            for (r, &sum) in self.released.iter_mut().zip(&self.sum) {
+                *r = sum / b;
+            }
+        }
+        let info = StepInfo {
+            step: t,
+            params,
+            batch: &self.batch,
+            clipped: if keep {
+                Some(&self.per_example[..])
+            } else {
+                None
+            },
+            released: &self.released,
+            loss_sum,
+            normaliser: b,
+            noise_std: self.noise_std / b,
+        };
+        observer.observe(&info)?;
+        // New velocity into `sum` (no longer needed) and new parameters into `grad`, so that
+        // `params` and the velocity stay untouched if the update fails.
+        let (rho, mu, wd) = (
+            self.config.learning_rate,
+            self.config.momentum,
+            self.config.weight_decay,
+        );
+        let mut finite = true;
+        for ((((new, v_new), &v), &r), &w) in self
+            .grad
+            .iter_mut()
+            .zip(self.sum.iter_mut())
+            .zip(&self.velocity)
+            .zip(&self.released)
+            .zip(params.iter())
+        {
+            let d = if wd > 0.0 { r + wd * w } else { r };
+            *v_new = if mu > 0.0 { mu * v + d } else { d };
+            *new = w - rho * *v_new;
+            finite &= new.is_finite();
+        }
+        if !finite {
+            let bad = self
+                .grad
+                .iter()
+                .copied()
+                .find(|v| !v.is_finite())
+                .unwrap_or(f64::NAN);
+            return Err(Error::Numerical {
+                what: "a parameter became non-finite (learning rate too large?)",
+                value: bad,
+            });
+        }
+        core::mem::swap(&mut self.velocity, &mut self.sum);
+        params.copy_from_slice(&self.grad);
+        self.step += 1;
+        self.examples += self.batch.len() as u64;
+        Ok(StepStats {
+            step: t,
+            batch_size: self.batch.len(),
+            loss_sum,
+        })
+    }
+
+    /// Runs the remaining steps up to `config.steps`.
+    ///
+    /// # Errors
+    ///
+    /// As [`step`](Self::step).
+    pub fn run<O: Observer + ?Sized>(
+        &mut self,
+        params: &mut [f64],
+        observer: &mut O,
+    ) -> Result<TrainSummary> {
+        while self.step < self.config.steps {
+            self.step(params, observer)?;
+        }
+        Ok(self.summary())
+    }
+
+    /// The summary of the steps taken so far.
+    pub fn summary(&self) -> TrainSummary {
+        TrainSummary {
+            steps: self.step,
+            examples: self.examples,
+            sampling_rate: self.sampler.sampling_rate(),
+            noise_std_of_sum: self.noise_std,
+        }
+    }
+}
+
+/// Trains `model` on `data` by DP-SGD for `config.steps` steps, updating `params` in place
+/// and calling `observer` at every step.
+///
+/// # Formula
+///
+/// ḡ_t = (Σ_{i∈B_t} clip(∇ℓ(w_t; z_i)) + N(0, σ²S²I)) / B; v ← μv + ḡ_t + λ_wd·w_t;
+/// w_{t+1} = w_t − ρ·v (see the [module docs](self)).
+///
+/// # Citations
+///
+/// Abadi et al. 2016, Alg. 1; Guo, Karrer, Chaudhuri, van der Maaten 2022, Sec. 6.1
+/// (`guo2022-bounding-reconstruction-fil-rdp.txt`; GELU clipping).
+///
+/// # Errors
+///
+/// As [`DpSgd::new`] and [`DpSgd::step`].
+///
+/// # Examples
+///
+/// ```
+/// use reconbound::data::synthetic::gaussian_blobs;
+/// use reconbound::nn::arch;
+/// use reconbound::train::dpsgd::{train, DpSgdConfig};
+///
+/// let data = gaussian_blobs(200, 4, 2, 0.15, 1)?;
+/// let model = arch::logistic_regression(4)?;
+/// let mut params = model.init_params(1);
+/// let config = DpSgdConfig { batch_size: 20, steps: 50, ..DpSgdConfig::default() };
+/// let summary = train(&model, &data, &config, &mut params, &mut ())?;
+/// assert_eq!(summary.steps, 50);
+/// assert_eq!(summary.sampling_rate, 0.1);
+/// # Ok::<(), reconbound::Error>(())
+/// ```
+pub fn train<O: Observer + ?Sized>(
+    model: &Sequential,
+    data: &Dataset,
+    config: &DpSgdConfig,
+    params: &mut [f64],
+    observer: &mut O,
+) -> Result<TrainSummary> {
+    DpSgd::new(model, data, config)?.run(params, observer)
+}
