@@ -22,16 +22,6 @@ use crate::math::special::{ln_binomial, log_add_exp};
 /// Tolerance on |Σ weights − 1| accepted by [`kappa_weighted`] (absolute).
 pub const WEIGHT_SUM_TOLERANCE: f64 = 1e-9;
 
-/// The next representable `f64` above a positive finite `x` (an upward nudge; `next_up` is
-/// not available at the crate's minimum Rust version).
-fn next_up_pos(x: f64) -> f64 {
-    if x.is_finite() && x >= 0.0 {
-        f64::from_bits(x.to_bits() + 1)
-    } else {
-        x
-    }
-}
-
 /// κ of a uniform prior over `prior_size` points with the exact-match criterion.
 ///
 /// # Formula
@@ -66,11 +56,11 @@ pub fn kappa_uniform(prior_size: u64) -> Result<f64> {
         return Ok(if libm::fma(r, mf, -1.0) >= 0.0 {
             r
         } else {
-            next_up_pos(r)
+            r.next_up()
         });
     }
     // m as f64 is itself rounded (m > 2^53) and the division rounds: two ulps up cover both.
-    Ok(next_up_pos(next_up_pos(r)).min(1.0))
+    Ok(r.next_up().next_up().min(1.0))
 }
 
 /// κ of a discrete prior with the given weights, exact-match criterion.
@@ -99,7 +89,7 @@ pub fn kappa_uniform(prior_size: u64) -> Result<f64> {
 pub fn kappa_weighted(weights: &[f64]) -> Result<f64> {
     let (sum, max) = validate_weights(weights)?;
     let k = max / sum;
-    Ok(next_up_pos(next_up_pos(k)).min(1.0))
+    Ok(k.next_up().next_up().min(1.0))
 }
 
 /// Validate prior weights; returns (Σ p_i, max p_i). Shared with [`crate::accounting::fano`].
@@ -312,10 +302,7 @@ mod tests {
         for m in [3u64, 7, 10, 100, 12_665, 999_999_937] {
             let k = kappa_uniform(m).unwrap();
             assert!(libm::fma(k, m as f64, -1.0) >= 0.0, "{m}");
-            assert!(
-                libm::fma(f64::from_bits(k.to_bits() - 1), m as f64, -1.0) < 0.0,
-                "{m}"
-            );
+            assert!(libm::fma(k.next_down(), m as f64, -1.0) < 0.0, "{m}");
         }
         assert_eq!(name(kappa_uniform(1).unwrap_err()), "prior_size");
         assert_eq!(name(kappa_uniform(0).unwrap_err()), "prior_size");

@@ -608,21 +608,12 @@ fn compose_up(r: f64, steps: u64) -> f64 {
     let p = r * tf;
     if steps <= 1 << 53 {
         if libm::fma(r, tf, -p) > 0.0 {
-            next_up(p)
+            p.next_up()
         } else {
             p
         }
     } else {
         round_up(p)
-    }
-}
-
-/// The next double above a finite non-negative `x`.
-fn next_up(x: f64) -> f64 {
-    if x.is_finite() && x >= 0.0 {
-        f64::from_bits(x.to_bits() + 1)
-    } else {
-        x
     }
 }
 
