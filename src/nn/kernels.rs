@@ -3,7 +3,10 @@
 //! indexing that can go out of bounds (slices are taken with `get` or by chunking).
 //!
 //! Summation orders are fixed and independent of `S`, so the value computed with
-//! `S = Dual<N>` is bit-identical to the `f64` computation and lanes never interact.
+//! `S = Dual<N>` is bit-identical to the `f64` computation and lanes never interact. Only
+//! register blocking (which entries are computed together, never in which order an entry is
+//! summed) depends on the size of `S`: 4 × 4 `f64` accumulators (8 SSE2 registers), 2 × 1
+//! or 1 × 1 `Dual<N>` accumulators.
 
 use super::Weight;
 use crate::autodiff::Scalar;
@@ -76,7 +79,8 @@ pub(crate) struct Geom {
     pub c: usize,
     pub h: usize,
     pub w: usize,
-    /// Output height and width.
+    /// Output channels (convolution; = `c` for pooling), height and width.
+    pub o: usize,
     pub ho: usize,
     pub wo: usize,
     /// Kernel, stride, padding.
@@ -85,15 +89,48 @@ pub(crate) struct Geom {
     pub p: usize,
 }
 
-/// The convolution runs on a zero-padded, polyphase copy of the input (no im2col): for stride
-/// s the padded input xp (size (H + 2p) × (W + 2p)) is split into s² phase planes
-/// P[c][ra][rb][u][v] = xp[c, s·u + ra, s·v + rb] of size hq × wq (hq = ⌈(H + 2p)/s⌉), so
-/// x[c, s·i + a − p, s·j + b − p] = P[c][a mod s][b mod s][i + ⌊a/s⌋][j + ⌊b/s⌋]. With the
-/// output kept "wide" (row stride wq instead of wo), every kernel tap (c, a, b) is then one
-/// contiguous axpy (forward, input gradient) or dot product (weight gradient) of length
-/// (ho − 1)·wq + wo over a plane: long, unit-stride inner loops that vectorise. The wide
-/// columns j ≥ wo are scratch: ignored in the forward pass, zero in the backward pass.
+/// Convolutions are small matrix products on an unrolled ("im2col") copy of the input: with
+/// K = C·k² taps (c, a, b) in that order and P = ho·wo output positions,
+/// X[(c·k + a)·k + b, i·wo + j] = x[c, s·i + a − p, s·j + b − p] (0 in the padding). Then
+/// forward Y = W·X (O × K times K × P, Y is the output in channels-first layout), weight
+/// gradient ∇W = δY·Xᵀ (Xᵀ is built directly, P × K) and input gradient δXᵀ = δYᵀ·W followed
+/// by a scatter-add back onto the input. Every entry of a product is one accumulator summed
+/// over the inner index in increasing order, starting from 0 (see [`gemm`]), whatever the
+/// register blocking, so results are identical for every scalar type.
 impl Geom {
+    /// Elements of the unrolled input, K·P = C·k²·ho·wo.
+    fn col_len(&self) -> usize {
+        self.c * self.k * self.k * self.ho * self.wo
+    }
+    /// Scratch for the input side of a convolution: the unrolled input, then (forward) the
+    /// zero-padded polyphase copy of the input.
+    pub(crate) fn pad_len(&self) -> usize {
+        self.col_len() + self.poly_len()
+    }
+    /// Twice the elements of the output, 2·O·ho·wo (scratch for δY or δYᵀ, duplicated).
+    pub(crate) fn wide_len(&self) -> usize {
+        2 * self.o * self.ho * self.wo
+    }
+    /// [`Geom::pad_len`] and [`Geom::wide_len`], or `None` if a size overflows `usize`
+    /// (checked once, when the model is built; the unchecked versions are then exact).
+    pub(crate) fn checked_scratch(&self) -> Option<(usize, usize)> {
+        let hp = self.h.checked_add(self.p.checked_mul(2)?)?;
+        let wp = self.w.checked_add(self.p.checked_mul(2)?)?;
+        let poly = hp
+            .div_ceil(self.s)
+            .checked_mul(wp.div_ceil(self.s))?
+            .checked_mul(self.s.checked_mul(self.s)?)?
+            .checked_mul(self.c)?;
+        let plane = self.ho.checked_mul(self.wo)?;
+        let col = self
+            .c
+            .checked_mul(self.k.checked_mul(self.k)?)?
+            .checked_mul(plane)?;
+        Some((
+            col.checked_add(poly)?,
+            self.o.checked_mul(plane)?.checked_mul(2)?,
+        ))
+    }
     /// Phase-plane height and width.
     #[inline]
     fn hq(&self) -> usize {
@@ -108,43 +145,9 @@ impl Geom {
     fn plane(&self) -> usize {
         self.hq() * self.wq()
     }
-    /// Length of the padded polyphase buffer.
-    pub(crate) fn pad_len(&self) -> usize {
+    /// Length of the zero-padded polyphase copy of the input (see [`im2col`]).
+    fn poly_len(&self) -> usize {
         self.c * self.s * self.s * self.plane()
-    }
-    /// [`Geom::pad_len`] and [`Geom::wide_len`], or `None` if a size overflows `usize`
-    /// (checked once, when the model is built; the unchecked versions are then exact).
-    pub(crate) fn checked_scratch(&self) -> Option<(usize, usize)> {
-        let hp = self.h.checked_add(self.p.checked_mul(2)?)?;
-        let wp = self.w.checked_add(self.p.checked_mul(2)?)?;
-        let plane = hp.div_ceil(self.s).checked_mul(wp.div_ceil(self.s))?;
-        let pad = self
-            .c
-            .checked_mul(self.s.checked_mul(self.s)?)?
-            .checked_mul(plane)?;
-        let wide = self
-            .ho
-            .saturating_sub(1)
-            .checked_mul(wp.div_ceil(self.s))?
-            .checked_add(self.wo)?;
-        Some((pad, wide))
-    }
-
-    /// Distance between channels in the padded buffer.
-    #[inline]
-    pub(crate) fn channel_stride(&self) -> usize {
-        self.s * self.s * self.plane()
-    }
-    /// Length of the wide output range, (ho − 1)·wq + wo.
-    pub(crate) fn wide_len(&self) -> usize {
-        (self.ho.saturating_sub(1)) * self.wq() + self.wo
-    }
-    /// Offset of tap (c, a, b) in the padded buffer (model construction precomputes the
-    /// offsets of (0, a, b); channel c adds c·[`Geom::channel_stride`]).
-    #[inline(always)]
-    pub(crate) fn tap(&self, c: usize, a: usize, b: usize) -> usize {
-        let s = self.s;
-        ((c * s + a % s) * s + b % s) * self.plane() + (a / s) * self.wq() + b / s
     }
     /// For input row (c, h) and column phase rb: the first column w0 with (w0 + p) mod s =
     /// rb, the number n of columns w0, w0 + s, … < W, and the padded index of (c, h, w0);
@@ -161,6 +164,12 @@ impl Geom {
         let start =
             ((c * s + hh % s) * s + rb) * self.plane() + (hh / s) * self.wq() + (w0 + self.p) / s;
         (w0, n, start)
+    }
+
+    /// The input row of padded row `hh` = s·i + a, if it is inside the input.
+    #[inline]
+    fn in_row(&self, hh: usize) -> Option<usize> {
+        hh.checked_sub(self.p).filter(|&h| h < self.h)
     }
 }
 
@@ -185,169 +194,450 @@ fn fill_padded<X: Scalar>(g: &Geom, x: &[X], pad: &mut [X]) {
     }
 }
 
-/// The inverse of [`fill_padded`] on the gradient: δx[c, h, w] = δpad[padded index of (c, h, w)].
-fn gather_padded<S: Scalar>(g: &Geom, dpad: &[S], dx: &mut [S]) {
-    let plane_in = g.h * g.w;
-    if plane_in == 0 || g.w == 0 {
+/// Writes X (K × P, see [`Geom`]) into `col`, through the zero-padded polyphase copy `poly`
+/// (length [`Geom::poly_len`]) of the input: with phase planes
+/// P[c][ra][rb][u][v] = xpad[c, s·u + ra, s·v + rb] (hq × wq each),
+/// X[(c, a, b), (i, j)] = P[c][a mod s][b mod s][i + ⌊a/s⌋][j + ⌊b/s⌋], contiguous in j.
+fn im2col<X: Scalar>(g: &Geom, x: &[X], col: &mut [X], poly: &mut [X]) {
+    let plane_out = g.ho * g.wo;
+    if plane_out == 0 || g.wo == 0 {
         return;
     }
-    for (c, dx_c) in dx.chunks_exact_mut(plane_in).enumerate() {
-        for (h, row) in dx_c.chunks_exact_mut(g.w).enumerate() {
-            for rb in 0..g.s {
-                let (w0, n, start) = g.row_phase(c, h, rb);
-                if let Some(src) = dpad.get(start..start + n) {
-                    for (v, &d) in row.iter_mut().skip(w0).step_by(g.s).zip(src) {
-                        *v = d;
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Conv2d forward: y[o, i, j] = (Σ_{c, a, b} W[o, c, a, b]·x[c, s·i + a − p, s·j + b − p]) + b[o]
-/// (zero padding; taps added in the order (c, a, b), the bias last). `taps[a·k + b]` is the
-/// offset of tap (0, a, b) in the padded buffer ([`Geom::tap`]). `pad` (length
-/// [`Geom::pad_len`]) and `wide` (length [`Geom::wide_len`]) are scratch.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn conv_forward<W: Weight<S>, S: Scalar>(
-    g: &Geom,
-    taps: &[usize],
-    w: &[W],
-    bias: &[W],
-    x: &[S],
-    y: &mut [S],
-    pad: &mut [S],
-    wide: &mut [S],
-) {
-    let (plane_out, kk, wq) = (g.ho * g.wo, g.k * g.k, g.wq());
-    if plane_out == 0 || kk == 0 || g.c == 0 || g.wo == 0 || taps.len() != kk {
-        return;
-    }
-    let cstride = g.channel_stride();
-    fill_padded(g, x, pad);
-    let len = wide.len();
-    for ((y_o, w_o), &bo) in y
-        .chunks_exact_mut(plane_out)
-        .zip(w.chunks_exact(g.c * kk))
-        .zip(bias)
-    {
-        wide.fill(S::zero());
-        for (c, w_oc) in w_o.chunks_exact(kk).enumerate() {
-            let base = c * cstride;
-            // Taps q..q+4 (q = a·k + b) in one sweep over `wide`: per element the terms are
-            // still added in tap order, so the result equals tap-by-tap accumulation.
-            let mut wc = w_oc.chunks_exact(4);
-            let mut tc = taps.chunks_exact(4);
-            for (w4, t4) in (&mut wc).zip(&mut tc) {
-                let (&[w0, w1, w2, w3], &[t0, t1, t2, t3]) = (w4, t4) else {
-                    continue;
+    fill_padded(g, x, poly);
+    let (s, plane, wq) = (g.s, g.plane(), g.wq());
+    let mut rows = col.chunks_exact_mut(plane_out);
+    for c in 0..g.c {
+        for a in 0..g.k {
+            for b in 0..g.k {
+                let Some(row) = rows.next() else {
+                    return;
                 };
-                let (Some(s0), Some(s1), Some(s2), Some(s3)) = (
-                    pad.get(base + t0..base + t0 + len),
-                    pad.get(base + t1..base + t1 + len),
-                    pad.get(base + t2..base + t2 + len),
-                    pad.get(base + t3..base + t3 + len),
-                ) else {
-                    continue;
-                };
-                for ((((yv, &x0), &x1), &x2), &x3) in
-                    wide.iter_mut().zip(s0).zip(s1).zip(s2).zip(s3)
-                {
-                    *yv = (((*yv + w0.times(x0)) + w1.times(x1)) + w2.times(x2)) + w3.times(x3);
-                }
-            }
-            for (&wv, &t) in wc.remainder().iter().zip(tc.remainder()) {
-                let Some(src) = pad.get(base + t..base + t + len) else {
-                    continue;
-                };
-                for (yv, &xv) in wide.iter_mut().zip(src) {
-                    *yv += wv.times(xv);
-                }
-            }
-        }
-        let bs: S = bo.to_scalar();
-        for (i, y_row) in y_o.chunks_exact_mut(g.wo).enumerate() {
-            if let Some(src) = wide.get(i * wq..i * wq + g.wo) {
-                for (yv, &v) in y_row.iter_mut().zip(src) {
-                    *yv = v + bs;
-                }
-            }
-        }
-    }
-}
-
-/// Conv2d backward: ∇W[o, c, a, b] = Σ_{i, j} δy[o, i, j]·x[c, s·i + a − p, s·j + b − p],
-/// ∇b[o] = Σ_{i, j} δy[o, i, j], and if `dx` is given
-/// δx[c, h, w] = Σ W[o, c, a, b]·δy[o, i, j] over the taps that read x[c, h, w].
-/// `pad`, `dpad` (length [`Geom::pad_len`]) and `wide` (length [`Geom::wide_len`]) are scratch.
-/// The input `x` (and `pad`) has type `X` (`S`, or `f64` when its tangents are handled
-/// separately).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn conv_backward<W: Weight<S>, X: Weight<S> + Scalar, S: Scalar>(
-    g: &Geom,
-    taps: &[usize],
-    w: &[W],
-    x: &[X],
-    dy: &[S],
-    gw: &mut [S],
-    gb: &mut [S],
-    dx: Option<&mut [S]>,
-    pad: &mut [X],
-    dpad: &mut [S],
-    wide: &mut [S],
-) {
-    let (plane_out, kk, wq) = (g.ho * g.wo, g.k * g.k, g.wq());
-    if plane_out == 0 || kk == 0 || g.c == 0 || g.wo == 0 || taps.len() != kk {
-        return;
-    }
-    let cstride = g.channel_stride();
-    fill_padded(g, x, pad);
-    let want_dx = dx.is_some();
-    if want_dx {
-        dpad.fill(S::zero());
-    }
-    let len = wide.len();
-    for (((dy_o, gw_o), gbo), w_o) in dy
-        .chunks_exact(plane_out)
-        .zip(gw.chunks_exact_mut(g.c * kk))
-        .zip(gb.iter_mut())
-        .zip(w.chunks_exact(g.c * kk))
-    {
-        let mut sum = S::zero();
-        for &d in dy_o {
-            sum += d;
-        }
-        *gbo = sum;
-        // δy in the wide layout, zeros in the scratch columns.
-        wide.fill(S::zero());
-        for (i, d_row) in dy_o.chunks_exact(g.wo).enumerate() {
-            if let Some(dst) = wide.get_mut(i * wq..i * wq + g.wo) {
-                dst.copy_from_slice(d_row);
-            }
-        }
-        for (c, (gw_oc, w_oc)) in gw_o
-            .chunks_exact_mut(kk)
-            .zip(w_o.chunks_exact(kk))
-            .enumerate()
-        {
-            let base = c * cstride;
-            for ((gv, &wv), &t) in gw_oc.iter_mut().zip(w_oc).zip(taps) {
-                if let Some(src) = pad.get(base + t..base + t + len) {
-                    *gv = dot(src, wide);
-                }
-                if want_dx {
-                    if let Some(dst) = dpad.get_mut(base + t..base + t + len) {
-                        for (dv, &d) in dst.iter_mut().zip(wide.iter()) {
-                            *dv += wv.times(d);
+                let base = ((c * s + a % s) * s + b % s) * plane + (a / s) * wq + b / s;
+                for (i, r) in row.chunks_exact_mut(g.wo).enumerate() {
+                    let start = base + i * wq;
+                    if let Some(src) = poly.get(start..start + g.wo) {
+                        for (d, &v) in r.iter_mut().zip(src) {
+                            *d = v;
                         }
                     }
                 }
             }
         }
     }
+}
+
+/// Writes Xᵀ (P × K, see [`Geom`]) into `col`.
+fn im2col_t<X: Scalar>(g: &Geom, x: &[X], col: &mut [X]) {
+    let (plane_in, kk) = (g.h * g.w, g.c * g.k * g.k);
+    if plane_in == 0 || kk == 0 || g.wo == 0 {
+        return;
+    }
+    let mut rows = col.chunks_exact_mut(kk);
+    for i in 0..g.ho {
+        for j in 0..g.wo {
+            let Some(row) = rows.next() else {
+                return;
+            };
+            // Columns s·j + b − p for b in b0..b1 are inside the input.
+            let b0 = g.p.saturating_sub(g.s * j).min(g.k);
+            let b1 = (g.w + g.p).saturating_sub(g.s * j).clamp(b0, g.k);
+            for (x_c, row_c) in x
+                .chunks_exact(plane_in)
+                .zip(row.chunks_exact_mut(g.k * g.k))
+            {
+                for (a, r) in row_c.chunks_exact_mut(g.k).enumerate() {
+                    let src = g.in_row(g.s * i + a).and_then(|h| {
+                        let start = h * g.w + g.s * j + b0 - g.p;
+                        x_c.get(start..start + (b1 - b0))
+                    });
+                    match (src, b0 == 0 && b1 == g.k) {
+                        (Some(src), true) => {
+                            for (d, &v) in r.iter_mut().zip(src) {
+                                *d = v;
+                            }
+                        }
+                        (src, _) => {
+                            r.fill(X::zero());
+                            if let (Some(src), Some(dst)) = (src, r.get_mut(b0..b1)) {
+                                for (d, &v) in dst.iter_mut().zip(src) {
+                                    *d = v;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The adjoint of [`im2col_t`]: δx[c, h, w] = Σ δXᵀ[pos, tap] over the (position, tap) pairs
+/// reading x[c, h, w], added in increasing position, then tap order.
+fn col2im_t<S: Scalar>(g: &Geom, dcol: &[S], dx: &mut [S]) {
+    let (plane_in, kk) = (g.h * g.w, g.c * g.k * g.k);
+    dx.fill(S::zero());
+    if plane_in == 0 || kk == 0 || g.wo == 0 {
+        return;
+    }
+    let mut rows = dcol.chunks_exact(kk);
+    for i in 0..g.ho {
+        for j in 0..g.wo {
+            let Some(row) = rows.next() else {
+                return;
+            };
+            let b0 = g.p.saturating_sub(g.s * j).min(g.k);
+            let b1 = (g.w + g.p).saturating_sub(g.s * j).clamp(b0, g.k);
+            for (dx_c, row_c) in dx
+                .chunks_exact_mut(plane_in)
+                .zip(row.chunks_exact(g.k * g.k))
+            {
+                for (a, r) in row_c.chunks_exact(g.k).enumerate() {
+                    let Some(h) = g.in_row(g.s * i + a) else {
+                        continue;
+                    };
+                    let start = h * g.w + g.s * j + b0 - g.p;
+                    if let (Some(dst), Some(src)) =
+                        (dx_c.get_mut(start..start + (b1 - b0)), r.get(b0..b1))
+                    {
+                        for (d, &v) in dst.iter_mut().zip(src) {
+                            *d += v;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// C = A·B for row-major A (m × kd), B (kd × n), C (m × n), with products `mul(a, b)`:
+/// C[i, j] = (((0 + mul(A[i, 0], B[0, j])) + mul(A[i, 1], B[1, j])) + …), the inner index in
+/// increasing order. Register blocks of MR × NR entries (chosen by the size of `S`) change
+/// which entries are computed together, never an entry's summation order.
+#[inline(always)]
+pub(crate) fn gemm<A: Copy, B: Copy, S: Scalar>(
+    m: usize,
+    n: usize,
+    kd: usize,
+    a: &[A],
+    b: &[B],
+    c: &mut [S],
+    mul: impl Fn(A, B) -> S + Copy,
+) {
+    if kd == 0 || n == 0 {
+        c.fill(S::zero());
+        return;
+    }
+    let (sa, sb, ss) = (
+        core::mem::size_of::<A>(),
+        core::mem::size_of::<B>(),
+        core::mem::size_of::<S>(),
+    );
+    if ss <= 8 {
+        gemm_blocked::<A, B, S, 4, 4>(m, n, kd, a, b, c, mul);
+    } else if sa > 8 && sb > 8 {
+        gemm_blocked::<A, B, S, DDM, DDN>(m, n, kd, a, b, c, mul);
+    } else if sa > 8 {
+        gemm_blocked::<A, B, S, DFM, DFN>(m, n, kd, a, b, c, mul);
+    } else {
+        gemm_blocked::<A, B, S, FDM, FDN>(m, n, kd, a, b, c, mul);
+    }
+}
+const DDM: usize = 1;
+const DDN: usize = 1;
+const DFM: usize = 2;
+const DFN: usize = 1;
+const FDM: usize = 2;
+const FDN: usize = 1;
+
+#[inline(never)]
+fn gemm_blocked<A: Copy, B: Copy, S: Scalar, const MR: usize, const NR: usize>(
+    m: usize,
+    n: usize,
+    kd: usize,
+    a: &[A],
+    b: &[B],
+    c: &mut [S],
+    mul: impl Fn(A, B) -> S + Copy,
+) {
+    let mut a_rows = a.chunks_exact(kd).take(m);
+    let mut c_rows = c.chunks_exact_mut(n).take(m);
+    let mut left = m;
+    while left >= MR {
+        let rows: [&[A]; MR] = core::array::from_fn(|_| a_rows.next().unwrap_or_default());
+        let outs: [&mut [S]; MR] = core::array::from_fn(|_| c_rows.next().unwrap_or_default());
+        panel::<A, B, S, MR, NR>(rows, outs, n, kd, b, mul);
+        left -= MR;
+    }
+    for (row, out) in a_rows.zip(c_rows) {
+        panel::<A, B, S, 1, NR>([row], [out], n, kd, b, mul);
+    }
+}
+
+#[inline(always)]
+fn panel<A: Copy, B: Copy, S: Scalar, const MR: usize, const NR: usize>(
+    rows: [&[A]; MR],
+    mut outs: [&mut [S]; MR],
+    n: usize,
+    kd: usize,
+    b: &[B],
+    mul: impl Fn(A, B) -> S + Copy,
+) {
+    if rows.iter().any(|r| r.len() != kd) || outs.iter().any(|r| r.len() != n) {
+        return;
+    }
+    let mut j = 0;
+    while j + NR <= n {
+        micro::<A, B, S, MR, NR>(&rows, &mut outs, j, n, kd, b, mul);
+        j += NR;
+    }
+    while j < n {
+        micro::<A, B, S, MR, 1>(&rows, &mut outs, j, n, kd, b, mul);
+        j += 1;
+    }
+}
+
+/// Entries C[i0 + r, j + q], r < MR, q < NR (rows of A in `rows`, of C in `outs`).
+#[inline(always)]
+fn micro<A: Copy, B: Copy, S: Scalar, const MR: usize, const NR: usize>(
+    rows: &[&[A]; MR],
+    outs: &mut [&mut [S]; MR],
+    j: usize,
+    n: usize,
+    kd: usize,
+    b: &[B],
+    mul: impl Fn(A, B) -> S + Copy,
+) {
+    let mut acc = [[S::zero(); NR]; MR];
+    let mut off = j;
+    for k in 0..kd {
+        let Some(bv) = b.get(off..off + NR).and_then(|s| s.first_chunk::<NR>()) else {
+            break;
+        };
+        off += n;
+        for (acc_r, row) in acc.iter_mut().zip(rows) {
+            let Some(&av) = row.get(k) else {
+                continue;
+            };
+            for (s, &bq) in acc_r.iter_mut().zip(bv) {
+                *s += mul(av, bq);
+            }
+        }
+    }
+    for (acc_r, out) in acc.iter().zip(outs.iter_mut()) {
+        if let Some(dst) = out.get_mut(j..j + NR) {
+            dst.copy_from_slice(acc_r);
+        }
+    }
+}
+
+/// [`gemm`] for `size_of::<S>() <= 8` with A given duplicated: `a2` holds every A[i, k]
+/// twice in a row (row i is a2[2·i·kd..2·(i + 1)·kd]), so a pair of equal values is one
+/// vector load instead of a load and a shuffle (SSE2 has no broadcast load). Same results as
+/// [`gemm`] (same summation order); use it only for `f64`-sized `S`, where it is faster.
+#[inline(never)]
+fn gemm_dup<A: Copy, B: Copy, S: Scalar>(
+    m: usize,
+    n: usize,
+    kd: usize,
+    a2: &[A],
+    b: &[B],
+    c: &mut [S],
+    mul: impl Fn(A, B) -> S + Copy,
+) {
+    if kd == 0 || n == 0 {
+        c.fill(S::zero());
+        return;
+    }
+    let mut a_rows = a2.chunks_exact(2 * kd).take(m);
+    let mut c_rows = c.chunks_exact_mut(n).take(m);
+    let mut left = m;
+    while left >= DUP_MR {
+        let rows: [&[A]; DUP_MR] = core::array::from_fn(|_| a_rows.next().unwrap_or_default());
+        let outs: [&mut [S]; DUP_MR] = core::array::from_fn(|_| c_rows.next().unwrap_or_default());
+        dup_panel(rows, outs, n, kd, b, mul);
+        left -= DUP_MR;
+    }
+    for (row, out) in a_rows.zip(c_rows) {
+        dup_panel([row], [out], n, kd, b, mul);
+    }
+}
+
+/// Rows of A per register block of [`gemm_dup`].
+const DUP_MR: usize = 4;
+/// All columns of C for MR rows of duplicated A.
+#[inline(always)]
+fn dup_panel<A: Copy, B: Copy, S: Scalar, const MR: usize>(
+    rows: [&[A]; MR],
+    mut outs: [&mut [S]; MR],
+    n: usize,
+    kd: usize,
+    b: &[B],
+    mul: impl Fn(A, B) -> S + Copy,
+) {
+    if rows.iter().any(|r| r.len() != 2 * kd) || outs.iter().any(|r| r.len() != n) {
+        return;
+    }
+    let mut j = 0;
+    while j + 4 <= n {
+        micro_dup::<A, B, S, MR>(&rows, &mut outs, j, n, kd, b, mul);
+        j += 4;
+    }
+    while j < n {
+        micro_dup1::<A, B, S, MR>(&rows, &mut outs, j, n, kd, b, mul);
+        j += 1;
+    }
+}
+
+#[inline(always)]
+fn micro_dup<A: Copy, B: Copy, S: Scalar, const MR: usize>(
+    rows: &[&[A]; MR],
+    outs: &mut [&mut [S]; MR],
+    j: usize,
+    n: usize,
+    kd: usize,
+    b: &[B],
+    mul: impl Fn(A, B) -> S + Copy,
+) {
+    let mut acc = [[S::zero(); 4]; MR];
+    let mut off = j;
+    for k in 0..kd {
+        let Some(&[b0, b1, b2, b3]) = b.get(off..off + 4).and_then(|s| s.first_chunk::<4>()) else {
+            break;
+        };
+        off += n;
+        for (acc_r, row) in acc.iter_mut().zip(rows) {
+            let Some(&[a0, a1]) = row.get(2 * k..2 * k + 2).and_then(|s| s.first_chunk::<2>())
+            else {
+                continue;
+            };
+            acc_r[0] += mul(a0, b0);
+            acc_r[1] += mul(a1, b1);
+            acc_r[2] += mul(a0, b2);
+            acc_r[3] += mul(a1, b3);
+        }
+    }
+    for (acc_r, out) in acc.iter().zip(outs.iter_mut()) {
+        if let Some(dst) = out.get_mut(j..j + 4) {
+            dst.copy_from_slice(acc_r);
+        }
+    }
+}
+
+#[inline(always)]
+fn micro_dup1<A: Copy, B: Copy, S: Scalar, const MR: usize>(
+    rows: &[&[A]; MR],
+    outs: &mut [&mut [S]; MR],
+    j: usize,
+    n: usize,
+    kd: usize,
+    b: &[B],
+    mul: impl Fn(A, B) -> S + Copy,
+) {
+    let mut acc = [S::zero(); MR];
+    let b_j = b.get(j..).unwrap_or_default();
+    for (k, &b_k) in b_j.iter().step_by(n).take(kd).enumerate() {
+        for (s, row) in acc.iter_mut().zip(rows) {
+            if let Some(&a) = row.get(2 * k) {
+                *s += mul(a, b_k);
+            }
+        }
+    }
+    for (&v, out) in acc.iter().zip(outs.iter_mut()) {
+        if let Some(d) = out.get_mut(j) {
+            *d = v;
+        }
+    }
+}
+
+/// Writes every element of `src` twice into `dst` (see [`gemm_dup`]).
+fn duplicate<S: Copy>(src: &[S], dst: &mut [S]) {
+    for (d, &v) in dst.chunks_exact_mut(2).zip(src) {
+        d.fill(v);
+    }
+}
+
+/// Conv2d forward: y[o, i, j] = (Σ_{c, a, b} W[o, c, a, b]·x[c, s·i + a − p, s·j + b − p]) + b[o]
+/// (zero padding; taps added in the order (c, a, b), the bias last). `col` (length
+/// [`Geom::pad_len`]) is scratch.
+pub(crate) fn conv_forward<W: Weight<S>, S: Scalar>(
+    g: &Geom,
+    w: &[W],
+    bias: &[W],
+    x: &[S],
+    y: &mut [S],
+    col: &mut [S],
+) {
+    let (plane_out, kk) = (g.ho * g.wo, g.c * g.k * g.k);
+    if plane_out == 0 || kk == 0 {
+        return;
+    }
+    let (col, poly) = col.split_at_mut(g.col_len().min(col.len()));
+    im2col(g, x, col, poly);
+    gemm(g.o, plane_out, kk, w, col, y, |wv: W, xv: S| wv.times(xv));
+    for (y_o, &bo) in y.chunks_exact_mut(plane_out).zip(bias) {
+        let bs: S = bo.to_scalar();
+        for v in y_o.iter_mut() {
+            *v += bs;
+        }
+    }
+}
+
+/// Conv2d backward: ∇W[o, c, a, b] = Σ_{i, j} δy[o, i, j]·x[c, s·i + a − p, s·j + b − p]
+/// (positions in increasing order), ∇b[o] = Σ_{i, j} δy[o, i, j], and if `dx` is given
+/// δx[c, h, w] = Σ W[o, c, a, b]·δy[o, i, j] over the taps that read x[c, h, w].
+/// `col` (length [`Geom::pad_len`]), `dcol` (the same, or empty without `dx`) and `dyt`
+/// (length [`Geom::wide_len`]) are scratch. The input `x` (and `col`) has type `X` (`S`, or
+/// `f64` when its tangents are handled separately).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn conv_backward<W: Weight<S>, X: Weight<S> + Scalar, S: Scalar>(
+    g: &Geom,
+    w: &[W],
+    x: &[X],
+    dy: &[S],
+    gw: &mut [S],
+    gb: &mut [S],
+    dx: Option<&mut [S]>,
+    col: &mut [X],
+    dcol: &mut [S],
+    dyt: &mut [S],
+) {
+    let (plane_out, kk) = (g.ho * g.wo, g.c * g.k * g.k);
+    if plane_out == 0 || kk == 0 {
+        return;
+    }
+    for (dy_o, gbo) in dy.chunks_exact(plane_out).zip(gb.iter_mut()) {
+        let mut sum = S::zero();
+        for &d in dy_o {
+            sum += d;
+        }
+        *gbo = sum;
+    }
+    im2col_t(g, x, col);
+    let dup = core::mem::size_of::<S>() <= 8;
+    if dup {
+        duplicate(dy, dyt);
+        gemm_dup(g.o, kk, plane_out, dyt, col, gw, |d: S, xv: X| xv.times(d));
+    } else {
+        gemm(g.o, kk, plane_out, dy, col, gw, |d: S, xv: X| xv.times(d));
+    }
     if let Some(dx) = dx {
-        gather_padded(g, dpad, dx);
+        // δYᵀ (P × O; duplicated for `f64`), then δXᵀ = δYᵀ·W (P × K) into `dcol`,
+        // scattered onto δx.
+        let rep = if dup { 2 } else { 1 };
+        for (o, dy_o) in dy.chunks_exact(plane_out).enumerate() {
+            for (pos, &d) in dy_o.iter().enumerate() {
+                let at = (pos * g.o + o) * rep;
+                if let Some(t) = dyt.get_mut(at..at + rep) {
+                    t.fill(d);
+                }
+            }
+        }
+        if dup {
+            gemm_dup(plane_out, kk, g.o, dyt, w, dcol, |d: S, wv: W| wv.times(d));
+        } else {
+            gemm(plane_out, kk, g.o, dyt, w, dcol, |d: S, wv: W| wv.times(d));
+        }
+        col2im_t(g, dcol, dx);
     }
 }
 
@@ -361,6 +651,21 @@ pub(crate) fn pool_forward<S: Scalar>(g: &Geom, x: &[S], y: &mut [S]) {
     let inv = 1.0 / (g.k * g.k) as f64;
     for (x_c, y_c) in x.chunks_exact(plane_in).zip(y.chunks_exact_mut(plane_out)) {
         for (i, y_row) in y_c.chunks_exact_mut(g.wo).enumerate() {
+            if g.k == 2 && g.s == 1 {
+                // The common 2 × 2 stride-1 window in one pass, same order of additions.
+                let r0 = x_c.get(i * g.w..(i + 1) * g.w).unwrap_or_default();
+                let r1 = x_c.get((i + 1) * g.w..(i + 2) * g.w).unwrap_or_default();
+                let (r0b, r1b) = (
+                    r0.get(1..).unwrap_or_default(),
+                    r1.get(1..).unwrap_or_default(),
+                );
+                for ((((yv, &x00), &x01), &x10), &x11) in
+                    y_row.iter_mut().zip(r0).zip(r0b).zip(r1).zip(r1b)
+                {
+                    *yv = ((((S::zero() + x00) + x01) + x10) + x11) * inv;
+                }
+                continue;
+            }
             y_row.fill(S::zero());
             for a in 0..g.k {
                 let row = i * g.s + a;
@@ -368,8 +673,14 @@ pub(crate) fn pool_forward<S: Scalar>(g: &Geom, x: &[S], y: &mut [S]) {
                     let Some(x_row) = x_c.get(row * g.w + b..(row + 1) * g.w) else {
                         continue;
                     };
-                    for (yv, &xv) in y_row.iter_mut().zip(x_row.iter().step_by(g.s)) {
-                        *yv += xv;
+                    if g.s == 1 {
+                        for (yv, &xv) in y_row.iter_mut().zip(x_row) {
+                            *yv += xv;
+                        }
+                    } else {
+                        for (yv, &xv) in y_row.iter_mut().zip(x_row.iter().step_by(g.s)) {
+                            *yv += xv;
+                        }
                     }
                 }
             }
@@ -399,8 +710,14 @@ pub(crate) fn pool_backward<S: Scalar>(g: &Geom, dy: &[S], dx: &mut [S]) {
                     let Some(dx_row) = dx_c.get_mut(row * g.w + b..(row + 1) * g.w) else {
                         continue;
                     };
-                    for (xv, &d) in dx_row.iter_mut().step_by(g.s).zip(d_row) {
-                        *xv += d * inv;
+                    if g.s == 1 {
+                        for (xv, &d) in dx_row.iter_mut().zip(d_row) {
+                            *xv += d * inv;
+                        }
+                    } else {
+                        for (xv, &d) in dx_row.iter_mut().step_by(g.s).zip(d_row) {
+                            *xv += d * inv;
+                        }
                     }
                 }
             }

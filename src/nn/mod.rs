@@ -38,14 +38,11 @@
 //!
 //! One example per call, no allocation after [`Sequential::workspace`]. Dense layers are dot
 //! products with 8 interleaved accumulators (fixed order, so results are deterministic and
-//! identical for every scalar type); convolutions run directly (no im2col) on a zero-padded
-//! polyphase copy of the input, so every kernel tap is one long unit-stride axpy or dot
-//! product. [`Sequential::loss_and_grad_jvp`] runs a dense or convolutional first layer in
-//! `f64` and adds the seeded tangents sparsely. Medians on one core of the development
-//! machine (AMD EPYC, default `x86-64` target, i.e. SSE2), per-example gradient plus GELU
-//! clipping / one input-coordinate JVP of the clipped gradient (`Dual<8>`, per coordinate):
-//! MLP 784-10-10 ELU 7.4 µs / 6.6 µs; MLP 784-100-10 tanh 70 µs / 71 µs; MNIST tanh ConvNet
-//! 262 µs / 272 µs (`benches/nn.rs`).
+//! identical for every scalar type); convolutions are small matrix products on an unrolled
+//! (im2col) copy of the input, register-blocked (4 × 4 `f64` accumulators), each entry summed
+//! in a fixed order. [`Sequential::loss_and_grad_jvp`] runs a dense or convolutional first
+//! layer in `f64` and adds the seeded tangents sparsely. Figures: `benches/nn.rs` (criterion;
+//! the measured medians are in the closing note of the issue that introduced them).
 //!
 //! # Smoothness
 //!

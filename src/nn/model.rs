@@ -28,33 +28,30 @@ pub struct Sequential {
     acts_len: usize,
     /// The largest layer input or output.
     max_len: usize,
-    /// The largest convolution scratch buffers (padded input, wide output).
+    /// The largest convolution scratch buffers ([`Geom::pad_len`], [`Geom::wide_len`]).
     pad_len: usize,
     wide_len: usize,
-    /// Per layer, the offsets of the convolution taps (0, a, b) in the padded buffer, in the
-    /// order a·k + b (empty for other layers).
-    taps: Vec<Vec<usize>>,
 }
 
 /// Reusable per-example buffers for a [`Sequential`] model with activations of type `S`:
-/// every layer's input and output, two gradient buffers and the convolution scratch (a
-/// zero-padded polyphase copy of a convolution's input and its gradient, one output plane).
-/// Memory O(Σ layer sizes), independent of p. Make one with
+/// every layer's input and output, two gradient buffers and the convolution scratch (the
+/// unrolled input of a convolution, k²·C·ho·wo values, and its gradient, plus a padded copy of
+/// the input and two copies of an output). Memory O(Σ layer sizes · k²), independent of p. Make one with
 /// [`Sequential::workspace`] and reuse it for every example (the hot path allocates nothing).
 #[derive(Clone, Debug)]
 pub struct Workspace<S> {
     acts: Vec<S>,
     d0: Vec<S>,
     d1: Vec<S>,
-    /// Convolution scratch: padded polyphase input, its gradient, the wide output.
+    /// Convolution scratch: unrolled input (then a padded polyphase copy of the input), its
+    /// gradient, the output gradient (duplicated or transposed).
     pad: Vec<S>,
     dpad: Vec<S>,
     wide: Vec<S>,
     /// `f64` scratch for the first layer of the JVP pass (its input has no tangents but the
-    /// seeded ones, which are handled sparsely): output, padded input, wide output.
+    /// seeded ones, which are handled sparsely): output, unrolled input.
     y64: Vec<f64>,
     pad64: Vec<f64>,
-    wide64: Vec<f64>,
 }
 
 fn inconsistent<T>(what: &'static str, value: usize) -> Result<T> {
@@ -64,10 +61,18 @@ fn inconsistent<T>(what: &'static str, value: usize) -> Result<T> {
     })
 }
 
+/// `true` if x is finite: x − x is 0 for finite x and NaN for ±∞ and NaN. Unlike
+/// `is_finite` (integer bit tests), SSE2 evaluates this on two values per instruction.
+#[inline(always)]
+#[allow(clippy::eq_op)]
+fn finite(x: f64) -> bool {
+    x - x == 0.0
+}
+
 /// `true` if every value (`re()`) is finite; vectorisable (no early exit inside a chunk).
 fn all_finite<S: Scalar>(v: &[S]) -> bool {
     v.chunks(64)
-        .all(|c| c.iter().fold(true, |ok, x| ok & x.re().is_finite()))
+        .all(|c| c.iter().fold(true, |ok, x| ok & finite(x.re())))
 }
 
 /// The first non-finite value, for the error message.
@@ -131,7 +136,6 @@ impl Sequential {
         let mut act_offsets = Vec::with_capacity(layers.len() + 1);
         let (mut shape, mut offset, mut acts_len, mut max_len) = (input, 0usize, 0usize, input_len);
         let (mut pad_len, mut wide_len) = (0usize, 0usize);
-        let mut taps = Vec::with_capacity(layers.len());
         act_offsets.push(0);
         acts_len += input_len;
         for &layer in layers {
@@ -151,7 +155,6 @@ impl Sequential {
                     value: f64::INFINITY,
                 })?;
             max_len = max_len.max(node.out_len);
-            let mut node_taps = Vec::new();
             if let Layer::Conv2d { .. } = node.layer {
                 let g = geom(&node);
                 let (pad, wide) = g.checked_scratch().ok_or(Error::Inconsistent {
@@ -160,13 +163,7 @@ impl Sequential {
                 })?;
                 pad_len = pad_len.max(pad);
                 wide_len = wide_len.max(wide);
-                for a in 0..g.k {
-                    for b in 0..g.k {
-                        node_taps.push(g.tap(0, a, b));
-                    }
-                }
             }
-            taps.push(node_taps);
             shape = node.output;
             nodes.push(node);
         }
@@ -194,7 +191,6 @@ impl Sequential {
             max_len,
             pad_len,
             wide_len,
-            taps,
         })
     }
 
@@ -290,8 +286,6 @@ impl Sequential {
         y64.resize(self.max_len, 0.0);
         let mut pad64 = Vec::new();
         pad64.resize(self.pad_len, 0.0);
-        let mut wide64 = Vec::new();
-        wide64.resize(self.wide_len, 0.0);
         Workspace {
             acts,
             d1: d0.clone(),
@@ -301,7 +295,6 @@ impl Sequential {
             wide,
             y64,
             pad64,
-            wide64,
         }
     }
 
@@ -314,7 +307,6 @@ impl Sequential {
             || ws.wide.len() != self.wide_len
             || ws.y64.len() != self.max_len
             || ws.pad64.len() != self.pad_len
-            || ws.wide64.len() != self.wide_len
         {
             return inconsistent("ws was not made by this model's workspace()", ws.acts.len());
         }
@@ -327,7 +319,7 @@ impl Sequential {
         }
         if !params
             .chunks(64)
-            .all(|c| c.iter().fold(true, |ok, w| ok & w.value().is_finite()))
+            .all(|c| c.iter().fold(true, |ok, w| ok & finite(w.value())))
         {
             let bad = params
                 .iter()
@@ -597,13 +589,31 @@ impl Sequential {
             });
         }
         let loss = self.jvp_unchecked(params, x, label, coords, grad, ws);
-        check_output(loss.value, grad)?;
-        let finite = grad.chunks(64).all(|c| {
-            c.iter().fold(true, |ok, g| {
-                g.tangent.iter().fold(ok, |o, t| o & t.is_finite())
-            })
-        });
-        if !finite {
+        check_loss(loss.value)?;
+        // Values and tangents checked in one sweep (the gradient is large: one pass over it).
+        let (mut values_ok, mut tangents_ok) = (true, true);
+        for c in grad.chunks(64) {
+            let mut ok = [true; N];
+            let mut ok_v = true;
+            for g in c {
+                ok_v &= finite(g.value);
+                for (o, &t) in ok.iter_mut().zip(&g.tangent) {
+                    *o &= finite(t);
+                }
+            }
+            values_ok &= ok_v;
+            tangents_ok &= ok.iter().all(|&o| o);
+            if !values_ok {
+                break; // the value error takes precedence, as in `check_output`
+            }
+        }
+        if !values_ok {
+            return Err(Error::Numerical {
+                what: "non-finite gradient",
+                value: first_non_finite(grad),
+            });
+        }
+        if !tangents_ok {
             let bad = grad
                 .iter()
                 .flat_map(|g| g.tangent.iter())
@@ -677,11 +687,6 @@ impl Sequential {
         Ok(loss)
     }
 
-    /// The tap offsets of layer `l` (empty unless it is a convolution).
-    fn taps_of(&self, l: usize) -> &[usize] {
-        self.taps.get(l).map_or(&[], |t| t.as_slice())
-    }
-
     /// The JVP pass, validated inputs. When the first layer is dense or convolutional its input
     /// x is constant except for the seeded coordinates, so that layer runs in `f64` and the
     /// seeded tangents are added sparsely: forward, the tangent of output r in lane k is the
@@ -722,11 +727,8 @@ impl Sequential {
         };
         if let Layer::Dense { .. } = node0.layer {
             kernels::dense_forward(w, b, x, y64);
-        } else if let (Some(pad), Some(wide)) = (
-            ws.pad64.get_mut(..g.pad_len()),
-            ws.wide64.get_mut(..g.wide_len()),
-        ) {
-            kernels::conv_forward(&g, self.taps_of(0), w, b, x, y64, pad, wide);
+        } else if let Some(pad) = ws.pad64.get_mut(..g.pad_len()) {
+            kernels::conv_forward(&g, w, b, x, y64, pad);
         }
         let Some(y) = ws.acts.get_mut(a1..a1 + out0) else {
             return nan;
@@ -758,19 +760,7 @@ impl Sequential {
             ws.pad64.get_mut(..g.pad_len()),
             ws.wide.get_mut(..g.wide_len()),
         ) {
-            kernels::conv_backward(
-                &g,
-                self.taps_of(0),
-                w,
-                x,
-                dy,
-                gw,
-                gb,
-                None,
-                pad,
-                &mut [],
-                wide,
-            );
+            kernels::conv_backward(&g, w, x, dy, gw, gb, None, pad, &mut [], wide);
         }
         for (lane, &c) in coords.iter().enumerate() {
             for_each_input_tap(node0, c, |r, j| {
@@ -806,11 +796,8 @@ impl Sequential {
                 Layer::Dense { .. } => kernels::dense_forward(w, b, x, y),
                 Layer::Conv2d { .. } => {
                     let g = geom(node);
-                    if let (Some(pad), Some(wide)) = (
-                        ws.pad.get_mut(..g.pad_len()),
-                        ws.wide.get_mut(..g.wide_len()),
-                    ) {
-                        kernels::conv_forward(&g, self.taps_of(l), w, b, x, y, pad, wide);
+                    if let Some(pad) = ws.pad.get_mut(..g.pad_len()) {
+                        kernels::conv_forward(&g, w, b, x, y, pad);
                     }
                 }
                 Layer::AvgPool2d { .. } => kernels::pool_forward(&geom(node), x, y),
@@ -884,19 +871,7 @@ impl Sequential {
                             ws.dpad.get_mut(..g.pad_len()),
                             ws.wide.get_mut(..g.wide_len()),
                         ) {
-                            kernels::conv_backward(
-                                &g,
-                                self.taps_of(l),
-                                w,
-                                x,
-                                dy,
-                                gw,
-                                gb,
-                                dx_opt,
-                                pad,
-                                dpad,
-                                wide,
-                            );
+                            kernels::conv_backward(&g, w, x, dy, gw, gb, dx_opt, pad, dpad, wide);
                         }
                     }
                 }
@@ -991,6 +966,7 @@ fn geom(node: &Node) -> Geom {
     };
     Geom {
         c: node.input.channels,
+        o: node.output.channels,
         h: node.input.height,
         w: node.input.width,
         ho: node.output.height,
