@@ -254,14 +254,48 @@ fn x_of_loss(y: f64, q: f64, sigma: f64) -> f64 {
 
 /// The one-step privacy loss L(x) = ln(1 − q + q e^{(2x−1)/(2σ²)}), computed stably.
 pub(crate) fn step_loss(x: f64, q: f64, sigma: f64) -> f64 {
-    let a = (2.0 * x - 1.0) / (2.0 * sigma * sigma);
-    if q >= 1.0 {
-        return a;
+    StepLoss::new(q, sigma).at(x)
+}
+
+/// The one-step privacy loss L(x) = ln(1 − q + q e^{(2x−1)/(2σ²)}) with its constants
+/// precomputed, for loops that evaluate it many times (Monte Carlo).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct StepLoss {
+    q: f64,
+    ln_q: f64,
+    ln_1mq: f64,
+    inv_2s2: f64,
+}
+
+impl StepLoss {
+    pub(crate) fn new(q: f64, sigma: f64) -> Self {
+        StepLoss {
+            q,
+            ln_q: libm::log(q),
+            ln_1mq: libm::log1p(-q),
+            inv_2s2: 1.0 / (2.0 * sigma * sigma),
+        }
     }
-    let l1 = libm::log1p(-q);
-    let l2 = libm::log(q) + a;
-    let (hi, lo) = if l1 >= l2 { (l1, l2) } else { (l2, l1) };
-    hi + libm::log1p(libm::exp(lo - hi))
+
+    /// L(x), without cancellation: log1p(q·expm1(a)) while e^a is representable, else the
+    /// log-sum-exp form.
+    #[inline]
+    pub(crate) fn at(&self, x: f64) -> f64 {
+        let a = (2.0 * x - 1.0) * self.inv_2s2;
+        if self.q >= 1.0 {
+            return a;
+        }
+        if a < 30.0 {
+            return libm::log1p(self.q * libm::expm1(a));
+        }
+        let l2 = self.ln_q + a;
+        let (hi, lo) = if self.ln_1mq >= l2 {
+            (self.ln_1mq, l2)
+        } else {
+            (l2, self.ln_1mq)
+        };
+        hi + libm::log1p(libm::exp(lo - hi))
+    }
 }
 
 /// (mass ≤ x, mass > x) of N(m, σ²) mixtures: returns (Φ((x−m)/σ), Φ̄((x−m)/σ)).
