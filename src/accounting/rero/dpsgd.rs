@@ -219,6 +219,7 @@ fn sample_loss(
 /// into contiguous chunks over the available cores; every trial draws from
 /// `Rng::for_trial(seed, i)` alone, so the result is bit-identical to the sequential run
 /// (and to the `alloc`-only build).
+#[cfg(feature = "alloc")]
 fn sample_pairs(
     seed: u64,
     range: core::ops::Range<u64>,
@@ -265,6 +266,7 @@ fn sample_pairs(
     sample_pairs_sequential(seed, range, q, sigma, steps)
 }
 
+#[cfg(feature = "alloc")]
 fn sample_pairs_sequential(
     seed: u64,
     range: core::ops::Range<u64>,
