@@ -2,7 +2,7 @@
 //! Hayes, Mahloujifar, Balle 2023, App. H (Table 2).
 //!
 //! A target is drawn from a prior π over m points and the mechanism releases w. Any attack's
-//! error probability t = 1 − P[success] satisfies Fano's inequality
+//! error probability t = 1 − P\[success\] satisfies Fano's inequality
 //! H(π | w) ≤ h(t) + t ln(m − 1), with H(π | w) = H(π) − I(π; w) and h the binary entropy.
 //! So t is at least the smallest root t* of
 //!

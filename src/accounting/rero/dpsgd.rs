@@ -297,7 +297,7 @@ fn sample_pairs_sequential(
 /// Sample i uses `Rng::for_trial(seed, i)`: first L under ν, then L under μ (so runs split
 /// into shards reproduce the single run). With β = (1 − confidence)/2:
 /// τ_lo = the j-th smallest ν-sample, j − 1 the largest k with P[Bin(n, 1−κ) ≤ k] ≤ β by the
-/// Chernoff bound exp(−n KL(k/n ‖ 1−κ)), so P[τ_lo > τ] ≤ β; then k = #{μ-samples > τ_lo}
+/// Chernoff bound exp(−n KL(k/n ‖ 1−κ)), so P(τ_lo > τ) ≤ β; then k = #{μ-samples > τ_lo}
 /// and `upper` = the Chernoff (KL) upper bound on μ(L > τ_lo) ≥ γ at level β. The μ-samples
 /// are independent of τ_lo, so `upper` ≥ γ with probability ≥ `confidence`.
 ///
