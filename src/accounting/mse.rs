@@ -203,6 +203,37 @@ pub fn mse_lower_bound_biased(
     finish(eps, s, scale, d as f64, bias, terms)
 }
 
+/// (2, ε)-RDP under substitution (replace-one) adjacency from add/remove RDP at orders 3 and 4.
+///
+/// Guo et al. Thm 1 compares the releases on D ∪ {z} and D ∪ {z′}: its ε is the order-2 RDP
+/// between two datasets that differ by a substitution. With P, Q, R the releases on D ∪ {z},
+/// D and D ∪ {z′}, Hölder's inequality (Mironov 2017, Prop. 11, p = q = 2) gives
+/// D₂(P‖R) ≤ 1.5·D₄(P‖Q) + D₃(Q‖R), and add/remove RDP bounds both terms.
+///
+/// # Formula
+/// ε₂ ≤ 1.5·r₄ + r₃ (rounded up), r_α the add/remove RDP (worse direction) at order α.
+///
+/// # Citations
+/// Mironov 2017, "Rényi differential privacy", Prop. 11 (weak triangle inequality); Guo et al.
+/// 2022, Thm 1 and App. B (guo2022-bounding-reconstruction-fil-rdp.txt).
+///
+/// # Errors
+/// `rdp_order3` or `rdp_order4` not finite and ≥ 0; [`crate::Error::Numerical`] on overflow.
+///
+/// # Examples
+/// ```
+/// use reconbound::accounting::mse::substitution_rdp_order2;
+/// // The Gaussian mechanism with sensitivity 1 and σ = 1: r_α = α/2 under add/remove; the
+/// // substitution (sensitivity 2) value is exactly 2·2²/2 = 4; the bound gives 1.5·2 + 1.5 = 4.5.
+/// assert!((substitution_rdp_order2(1.5, 2.0).unwrap() - 4.5).abs() < 1e-12);
+/// ```
+pub fn substitution_rdp_order2(rdp_order3: f64, rdp_order4: f64) -> Result<f64> {
+    let r3 = crate::error::check_non_negative("rdp_order3", rdp_order3)?;
+    let r4 = crate::error::check_non_negative("rdp_order4", rdp_order4)?;
+    let e = (1.5 * r4 + r3) * (1.0 + 4.0 * f64::EPSILON);
+    crate::error::check_result("substitution RDP overflows", e)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

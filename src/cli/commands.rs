@@ -116,7 +116,11 @@ Defaults (DP-SGD on MNIST, Abadi et al. 2016): σ = 1.1, B = 256, N = 60000 (q =
 JSON keys: command, noise_multiplier, sampling_rate, steps, delta, kappa, orders, rdp,
 epsilon_rdp, best_order, epsilon_rdp_mironov, best_order_mironov, epsilon_pld,
 epsilon_pld_lower, gamma_balle, gamma_balle_order, gamma, gamma_lower, method,
-fano_success_bound, fano_advantage, fano_sensitivity_sq, rdp_order2, diameter, mse_lower_bound.
+fano_success_bound, fano_advantage, fano_sensitivity_sq, rdp_order2, rdp_order2_substitution,
+diameter, mse_lower_bound. When the PLD cannot certify a configuration (e.g. δ ≲ 1e-9), the
+epsilon_pld / gamma value is null and epsilon_pld_note / gamma_note says why.
+The MSE bound uses (2, ε)-RDP under substitution (Guo et al. Thm 1 compares D ∪ {z} with
+D ∪ {z′}): ε ≤ 1.5·r₄ + r₃ from the add/remove RDP (Mironov 2017 Prop. 11).
 ";
 
 /// The sampling rate and step count from `--sampling-rate | --batch-size/--dataset-size`
@@ -196,6 +200,49 @@ fn kappa(f: &Flags, default_prior: Option<u64>) -> Result<(f64, Option<u64>), Fa
     Ok((prior::kappa_uniform(m)?, Some(m)))
 }
 
+/// A certified bracket (upper value, lower value): the PLD ε estimate or the Hayes γ.
+trait Bracket {
+    fn upper_lower(&self) -> (f64, f64);
+}
+
+impl Bracket for pld::Estimate {
+    fn upper_lower(&self) -> (f64, f64) {
+        (self.value, self.lower)
+    }
+}
+
+impl Bracket for rero::dpsgd::GammaBound {
+    fn upper_lower(&self) -> (f64, f64) {
+        (self.gamma, self.lower)
+    }
+}
+
+/// A result that may be unavailable without invalidating the rest of a report: a numerical
+/// failure (the PLD grid cannot certify this configuration) becomes a note; invalid input
+/// stays an error.
+fn optional<T>(r: crate::Result<T>) -> Result<Result<T, String>, Failure> {
+    match r {
+        Ok(v) => Ok(Ok(v)),
+        Err(e @ (Error::Numerical { .. } | Error::NotConverged { .. })) => {
+            Ok(Err(format!("not available: {e}")))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `keys[0]`, `keys[1]`: upper and lower value; or `keys[0]: null` and `keys[2]`: the note.
+fn put_optional<B: Bracket>(o: &mut Object, r: &Result<B, String>, keys: [&str; 3]) {
+    match r {
+        Ok(b) => {
+            let (up, lo) = b.upper_lower();
+            o.num(keys[0], up).num(keys[1], lo);
+        }
+        Err(note) => {
+            o.put(keys[0], Value::Null).str(keys[2], note);
+        }
+    }
+}
+
 fn arr(xs: &[f64]) -> Value {
     Value::Arr(xs.iter().map(|&x| Value::Num(x)).collect())
 }
@@ -240,9 +287,15 @@ pub(crate) fn bound(args: &[String]) -> Out {
     let curve = rdp_curve(q, sigma, steps, &orders)?;
     let eps = rdp::epsilon_from_rdp(&orders, &curve, delta, rdp::Conversion::Improved)?;
     let eps_m = rdp::epsilon_from_rdp(&orders, &curve, delta, rdp::Conversion::Mironov)?;
-    let eps_pld = pld::epsilon(q, sigma, steps, delta, &pld::PldConfig::default())?;
+    let eps_pld = optional(pld::epsilon(
+        q,
+        sigma,
+        steps,
+        delta,
+        &pld::PldConfig::default(),
+    ))?;
     let balle = rero::balle::gamma_from_rdp(kappa, &orders, &curve)?;
-    let hayes = rero::dpsgd::gamma(kappa, q, sigma, steps)?;
+    let hayes = optional(rero::dpsgd::gamma(kappa, q, sigma, steps))?;
     // Fano: KL between two candidates' output laws ≤ q·T·Δ²/(2σ²) (joint convexity of KL
     // over the Poisson mixture, additivity over steps) = that of one Gaussian step with
     // noise σ/√(qT); the closed form is monotone in the KL, so this is a valid input.
@@ -258,8 +311,13 @@ pub(crate) fn bound(args: &[String]) -> Out {
         }
         None => None,
     };
+    // Guo Thm 1 compares D ∪ {z} with D ∪ {z′}: it needs (2, ε)-RDP under substitution,
+    // bounded from the add/remove RDP at orders 4 and 3 by the weak triangle inequality.
     let rdp2 = rdp::compose(rdp::subsampled_gaussian_rdp(q, sigma, 2.0)?, steps)?;
-    let mse_lb = mse::mse_lower_bound_uniform(rdp2, diameter, 1)?;
+    let rdp3 = rdp::compose(rdp::subsampled_gaussian_rdp(q, sigma, 3.0)?, steps)?;
+    let rdp4 = rdp::compose(rdp::subsampled_gaussian_rdp(q, sigma, 4.0)?, steps)?;
+    let rdp2_sub = mse::substitution_rdp_order2(rdp3, rdp4)?;
+    let mse_lb = mse::mse_lower_bound_uniform(rdp2_sub, diameter, 1)?;
 
     if f.has("json") {
         let mut o = Object::new();
@@ -278,13 +336,15 @@ pub(crate) fn bound(args: &[String]) -> Out {
             .num("best_order", eps.order)
             .num("epsilon_rdp_mironov", eps_m.epsilon)
             .num("best_order_mironov", eps_m.order)
-            .num("epsilon_pld", eps_pld.value)
-            .num("epsilon_pld_lower", eps_pld.lower)
             .num("gamma_balle", balle.gamma)
             .num("gamma_balle_order", balle.order)
-            .num("gamma", hayes.gamma)
-            .num("gamma_lower", hayes.lower)
             .str("method", "exact");
+        put_optional(
+            &mut o,
+            &eps_pld,
+            ["epsilon_pld", "epsilon_pld_lower", "epsilon_pld_note"],
+        );
+        put_optional(&mut o, &hayes, ["gamma", "gamma_lower", "gamma_note"]);
         match fano_bound {
             Some(fb) => {
                 o.num("fano_success_bound", fb.success_bound)
@@ -297,6 +357,7 @@ pub(crate) fn bound(args: &[String]) -> Out {
             }
         }
         o.num("rdp_order2", rdp2)
+            .num("rdp_order2_substitution", rdp2_sub)
             .num("diameter", diameter)
             .num("mse_lower_bound", mse_lb);
         return Ok(o.render() + "\n");
@@ -345,15 +406,18 @@ pub(crate) fn bound(args: &[String]) -> Out {
         &sig(eps_m.epsilon, 6, Side::Up),
         &format!("best order α = {}  [Mironov 2017]", order(eps_m.order)),
     );
-    row(
-        &mut t,
-        "ε(δ) by PLD, certified",
-        &sig(eps_pld.value, 6, Side::Up),
-        &format!(
-            "true ε ≥ {} (certified bracket)",
-            sig(eps_pld.lower, 6, Side::Down)
+    match &eps_pld {
+        Ok(p) => row(
+            &mut t,
+            "ε(δ) by PLD, certified",
+            &sig(p.value, 6, Side::Up),
+            &format!(
+                "true ε ≥ {} (certified bracket)",
+                sig(p.lower, 6, Side::Down)
+            ),
         ),
-    );
+        Err(note) => row(&mut t, "ε(δ) by PLD, certified", "-", note),
+    }
 
     t.push_str(
         "\nreconstruction robustness: P[exact reconstruction] ≤ γ (upper bounds, rounded up)\n",
@@ -364,15 +428,18 @@ pub(crate) fn bound(args: &[String]) -> Out {
         &sig(balle.gamma, 6, Side::Up),
         &format!("Balle et al. 2022 Thm 2, order α = {}", order(balle.order)),
     );
-    row(
-        &mut t,
-        "γ for DP-SGD",
-        &sig(hayes.gamma, 6, Side::Up),
-        &format!(
-            "Hayes et al. 2023 Thm 2; true γ ≥ {}",
-            sig(hayes.lower, 6, Side::Down)
+    match &hayes {
+        Ok(h) => row(
+            &mut t,
+            "γ for DP-SGD",
+            &sig(h.gamma, 6, Side::Up),
+            &format!(
+                "Hayes et al. 2023 Thm 2; true γ ≥ {}",
+                sig(h.lower, 6, Side::Down)
+            ),
         ),
-    );
+        Err(note) => row(&mut t, "γ for DP-SGD", "-", note),
+    }
     match fano_bound {
         Some(fb) => row(
             &mut t,
@@ -397,8 +464,8 @@ pub(crate) fn bound(args: &[String]) -> Out {
         "MSE ≥",
         &sig(mse_lb, 6, Side::Down),
         &format!(
-            "Guo et al. 2022 Thm 1: (2, {})-RDP, diameter {} per coordinate",
-            sig(rdp2, 4, Side::Up),
+            "Guo et al. 2022 Thm 1: (2, {})-RDP under substitution, diameter {} per coordinate",
+            sig(rdp2_sub, 4, Side::Up),
             diameter
         ),
     );
@@ -560,14 +627,26 @@ pub(crate) fn epsilon(args: &[String]) -> Out {
         ));
     }
     if use_pld {
-        let p = pld::epsilon(q, sigma, steps, delta, &pld::PldConfig::default())?;
-        o.num("epsilon_pld", p.value)
-            .num("epsilon_pld_lower", p.lower);
-        t.push_str(&format!(
-            "  PLD, certified             {}   (true ε ≥ {})\n",
-            sig(p.value, 7, Side::Up),
-            sig(p.lower, 7, Side::Down)
-        ));
+        let p = optional(pld::epsilon(
+            q,
+            sigma,
+            steps,
+            delta,
+            &pld::PldConfig::default(),
+        ))?;
+        put_optional(
+            &mut o,
+            &p,
+            ["epsilon_pld", "epsilon_pld_lower", "epsilon_pld_note"],
+        );
+        match &p {
+            Ok(p) => t.push_str(&format!(
+                "  PLD, certified             {}   (true ε ≥ {})\n",
+                sig(p.value, 7, Side::Up),
+                sig(p.lower, 7, Side::Down)
+            )),
+            Err(note) => t.push_str(&format!("  PLD, certified             -   ({note})\n")),
+        }
     }
     if f.has("json") {
         return Ok(o.render() + "\n");
@@ -575,8 +654,9 @@ pub(crate) fn epsilon(args: &[String]) -> Out {
     Ok(t)
 }
 
-/// Largest samples × steps a `rero --method monte-carlo` run may ask for (≈ 2e10 Gaussian draws).
-const MAX_MONTE_CARLO_DRAWS: f64 = 1e10;
+/// Largest samples × steps a `rero --method monte-carlo` run may ask for (4e9 Gaussian draws,
+/// about 3 minutes on two cores).
+const MAX_MONTE_CARLO_DRAWS: f64 = 2e9;
 
 const RERO_HELP: &str = "\
 usage: reconbound rero --noise-multiplier S --sampling-rate Q --steps T (--kappa K | --prior-size M)
@@ -589,7 +669,7 @@ exact (default): closed form for q = 1; otherwise a certified numerical composit
   privacy-loss law (an upper bound; gamma_lower is the matching lower bound).
 monte-carlo: the estimator of the paper with N samples (default 1000000) from seed X
   (default 0), and a one-sided 95 % upper confidence bound gamma_upper; N·T may be at most
-  1e10 (a few minutes).
+  2e9 (about 3 minutes; samples are split over the cores, with results identical to one core).
 
 JSON keys: command, noise_multiplier, sampling_rate, steps, kappa, method, gamma, and
 gamma_lower (exact) or gamma_upper, samples, seed (monte-carlo).
@@ -743,6 +823,15 @@ pub(crate) fn fano(args: &[String]) -> Out {
         "monte-carlo" => {
             let samples = f.u64("samples")?.unwrap_or(100_000);
             let seed = f.u64("seed")?.unwrap_or(0);
+            // Each sample costs M log-add-exps: refuse runs of more than a few minutes.
+            if (samples as f64) * (m as f64) > 1e9 {
+                return Err(UsageError(format!(
+                    "--samples = {samples} with --prior-size = {m} needs {:.1e} evaluations (over a few minutes); use --samples ≤ {:.0} or --method closed",
+                    samples as f64 * m as f64,
+                    libm::floor(1e9 / m as f64)
+                ))
+                .into());
+            }
             let (b, se) = fano::fano_monte_carlo(m, sigma, d2, samples, seed)?;
             o.num("mutual_information_std_error", se)
                 .int("samples", samples)
@@ -781,8 +870,8 @@ const CALIBRATE_HELP: &str = "\
 usage: reconbound calibrate (--target-epsilon E --delta D | --target-gamma G (--kappa K | --prior-size M))
                             --sampling-rate Q --steps T [--json]
 
-The smallest noise multiplier σ (to relative 1e-6, always on the safe side) such that T steps of
-DP-SGD with Poisson rate Q satisfy ε(δ) ≤ E by RDP accounting (improved conversion, default
+The smallest noise multiplier σ (to relative 1e-6 for a target ε, 1e-4 for a target γ; always
+on the safe side) such that T steps of DP-SGD with Poisson rate Q satisfy ε(δ) ≤ E by RDP accounting (improved conversion, default
 orders), or have ReRo γ ≤ G by the certified Hayes et al. 2023 bound.
 
 JSON keys: command, sampling_rate, steps, noise_multiplier, and target_epsilon, delta,

@@ -807,3 +807,40 @@ fn sparse_first_layer_jvp_equals_generic_seeded_pass() {
         }
     }
 }
+
+#[test]
+fn jvp_reports_overflow_in_the_first_dense_layer_gradient() {
+    // Dense(1) → Dense(1) → logistic on x = (x0, 1e300). The first layer's weight gradient
+    // δ1·x_i is certified finite from a bound instead of being read, so check that the
+    // bound does not hide an overflow: (a) the value δ1·1e300 overflows, (b) only a tangent
+    // overflows (δ̇1 = w2²·σ′(z2)·a in the lane seeded at x0 is 2.5e11, times 1e300).
+    let m = Sequential::new(
+        Shape::flat(2),
+        &[Layer::Dense { units: 1 }, Layer::Dense { units: 1 }],
+        Loss::Logistic,
+    )
+    .unwrap();
+    let mut ws = m.workspace::<Dual<2>>();
+    let mut grad = vec![Dual::<2>::default(); m.num_params()];
+    // (a) w1 = (1e-300, 0), w2 = 1e10, x = (1e300, 1e300): z2 = 1e10, δ1 = 1e10.
+    let p = [1e-300, 0.0, 0.0, 1e10, 0.0];
+    let r = m.loss_and_grad_jvp(&p, &[1e300, 1e300], 0, &[0, 1], &mut grad, &mut ws);
+    assert!(
+        matches!(r, Err(Error::Numerical { what, .. }) if what == "non-finite gradient"),
+        "{r:?}"
+    );
+    // (b) w1 = (1e4, 0), w2 = 1e4, x = (0, 1e300): z2 = 0, δ1 = 5e3 (gradient 5e303, finite).
+    let p = [1e4, 0.0, 0.0, 1e4, 0.0];
+    let r = m.loss_and_grad_jvp(&p, &[0.0, 1e300], 0, &[0], &mut grad, &mut ws);
+    assert!(
+        matches!(r, Err(Error::Numerical { what, .. })
+            if what == "non-finite derivative of the gradient"),
+        "{r:?}"
+    );
+    // Without the overflow (x1 = 1e200) the same pass succeeds and the tangent is exact:
+    // d/dx0 of δ1·x1 = 2.5e11·1e200.
+    let r = m.loss_and_grad_jvp(&p, &[0.0, 1e200], 0, &[0], &mut grad, &mut ws);
+    assert!(r.is_ok(), "{r:?}");
+    let t = grad[1].tangent[0];
+    assert!((t / 2.5e211 - 1.0).abs() < 1e-12, "{t}");
+}

@@ -98,7 +98,7 @@ impl ClipMethod {
 /// ```
 pub fn clip<S: Scalar>(grad: &mut [S], method: ClipMethod, clip_norm: f64) -> Result<S> {
     check_positive("clip_norm", clip_norm)?;
-    let norm = l2_norm(grad);
+    let norm = norm_of(grad);
     if !norm.re().is_finite() {
         return Err(Error::Numerical {
             what: "the gradient norm is not finite",
@@ -118,6 +118,33 @@ pub fn clip<S: Scalar>(grad: &mut [S], method: ClipMethod, clip_norm: f64) -> Re
         *g *= factor;
     }
     Ok(norm)
+}
+
+/// [`l2_norm`]`(v)`, bit for bit: l2_norm sums the squares in 8 interleaved partial sums
+/// (partial sum r takes the indices ≡ r mod 8, in increasing order), combined as
+/// ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)), then √. For large `S` (`Dual<N>`,
+/// N ≥ 2) eight partial sums do not fit in registers, so they are computed two at a time
+/// (four passes over `v`, each partial sum in the same order); for `f64` this is l2_norm.
+#[inline]
+fn norm_of<S: Scalar>(v: &[S]) -> S {
+    if core::mem::size_of::<S>() <= 16 {
+        return l2_norm(v);
+    }
+    let mut acc = [S::zero(); 8];
+    for (r, pair) in acc.chunks_exact_mut(2).enumerate() {
+        let (mut s0, mut s1) = (S::zero(), S::zero());
+        for c in v.get(2 * r..).unwrap_or_default().chunks(8) {
+            if let Some(&x) = c.first() {
+                s0 += x * x;
+            }
+            if let Some(&x) = c.get(1) {
+                s1 += x * x;
+            }
+        }
+        pair.copy_from_slice(&[s0, s1]);
+    }
+    let [a0, a1, a2, a3, a4, a5, a6, a7] = acc;
+    (((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))).sqrt()
 }
 
 #[cfg(test)]
@@ -250,6 +277,38 @@ mod tests {
         assert_eq!(l2_norm(&z).tangent, [0.0]);
         let d = [Dual::new(3.0, [1.0]), Dual::new(4.0, [0.0])];
         assert!((l2_norm(&d).tangent[0] - 0.6).abs() < 1e-15);
+    }
+
+    #[test]
+    fn norm_of_is_bit_identical_to_l2_norm() {
+        // `clip` computes the norm in a register-friendly order for Dual<N> (partial sums two
+        // at a time); it must equal l2_norm bit for bit, value and every lane, for lengths
+        // around multiples of 8 (remainder handling) and with exact zeros and mixed signs.
+        let mut r = crate::rng::Rng::from_seed(41);
+        for len in [0usize, 1, 2, 3, 7, 8, 9, 15, 16, 17, 63, 64, 65, 1001] {
+            let v: Vec<Dual<8>> = (0..len)
+                .map(|i| {
+                    let z = if i % 5 == 0 { 0.0 } else { r.gaussian() };
+                    Dual::new(z * 1e3, core::array::from_fn(|_| r.gaussian()))
+                })
+                .collect();
+            let (a, b) = (norm_of(&v), l2_norm(&v));
+            assert_eq!(a.value.to_bits(), b.value.to_bits(), "len {len}");
+            for (x, y) in a.tangent.iter().zip(&b.tangent) {
+                assert_eq!(x.to_bits(), y.to_bits(), "len {len}");
+            }
+            let v2: Vec<Dual<2>> = v
+                .iter()
+                .map(|d| Dual::new(d.value, [d.tangent[0], d.tangent[7]]))
+                .collect();
+            let (a, b) = (norm_of(&v2), l2_norm(&v2));
+            assert_eq!(a.value.to_bits(), b.value.to_bits(), "len {len}");
+            assert_eq!(
+                a.tangent.map(f64::to_bits),
+                b.tangent.map(f64::to_bits),
+                "len {len}"
+            );
+        }
     }
 
     #[test]

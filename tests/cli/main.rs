@@ -514,3 +514,49 @@ fn rdp_epsilon_rero_fano_calibrate_agree_with_the_library() {
     let sigma = json_num(&out, "noise_multiplier");
     assert!(rero::dpsgd::gamma(0.1, 0.01, sigma, 100).unwrap().gamma <= 0.2);
 }
+
+#[test]
+fn an_uncertifiable_pld_keeps_the_other_bounds_and_says_why() {
+    // Reviewer's case: RDP gives ε ≈ 3.17, but at T = 10⁷ the PLD's truncated mass exceeds δ.
+    let (code, out, err) = run(&[
+        "epsilon",
+        "--noise-multiplier",
+        "5",
+        "--sampling-rate",
+        "0.001",
+        "--steps",
+        "10000000",
+        "--delta",
+        "1e-6",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(json_num(&out, "epsilon_rdp") > 3.0, "{out}");
+    assert!(
+        out.contains("\"epsilon_pld\": null") && out.contains("\"epsilon_pld_note\""),
+        "{out}"
+    );
+    let (code, out, err) = run(&["bound", "--delta", "1e-300", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"epsilon_pld\": null"), "{out}");
+    assert!(json_num(&out, "gamma") >= json_num(&out, "kappa"), "{out}");
+}
+
+#[test]
+fn mse_bound_uses_substitution_rdp() {
+    // Guo Thm 1 needs (2, ε)-RDP between D ∪ {z} and D ∪ {z′}; bound reports the add/remove
+    // order-2 RDP beside the substitution bound 1.5·r₄ + r₃ that the MSE bound uses.
+    let (code, out, err) = run(&["bound", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let (r2, sub) = (
+        json_num(&out, "rdp_order2"),
+        json_num(&out, "rdp_order2_substitution"),
+    );
+    assert!(sub > r2, "{out}");
+    let mse = json_num(&out, "mse_lower_bound");
+    // unbiased, diameter 1: 1/(4(e^ε − 1)), rounded down
+    assert!(
+        mse <= 1.0 / (4.0 * (sub.exp() - 1.0)) && mse > 0.99 / (4.0 * (sub.exp() - 1.0)),
+        "{out}"
+    );
+}

@@ -216,3 +216,14 @@ fn rdp_extreme_inputs_give_finite_results_or_clear_errors() {
         Err(Error::Numerical { .. })
     ));
 }
+
+/// RDP values just above the double's normal range are upper bounds, not clamped below the
+/// truth (reviewer's case: σ = 1e152, q = 0.1, α = 2, true value q²/σ²·(1 + O(1/σ²)) = 1e-306;
+/// it was once reported as 2.2e-308).
+#[test]
+fn rdp_near_the_bottom_of_the_double_range_stays_an_upper_bound() {
+    let r = subsampled_gaussian_rdp(0.1, 1e152, 2.0).unwrap();
+    assert!((1e-306..=1.001e-306).contains(&r), "{r:e}");
+    let r = subsampled_gaussian_rdp(0.1, 1e160, 2.0).unwrap();
+    assert!((1e-322..1e-300).contains(&r), "{r:e}");
+}
