@@ -423,97 +423,6 @@ pub fn self_convolve(a: &[f64], plan: Option<&Fft>) -> (Vec<f64>, f64) {
     (out, bound)
 }
 
-/// Two products from one forward and one inverse transform: with z = a + i·b packed,
-/// returns (x ∗ y, u ∗ v) where `first`/`second` choose the factors among a and b:
-/// [`Pair::AB_BB`] gives (a ∗ b, b ∗ b), [`Pair::AA_BB`] gives (a ∗ a, b ∗ b). Each output is
-/// clamped at 0 and comes with an ℓ₁ roundoff bound (the bound of
-/// [`convolution_error_bound`] evaluated with the norms of the packed pair, a ≥ 2× margin
-/// for the cross-talk of the packing).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(non_camel_case_types)]
-pub enum Pair {
-    /// (a ∗ b, b ∗ b): one multiply and one squaring (exponentiation by squaring).
-    AB_BB,
-    /// (a ∗ a, b ∗ b): two squarings.
-    AA_BB,
-}
-
-/// See [`Pair`]. Returns ((first, bound), (second, bound)).
-pub fn two_products(
-    a: &[f64],
-    b: &[f64],
-    which: Pair,
-    plan: Option<&Fft>,
-) -> ((Vec<f64>, f64), (Vec<f64>, f64)) {
-    if a.is_empty() || b.is_empty() {
-        return ((Vec::new(), 0.0), (Vec::new(), 0.0));
-    }
-    let len1 = match which {
-        Pair::AB_BB => a.len() + b.len() - 1,
-        Pair::AA_BB => 2 * a.len() - 1,
-    };
-    let len2 = 2 * b.len() - 1;
-    let n = len1.max(len2).next_power_of_two().max(2);
-    let owned;
-    let fft = match plan {
-        Some(p) if p.max_len() >= n => p,
-        _ => {
-            owned = Fft::new(n);
-            &owned
-        }
-    };
-    let mut z = vec![Complex::default(); n];
-    for (k, zk) in z.iter_mut().enumerate() {
-        zk.re = a.get(k).copied().unwrap_or(0.0);
-        zk.im = b.get(k).copied().unwrap_or(0.0);
-    }
-    fft.transform(&mut z, false);
-    let mut w = vec![Complex::default(); n];
-    for (k, wk) in w.iter_mut().enumerate() {
-        let zk = z[k];
-        let zm = z[(n - k) % n];
-        let fa = Complex {
-            re: 0.5 * (zk.re + zm.re),
-            im: 0.5 * (zk.im - zm.im),
-        };
-        let fb = Complex {
-            re: 0.5 * (zk.im + zm.im),
-            im: -0.5 * (zk.re - zm.re),
-        };
-        let x = match which {
-            Pair::AB_BB => fa.mul(fb),
-            Pair::AA_BB => fa.mul(fa),
-        };
-        let y = fb.mul(fb);
-        // x + i·y: both inverse transforms are real, so they separate as real/imag parts
-        *wk = Complex {
-            re: x.re - y.im,
-            im: x.im + y.re,
-        };
-    }
-    fft.transform(&mut w, true);
-    let scale = 1.0 / n as f64;
-    let first: Vec<f64> = w
-        .iter()
-        .take(len1)
-        .map(|v| (v.re * scale).max(0.0))
-        .collect();
-    let second: Vec<f64> = w
-        .iter()
-        .take(len2)
-        .map(|v| (v.im * scale).max(0.0))
-        .collect();
-    // norms of the packed pair bound every spectrum involved
-    let l1 = norm1(a) + norm1(b);
-    let l2 = norm2(a) + norm2(b);
-    let u = f64::EPSILON / 2.0;
-    let log2n = n.trailing_zeros() as f64;
-    let per = (30.0 * log2n + 4.0) * u * l2 * l1 * 2.0 * (1.0 + 1e-6);
-    let e1 = libm::sqrt(len1 as f64) * per;
-    let e2 = libm::sqrt(len2 as f64) * per;
-    ((first, e1), (second, e2))
-}
-
 /// A split-format (separate real and imaginary arrays) radix-2 plan without bit reversal:
 /// the forward transform is decimation in frequency (natural order in, bit-reversed order
 /// out), the inverse decimation in time (bit-reversed in, natural out), so a pointwise
@@ -718,7 +627,7 @@ pub enum Products {
 /// # Roundoff
 /// As in the module docs, with the norms of the packed pair: each product's ℓ₁ error is
 /// at most √len·(30 log₂N + 4)·u·2·(‖a‖₂ + ‖b‖₂)(‖a‖₁ + ‖b‖₁) (a ≥ 2× margin for the
-/// cross-talk of the packing), the bound of [`two_products`].
+/// cross-talk of the packing).
 pub fn packed_products(
     a: &[f64],
     b: &[f64],
@@ -845,19 +754,6 @@ mod tests {
             let dsq = direct(&a, &a);
             let serr: f64 = sq.iter().zip(&dsq).map(|(x, y)| (x - y).abs()).sum();
             assert!(serr <= sbound, "square {la}: {serr} > {sbound}");
-            let dbb = direct(&b, &b);
-            for which in [Pair::AB_BB, Pair::AA_BB] {
-                let ((x, ex), (y, ey)) = two_products(&a, &b, which, None);
-                let dx = if which == Pair::AB_BB { &d } else { &dsq };
-                let errx: f64 = x.iter().zip(dx).map(|(p, q)| (p - q).abs()).sum();
-                let erry: f64 = y.iter().zip(&dbb).map(|(p, q)| (p - q).abs()).sum();
-                assert_eq!((x.len(), y.len()), (dx.len(), dbb.len()));
-                assert!(
-                    errx <= ex && erry <= ey,
-                    "{which:?}: {errx} {ex} {erry} {ey}"
-                );
-                assert!(ex < 1e-9 * total, "bound {ex} too loose");
-            }
         }
     }
 
