@@ -216,6 +216,20 @@ pub(crate) fn check_steps(value: u64) -> Result<u64> {
     check_count("steps", value, 1, ">= 1")
 }
 
+/// The DP-SGD triple every accountant takes, checked in this order: `sampling_rate` ∈ (0, 1],
+/// `noise_multiplier` finite and > 0, `steps` ≥ 1.
+pub(crate) fn check_dpsgd(
+    sampling_rate: f64,
+    noise_multiplier: f64,
+    steps: u64,
+) -> Result<(f64, f64, u64)> {
+    Ok((
+        check_unit_rate("sampling_rate", sampling_rate)?,
+        check_positive("noise_multiplier", noise_multiplier)?,
+        check_steps(steps)?,
+    ))
+}
+
 /// A result that must be finite before it is returned as a bound.
 pub(crate) fn check_result(what: &'static str, value: f64) -> Result<f64> {
     if value.is_finite() {

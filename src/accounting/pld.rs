@@ -74,8 +74,8 @@
 use alloc::vec::Vec;
 
 use crate::error::{
-    check_non_negative, check_open_unit, check_positive, check_steps, check_unit_rate, invalid,
-    Error, Result,
+    check_dpsgd, check_non_negative, check_open_unit, check_positive, check_steps, check_unit_rate,
+    invalid, Error, Result,
 };
 use crate::math::fft;
 use crate::math::normal;
@@ -2131,9 +2131,7 @@ pub fn epsilon(
     delta: f64,
     config: &PldConfig,
 ) -> Result<Estimate> {
-    let q = check_unit_rate("sampling_rate", sampling_rate)?;
-    let sigma = check_positive("noise_multiplier", noise_multiplier)?;
-    let steps = check_steps(steps)?;
+    let (q, sigma, steps) = check_dpsgd(sampling_rate, noise_multiplier, steps)?;
     let delta = check_open_unit("delta", delta)?;
     let (_, _, forced) = config.validate()?;
     let tilt = forced.unwrap_or_else(|| auto_tilt_for_delta(q, sigma, steps, delta));
@@ -2190,9 +2188,7 @@ pub fn delta(
     epsilon: f64,
     config: &PldConfig,
 ) -> Result<Estimate> {
-    let q = check_unit_rate("sampling_rate", sampling_rate)?;
-    let sigma = check_positive("noise_multiplier", noise_multiplier)?;
-    let steps = check_steps(steps)?;
+    let (q, sigma, steps) = check_dpsgd(sampling_rate, noise_multiplier, steps)?;
     let eps = check_non_negative("epsilon", epsilon)?;
     let (_, _, forced) = config.validate()?;
     let tilt = forced.unwrap_or_else(|| auto_tilt_for_epsilon(q, sigma, steps, eps));
@@ -2247,9 +2243,7 @@ pub fn hockey_stick(
     direction: Direction,
     config: &PldConfig,
 ) -> Result<Estimate> {
-    let q = check_unit_rate("sampling_rate", sampling_rate)?;
-    let sigma = check_positive("noise_multiplier", noise_multiplier)?;
-    let steps = check_steps(steps)?;
+    let (q, sigma, steps) = check_dpsgd(sampling_rate, noise_multiplier, steps)?;
     let eps = crate::error::check_finite("epsilon", epsilon)?;
     let (_, _, forced) = config.validate()?;
     let tilt = forced.unwrap_or_else(|| {

@@ -70,8 +70,8 @@
 //! ε = min_α [r_α + ln(1/δ)/(α − 1)]. ε is clamped at 0 and rounded upward.
 
 use crate::error::{
-    check_open_unit, check_order, check_positive, check_steps, check_unit_rate, invalid, Error,
-    Result,
+    check_dpsgd, check_open_unit, check_order, check_positive, check_steps, check_unit_rate,
+    invalid, Error, Result,
 };
 use crate::math::special::log_add_exp;
 
@@ -653,9 +653,7 @@ pub fn rdp_curve_into(
     orders: &[f64],
     out: &mut [f64],
 ) -> Result<()> {
-    let q = check_unit_rate("sampling_rate", sampling_rate)?;
-    let sigma = check_positive("noise_multiplier", noise_multiplier)?;
-    let t = check_steps(steps)?;
+    let (q, sigma, t) = check_dpsgd(sampling_rate, noise_multiplier, steps)?;
     if orders.is_empty() {
         return Err(Error::Inconsistent {
             what: "orders is empty",
@@ -829,9 +827,7 @@ pub fn epsilon(
     delta: f64,
     conversion: Conversion,
 ) -> Result<EpsilonBound> {
-    let q = check_unit_rate("sampling_rate", sampling_rate)?;
-    let sigma = check_positive("noise_multiplier", noise_multiplier)?;
-    let t = check_steps(steps)?;
+    let (q, sigma, t) = check_dpsgd(sampling_rate, noise_multiplier, steps)?;
     let delta = check_open_unit("delta", delta)?;
     epsilon_unchecked(q, sigma, t, libm::log(delta), conversion)
 }

@@ -1,33 +1,9 @@
 //! The command line as a user runs it: the built binary, its exit status and its output.
 
-use std::process::Command;
+#[path = "../common/mod.rs"]
+mod common;
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_reconbound"))
-        .args(args)
-        .output()
-        .expect("run reconbound");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-/// The value of `"key": <number>` in a one-line JSON object (enough for our flat objects).
-fn json_num(json: &str, key: &str) -> f64 {
-    let pat = format!("\"{key}\": ");
-    let start = json
-        .find(&pat)
-        .unwrap_or_else(|| panic!("key {key} missing in {json}"))
-        + pat.len();
-    let rest = &json[start..];
-    let end = rest.find([',', '}']).unwrap();
-    rest[..end]
-        .trim()
-        .parse()
-        .unwrap_or_else(|e| panic!("{key}: {e} in {json}"))
-}
+use common::{json_num, run_cli as run};
 
 #[test]
 fn bound_default_configuration_prints_every_bound() {

@@ -50,3 +50,40 @@ pub fn rel_err(a: f64, b: f64) -> f64 {
         ((a - b) / b).abs()
     }
 }
+
+/// Run the built `reconbound` binary: (exit status, stdout, stderr).
+pub fn run_cli(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_reconbound"))
+        .args(args)
+        .output()
+        .expect("run reconbound");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// The raw text of `"key": <value>` in a one-line JSON object (flat objects, as the command
+/// line prints them; a string value keeps its quotes).
+pub fn json_raw<'a>(json: &'a str, key: &str) -> &'a str {
+    let pat = format!("\"{key}\": ");
+    let start = json
+        .find(&pat)
+        .unwrap_or_else(|| panic!("key {key} missing in {json}"))
+        + pat.len();
+    let rest = &json[start..];
+    let end = if let Some(inner) = rest.strip_prefix('"') {
+        inner.find('"').unwrap() + 2
+    } else {
+        rest.find([',', '}']).unwrap()
+    };
+    rest[..end].trim()
+}
+
+/// The number at `"key"` in a one-line JSON object.
+pub fn json_num(json: &str, key: &str) -> f64 {
+    json_raw(json, key)
+        .parse()
+        .unwrap_or_else(|e| panic!("{key}: {e} in {json}"))
+}

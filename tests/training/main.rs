@@ -6,6 +6,10 @@
 //! (two-sided normal tail 3.8e-8), with a union bound over the checks of a test staying
 //! ≤ 1e-6; seeds are fixed and printed in the messages.
 
+#[path = "../common/mod.rs"]
+mod common;
+
+use common::{json_num, json_raw, run_cli as run};
 use reconbound::accounting::rdp;
 use reconbound::data::synthetic::{gaussian_blobs, linearly_separable};
 use reconbound::data::Dataset;
@@ -18,7 +22,6 @@ use reconbound::train::logreg;
 use reconbound::train::observer::{Metrics, Observer, StepInfo};
 use reconbound::train::sampling::{BatchSampler, Sampling};
 use reconbound::Error;
-use std::process::Command;
 
 // ---------------------------------------------------------------------------------------
 // DP-SGD
@@ -593,40 +596,6 @@ fn logreg_rejects_bad_lambda_sigma_and_data() {
 
 // ---------------------------------------------------------------------------------------
 // The command line (and real data)
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_reconbound"))
-        .args(args)
-        .output()
-        .expect("run reconbound");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-/// The raw text of `"key": <value>` in a one-line JSON object.
-fn json_raw<'a>(json: &'a str, key: &str) -> &'a str {
-    let pat = format!("\"{key}\": ");
-    let start = json
-        .find(&pat)
-        .unwrap_or_else(|| panic!("key {key} missing in {json}"))
-        + pat.len();
-    let rest = &json[start..];
-    let end = if let Some(inner) = rest.strip_prefix('"') {
-        inner.find('"').unwrap() + 2
-    } else {
-        rest.find([',', '}']).unwrap()
-    };
-    rest[..end].trim()
-}
-
-fn json_num(json: &str, key: &str) -> f64 {
-    json_raw(json, key)
-        .parse()
-        .unwrap_or_else(|e| panic!("{key}: {e} in {json}"))
-}
 
 /// The JSON without its `seconds` entry.
 fn without_seconds(json: &str) -> String {

@@ -14,7 +14,7 @@
 #[cfg(feature = "alloc")]
 use crate::accounting::pld::{composed_pair, Direction, PldConfig, StepLoss};
 #[cfg(feature = "alloc")]
-use crate::error::{check_count, check_open_unit, check_result, Error};
+use crate::error::{check_count, check_dpsgd, check_open_unit, check_result, Error};
 use crate::error::{check_positive, check_steps, check_unit_rate, Result};
 use crate::math::normal;
 #[cfg(feature = "alloc")]
@@ -114,9 +114,7 @@ pub fn gamma_numerical(
     config: &PldConfig,
 ) -> Result<GammaBound> {
     let kappa = check_unit_rate("kappa", kappa)?;
-    let q = check_unit_rate("sampling_rate", sampling_rate)?;
-    let sigma = check_positive("noise_multiplier", noise_multiplier)?;
-    let steps = check_steps(steps)?;
+    let (q, sigma, steps) = check_dpsgd(sampling_rate, noise_multiplier, steps)?;
     if kappa == 1.0 {
         return Ok(GammaBound {
             gamma: 1.0,
@@ -160,9 +158,7 @@ pub fn gamma(
     steps: u64,
 ) -> Result<GammaBound> {
     let kappa = check_unit_rate("kappa", kappa)?;
-    let q = check_unit_rate("sampling_rate", sampling_rate)?;
-    let sigma = check_positive("noise_multiplier", noise_multiplier)?;
-    let steps = check_steps(steps)?;
+    let (q, sigma, steps) = check_dpsgd(sampling_rate, noise_multiplier, steps)?;
     if q == 1.0 {
         return full_batch_bracket(kappa, sigma, steps);
     }
@@ -347,9 +343,7 @@ pub fn gamma_monte_carlo(
     confidence: f64,
 ) -> Result<MonteCarloGamma> {
     let kappa = check_unit_rate("kappa", kappa)?;
-    let q = check_unit_rate("sampling_rate", sampling_rate)?;
-    let sigma = check_positive("noise_multiplier", noise_multiplier)?;
-    let steps = check_steps(steps)?;
+    let (q, sigma, steps) = check_dpsgd(sampling_rate, noise_multiplier, steps)?;
     let samples = check_count("samples", samples, 1, ">= 1")?;
     let confidence = check_open_unit("confidence", confidence)?;
     let n_usize = usize::try_from(samples).map_err(|_| Error::InvalidCount {
