@@ -70,5 +70,75 @@ fn clipped_gradient_jvp8(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, clipped_gradient, clipped_gradient_jvp8);
+/// One FIL step for one example (Guo et al. 2022, Alg. 1 / Eq. 5): the per-example gradient
+/// and the squared norms of the clipped gradient's derivatives along k = 50 input
+/// coordinates. `reference`: `loss_and_grad_jvp::<8>` in 7 passes, `clip` in Dual arithmetic,
+/// squared norms of the lanes. `fast`: `clipped_jvp_sq_norms`. `gram`: the full 50 × 50 Gram
+/// matrix with `clipped_jvp_gram`. Reported per example.
+fn fil_step(c: &mut Criterion) {
+    let mut g = c.benchmark_group("fil_step_50_coords");
+    g.sample_size(20);
+    for (name, m) in models() {
+        if name == "mlp_784_100_10_tanh" {
+            continue;
+        }
+        let p = m.init_params(1);
+        let x = input(m.input_len());
+        let coords: Vec<usize> = (0..50).map(|k| (k * 97 + 13) % m.input_len()).collect();
+        g.throughput(Throughput::Elements(1));
+        let mut ws = m.workspace::<Dual<8>>();
+        let mut grad = vec![Dual::<8>::default(); m.num_params()];
+        let mut sq = vec![0.0; 50];
+        g.bench_function(format!("{name}/reference"), |b| {
+            b.iter(|| {
+                for (chunk, out) in coords.chunks(8).zip(sq.chunks_mut(8)) {
+                    m.loss_and_grad_jvp(&p, black_box(&x), 3, chunk, &mut grad, &mut ws)
+                        .unwrap();
+                    clip(&mut grad, ClipMethod::Gelu, 1.0).unwrap();
+                    for (k, o) in out.iter_mut().enumerate() {
+                        *o = grad.iter().map(|d| d.tangent[k] * d.tangent[k]).sum();
+                    }
+                }
+                black_box(&sq);
+            })
+        });
+        let mut fw = m.fil_workspace(50);
+        g.bench_function(format!("{name}/fast"), |b| {
+            b.iter(|| {
+                m.clipped_jvp_sq_norms(
+                    &p,
+                    black_box(&x),
+                    3,
+                    &coords,
+                    ClipMethod::Gelu,
+                    1.0,
+                    &mut sq,
+                    &mut fw,
+                )
+                .unwrap();
+                black_box(&sq);
+            })
+        });
+        let mut gram = vec![0.0; 50 * 50];
+        g.bench_function(format!("{name}/gram"), |b| {
+            b.iter(|| {
+                m.clipped_jvp_gram(
+                    &p,
+                    black_box(&x),
+                    3,
+                    &coords,
+                    ClipMethod::Gelu,
+                    1.0,
+                    &mut gram,
+                    &mut fw,
+                )
+                .unwrap();
+                black_box(&gram);
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, clipped_gradient, clipped_gradient_jvp8, fil_step);
 criterion_main!(benches);

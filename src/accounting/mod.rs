@@ -7,8 +7,11 @@
 //! - [`prior`]: the baseline success probability κ of a prior.
 //! - [`fano`]: the Fano bound of Guo et al. 2022b as compared in Hayes et al. App. H.
 //! - [`mse`]: Guo et al. 2022 Thm 1, the RDP → MSE lower bound.
+//! - [`fil`]: Fisher information leakage (Guo et al. 2022 Thms 2–4, Alg. 1): the DP-SGD FIL accountant and MSE bounds.
 
 pub mod fano;
+#[cfg(feature = "alloc")]
+pub mod fil;
 pub mod gaussian;
 pub mod mse;
 #[cfg(feature = "alloc")]

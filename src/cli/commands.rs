@@ -252,6 +252,39 @@ fn rdp_curve(q: f64, sigma: f64, steps: u64, orders: &[f64]) -> Result<Vec<f64>,
     Ok(rdp::rdp_curve(q, sigma, steps, orders)?)
 }
 
+/// Guo et al. 2022 Thm 1 for DP-SGD (Poisson rate q, noise multiplier σ, T steps): the
+/// order-2 add/remove RDP, the (2, ε)-RDP under substitution and the unbiased MSE lower bound
+/// for data with per-coordinate diameter `diameter`.
+pub(crate) struct RdpMse {
+    /// (2, r₂)-RDP under add/remove adjacency (reported for comparison).
+    pub rdp2: f64,
+    /// (2, ε)-RDP under substitution, ε ≤ 1.5·r₄ + r₃.
+    pub rdp2_sub: f64,
+    /// MSE ≥ diameter²/(4(e^ε − 1)), rounded down.
+    pub mse: f64,
+}
+
+/// [`RdpMse`] of T DP-SGD steps: shared by `bound` and `train --fil`.
+pub(crate) fn rdp_mse_lower_bound(
+    q: f64,
+    sigma: f64,
+    steps: u64,
+    diameter: f64,
+) -> Result<RdpMse, Failure> {
+    // Guo Thm 1 compares D ∪ {z} with D ∪ {z′}: it needs (2, ε)-RDP under substitution,
+    // bounded from the add/remove RDP at orders 4 and 3 by the weak triangle inequality.
+    let rdp2 = rdp::compose(rdp::subsampled_gaussian_rdp(q, sigma, 2.0)?, steps)?;
+    let rdp3 = rdp::compose(rdp::subsampled_gaussian_rdp(q, sigma, 3.0)?, steps)?;
+    let rdp4 = rdp::compose(rdp::subsampled_gaussian_rdp(q, sigma, 4.0)?, steps)?;
+    let rdp2_sub = mse::substitution_rdp_order2(rdp3, rdp4)?;
+    let mse = mse::mse_lower_bound_uniform(rdp2_sub, diameter, 1)?;
+    Ok(RdpMse {
+        rdp2,
+        rdp2_sub,
+        mse,
+    })
+}
+
 pub(crate) fn bound(args: &[String]) -> Out {
     let f = parse(
         args,
@@ -311,13 +344,11 @@ pub(crate) fn bound(args: &[String]) -> Out {
         }
         None => None,
     };
-    // Guo Thm 1 compares D ∪ {z} with D ∪ {z′}: it needs (2, ε)-RDP under substitution,
-    // bounded from the add/remove RDP at orders 4 and 3 by the weak triangle inequality.
-    let rdp2 = rdp::compose(rdp::subsampled_gaussian_rdp(q, sigma, 2.0)?, steps)?;
-    let rdp3 = rdp::compose(rdp::subsampled_gaussian_rdp(q, sigma, 3.0)?, steps)?;
-    let rdp4 = rdp::compose(rdp::subsampled_gaussian_rdp(q, sigma, 4.0)?, steps)?;
-    let rdp2_sub = mse::substitution_rdp_order2(rdp3, rdp4)?;
-    let mse_lb = mse::mse_lower_bound_uniform(rdp2_sub, diameter, 1)?;
+    let RdpMse {
+        rdp2,
+        rdp2_sub,
+        mse: mse_lb,
+    } = rdp_mse_lower_bound(q, sigma, steps, diameter)?;
 
     if f.has("json") {
         let mut o = Object::new();

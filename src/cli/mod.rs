@@ -10,8 +10,10 @@
 
 pub mod args;
 mod commands;
+mod fil_logreg;
 pub mod format;
 pub mod json;
+mod svg;
 mod train;
 
 use std::format;
@@ -63,6 +65,7 @@ commands:
   fano       the Fano bound of Guo et al. 2022b (Hayes et al. 2023 App. H)
   calibrate  the noise multiplier for a target ε or a target γ
   train      DP-SGD (or output-perturbed logistic regression) on MNIST/CIFAR-10: accuracy, ε, time
+  fil-logreg per-example Fisher information leakage of output-perturbed logistic regression (Guo §7.1)
 ";
 
 /// Run the command line on `args` (without the program name).
@@ -83,10 +86,11 @@ pub fn run(args: &[String]) -> Outcome {
         "fano" => commands::fano(&rest),
         "calibrate" => commands::calibrate(&rest),
         "train" => train::train(&rest),
+        "fil-logreg" => fil_logreg::fil_logreg(&rest),
         other => {
             let shown: String = other.chars().filter(|c| !c.is_control()).take(40).collect();
             return Outcome::usage(&format!(
-                "unknown command '{shown}' (commands: bound, rdp, epsilon, rero, fano, calibrate, train)"
+                "unknown command '{shown}' (commands: bound, rdp, epsilon, rero, fano, calibrate, train, fil-logreg)"
             ));
         }
     };

@@ -1,11 +1,16 @@
 //! `reconbound train`: DP-SGD (or non-private SGD) of a paper architecture, or
 //! output-perturbed logistic regression, on MNIST or CIFAR-10; prints the test accuracy, the
-//! run's ε and the wall time.
+//! run's ε and the wall time. With `--fil`, also the per-example Fisher information leakage
+//! of the run (Guo et al. 2022 Alg. 1) with its table, histogram and image grid.
 
 use super::args::{parse, Flags, Spec, UsageError};
-use super::commands::Failure;
+use super::commands::{rdp_mse_lower_bound, Failure, RdpMse};
 use super::format::{sig, Side};
-use super::json::{Object, Value};
+use super::json::{number, Object, Value};
+use super::svg;
+use crate::accounting::fil::accountant::{
+    average_runs, FilAccountant, FilConfig, FilExample, FilMode, KappaRule,
+};
 use crate::accounting::{pld, rdp};
 use crate::data::{self, Dataset};
 use crate::error::{check_non_negative, check_open_unit, check_positive};
@@ -14,12 +19,13 @@ use crate::rng::Rng;
 use crate::train::clip::ClipMethod;
 use crate::train::dpsgd::{Clipping, DpSgd, DpSgdConfig};
 use crate::train::logreg;
-use crate::train::observer::{accuracy, Metrics};
+use crate::train::observer::{accuracy, Metrics, Observer};
 use crate::train::sampling::{BatchSampler, Sampling};
 use std::format;
 use std::io::Write as _;
 use std::string::String;
 use std::time::Instant;
+use std::vec::Vec;
 
 type Out = Result<String, Failure>;
 
@@ -49,6 +55,14 @@ pub(crate) mod defaults {
     pub const LAMBDA: f64 = 1e-2;
     /// Output noise σ of `--model logreg`.
     pub const LOGREG_NOISE: f64 = 1.0;
+    /// K of `--fil-coords` (at most d).
+    pub const FIL_COORDS: usize = 50;
+    /// Largest `--fil-runs`.
+    pub const MAX_FIL_RUNS: u64 = 1000;
+    /// Examples per row of the `--fil-images` grid.
+    pub const FIL_IMAGES_PER_ROW: usize = 8;
+    /// Bins of the `--plot` histogram.
+    pub const FIL_PLOT_BINS: usize = 30;
 }
 
 const HELP: &str = "\
@@ -57,6 +71,9 @@ usage: reconbound train [--model mlp|mnist-convnet|cifar-convnet|logreg] [--data
                         [--noise-multiplier S] [--clip C] [--clip-mode hard|gelu|none]
                         [--sampling poisson|fixed|shuffle|full] [--lr R] [--momentum M]
                         [--weight-decay W] [--lambda L] [--delta D] [--seed X] [--quiet] [--json]
+                        [--fil [--fil-coords K] [--fil-runs R] [--fil-kappa one|subsampled]
+                               [--fil-delta P] [--fil-out FILE.csv] [--plot FILE.svg]
+                               [--fil-images FILE.svg]]
 
 Trains a model with DP-SGD and reports its test accuracy, the run's ε(δ) and the wall time.
 Each step: batch by --sampling; per-example gradients clipped to norm C (hard: g·min(1, C/‖g‖);
@@ -85,11 +102,44 @@ sampling at q = B/n and for the full batch (q = 1). Fixed-size and shuffled batc
 them); neither does S = 0. Determinism: one seed gives bit-identical results (data split,
 initialisation, batches, noise: streams derived from the seed by Rng::for_trial).
 
+Fisher information leakage (--fil; mlp and the ConvNets, S > 0; Guo et al. 2022 Alg. 1): at
+each step, for every example z in the batch, Tr(I_t(z)) = Σ_i ‖∂g̃(z)/∂z_i‖²/(S·sens)² (Eq. 5;
+g̃ the clipped gradient, sens its largest norm) from K = --fil-coords input coordinates drawn
+without replacement per example and step, scaled by d/K (K = d: exact trace; default
+K = min(50, d)), times κ (Thm 4), summed over the steps (Thm 3). Per example: dFIL
+η̄² = Tr(I)/d and the Thm 2 bound MSE ≥ d/Tr(I) for unbiased reconstructions. The sum over the
+realised run (and, for K < d, the trace) is an unbiased estimate: the per-example bounds are
+estimates, not certified bounds.
+  --fil-kappa subsampled (default; 'one' for --sampling shuffle, the only valid rule there):
+    κ = q/(q + (1−q)e^{−ε}) (Eq. 3), ε the per-step privacy loss of the Gaussian mechanism
+    (sensitivity sens for Poisson, 2·sens for fixed-size batches) exceeded with probability
+    ≤ P = --fil-delta (default 1/(n·T)); q = 1 (full batch): κ = 1.
+    one: κ = 1 (Eq. 2), valid for every sampling scheme.
+  --fil-runs R: R runs with seeds X, X+1, …, X+R−1 on the same data split, the FIL averaged
+    over the runs (Eq. 4); test accuracy and loss are those of the first run (seed X).
+  Compared with the RDP bound of Thm 1, computed as 'reconbound bound' does ((2, ε)-RDP under
+  substitution, ε ≤ 1.5·r₄ + r₃; data in [0, 1]^d, diameter 1): Poisson and full batch only.
+  --fil-out FILE.csv: one row per training example, columns
+    index,label,steps_in_batch,trace,dfil,mse_bound (mse_bound empty for an example never
+    sampled) and, for R > 1, trace_sd,trace_min,trace_max (steps_in_batch, trace, dfil and
+    mse_bound are then of the mean over the runs).
+  --plot FILE.svg: histogram of the per-example MSE bounds, log axis, with the RDP bound and
+    MSE = 1 (perfect privacy) marked (Guo et al. Fig. 2).
+  --fil-images FILE.svg: the 8 sampled examples with the highest and the 8 with the lowest
+    dFIL (Guo et al. Fig. 6).
+Printed MSE bounds are rounded down, dFIL, κ and ε up; JSON and CSV hold the exact values.
+
 JSON keys: command, model, data, parameters, train_size, test_size, sampling, batch_size,
 sampling_rate, steps, noise_multiplier, clip, clip_mode, lr, momentum, weight_decay, seed,
 delta, test_accuracy, train_loss, epsilon_rdp, best_order, epsilon_pld, epsilon_pld_lower,
 [epsilon_note], seconds; for logreg: lambda, gradient_norm, gradient_norm_relative,
 newton_iterations, test_accuracy_nonprivate, rdp_order2 instead of the SGD keys.
+With --fil (before seconds): fil_kappa, fil_step_epsilon, fil_step_delta (null with
+--fil-kappa one), fil_coords, fil_runs, fil_examples_sampled (in a batch at least once, in
+any run), fil_mse_bound_min, fil_mse_bound_median (lower middle for an even count),
+fil_mse_bound_max (the three null if no example was sampled), fil_dfil_max,
+fil_trace_relative_sd_median (R > 1: median over the sampled examples of the sd/mean of
+Tr(I) across runs), mse_lower_bound_rdp (or null and mse_lower_bound_rdp_note).
 Everything but seconds is identical across runs with the same seed.
 ";
 
@@ -112,6 +162,19 @@ const fn s(name: &'static str) -> Spec {
 const SPLIT_STREAM: u64 = u64::MAX;
 const TEST_STREAM: u64 = u64::MAX - 1;
 const INIT_STREAM: u64 = u64::MAX - 2;
+/// Stream of the FIL accountant's coordinate draws.
+const FIL_STREAM: u64 = u64::MAX - 3;
+
+/// The flags that only `--fil` uses.
+const FIL_FLAGS: [&str; 7] = [
+    "fil-coords",
+    "fil-runs",
+    "fil-kappa",
+    "fil-delta",
+    "fil-out",
+    "plot",
+    "fil-images",
+];
 
 fn usage(msg: String) -> Failure {
     Failure::Usage(UsageError(msg))
@@ -212,6 +275,14 @@ pub(crate) fn train(args: &[String]) -> Out {
             v("seed"),
             s("quiet"),
             s("json"),
+            s("fil"),
+            v("fil-coords"),
+            v("fil-runs"),
+            v("fil-kappa"),
+            v("fil-delta"),
+            v("fil-out"),
+            v("plot"),
+            v("fil-images"),
         ],
     )?;
     if f.help {
@@ -231,7 +302,17 @@ pub(crate) fn train(args: &[String]) -> Out {
     check_open_unit("delta", delta)?;
     let seed = f.u64("seed")?.unwrap_or(0);
     let data_spec = f.raw("data").unwrap_or("embedded");
+    if !f.has("fil") {
+        if let Some(flag) = FIL_FLAGS.iter().find(|&&n| f.has(n)) {
+            return Err(usage(format!("flag '--{flag}' needs '--fil'")));
+        }
+    }
     if model_name == "logreg" {
+        if f.has("fil") {
+            return Err(usage(String::from(
+                "flag '--fil' applies only to the neural models (mlp, mnist-convnet, cifar-convnet), not to '--model logreg'",
+            )));
+        }
         for flag in [
             "steps",
             "epochs",
@@ -319,6 +400,7 @@ pub(crate) fn train(args: &[String]) -> Out {
             "--steps = 0 is out of range: must be >= 1",
         )));
     }
+    let fil = fil_options(&f, sigma, sampling)?;
 
     let data = load_data(data_spec)?;
     let model: Sequential = match model_name {
@@ -411,34 +493,82 @@ pub(crate) fn train(args: &[String]) -> Out {
         eps = Some((e_rdp, e_pld));
     }
 
-    let quiet = f.has("quiet");
-    let start = Instant::now();
-    let init_seed = Rng::for_trial(seed, INIT_STREAM).next_u64();
-    let mut params = model.init_params(init_seed);
-    let mut metrics = Metrics::new(&model, None)?;
-    let mut trainer = DpSgd::new(&model, &train_set, &config)?;
-    let mut last_report = 0.0f64;
-    let mut reported = false;
-    for t in 0..steps {
-        trainer.step(&mut params, &mut metrics)?;
-        let elapsed = start.elapsed().as_secs_f64();
-        if !quiet && elapsed >= 1.0 && elapsed - last_report >= 1.0 {
-            last_report = elapsed;
-            reported = true;
-            let mut err = std::io::stderr();
-            let _ = write!(
-                err,
-                "\rtrain: step {}/{steps} ({:.0} %), {elapsed:.1} s",
-                t + 1,
-                100.0 * (t + 1) as f64 / steps as f64
-            );
-            let _ = err.flush();
+    let fil_coords = match &fil {
+        Some(o) => {
+            let d = train_set.dim();
+            let k = o.coords.unwrap_or(defaults::FIL_COORDS.min(d));
+            if k > d {
+                return Err(usage(format!(
+                    "--fil-coords = {k} is out of range: must be in 1..={d} (the input dimension)"
+                )));
+            }
+            k
+        }
+        None => 0,
+    };
+
+    let mut progress = Progress {
+        quiet: f.has("quiet"),
+        start: Instant::now(),
+        last_report: 0.0,
+        reported: false,
+        runs: fil.as_ref().map_or(1, |o| o.runs),
+        steps,
+    };
+    let start = progress.start;
+    // Run r trains with seed X + r on the same split; run 0 is the run without --fil.
+    let mut first: Option<(Vec<f64>, Metrics<'_>)> = None;
+    let mut fil_runs: Vec<Vec<FilExample>> = Vec::new();
+    let mut fil_rule: Option<(f64, Option<f64>, Option<f64>)> = None;
+    for r in 0..progress.runs {
+        let run_seed = seed.wrapping_add(r);
+        let run_config = DpSgdConfig {
+            seed: run_seed,
+            ..config
+        };
+        let init_seed = Rng::for_trial(run_seed, INIT_STREAM).next_u64();
+        let mut params = model.init_params(init_seed);
+        let mut metrics = Metrics::new(&model, None)?;
+        let mut trainer = DpSgd::new(&model, &train_set, &run_config)?;
+        match &fil {
+            None => progress.run(r, &mut trainer, &mut params, &mut metrics)?,
+            Some(o) => {
+                let fil_config = FilConfig {
+                    mode: FilMode::Trace { coords: fil_coords },
+                    kappa: if o.kappa_one {
+                        KappaRule::One
+                    } else {
+                        KappaRule::Subsampled { delta: o.delta }
+                    },
+                    seed: Rng::for_trial(run_seed, FIL_STREAM).next_u64(),
+                };
+                let mut acc = FilAccountant::new(&model, &train_set, &run_config, &fil_config)
+                    .map_err(fil_failure)?;
+                progress.run(r, &mut trainer, &mut params, &mut (&mut metrics, &mut acc))?;
+                fil_rule = Some((acc.kappa(), acc.step_epsilon(), acc.step_delta()));
+                fil_runs.push(acc.results().map_err(fil_failure)?);
+            }
+        }
+        if first.is_none() {
+            first = Some((params, metrics));
         }
     }
-    if reported {
-        let mut err = std::io::stderr();
-        let _ = writeln!(err);
-    }
+    progress.finish();
+    let Some((params, metrics)) = first else {
+        return Err(Failure::Compute(String::from("no training run")));
+    };
+    let fil_report = match (&fil, fil_rule) {
+        (Some(o), Some(rule)) => Some(FilReport::new(
+            o,
+            rule,
+            fil_coords,
+            &fil_runs,
+            &train_set,
+            sampling,
+            (q, sigma, steps),
+        )?),
+        _ => None,
+    };
     let test_accuracy = accuracy(&model, &params, &test_set)?;
     // Mean per-example loss over the last (up to) 10 % of the steps.
     let tail = (metrics.history.len() / 10).max(1);
@@ -454,6 +584,13 @@ pub(crate) fn train(args: &[String]) -> Out {
     } else {
         f64::NAN
     };
+    if let (Some(o), Some(rep)) = (&fil, &fil_report) {
+        let what = format!(
+            "{model_name} on {data_spec}, σ = {sigma}, {} sampling, T = {steps}",
+            sampling.name()
+        );
+        rep.write_files(o, &train_set, &what)?;
+    }
     let seconds = start.elapsed().as_secs_f64();
 
     if f.has("json") {
@@ -492,6 +629,9 @@ pub(crate) fn train(args: &[String]) -> Out {
                     .put("epsilon_pld", Value::Null)
                     .str("epsilon_note", note.as_deref().unwrap_or(""));
             }
+        }
+        if let Some(rep) = &fil_report {
+            rep.put_json(&mut o);
         }
         o.num("seconds", seconds);
         return Ok(o.render() + "\n");
@@ -532,6 +672,9 @@ pub(crate) fn train(args: &[String]) -> Out {
             "  ε                            -   ({})\n",
             note.as_deref().unwrap_or("")
         )),
+    }
+    if let (Some(o), Some(rep)) = (&fil, &fil_report) {
+        t.push_str(&rep.text(o));
     }
     t.push_str(&format!("  wall time                    {seconds:.2} s\n"));
     Ok(t)
@@ -675,4 +818,580 @@ fn logistic(f: &Flags, data_spec: &str, seed: u64, delta: f64) -> Out {
         sig(e_rdp.order, 4, Side::Nearest),
         pld_line(delta, e_pld)
     ))
+}
+
+/// Training steps with progress on stderr (unless `--quiet`): one line, rewritten about once a
+/// second, ended by [`Progress::finish`].
+struct Progress {
+    quiet: bool,
+    start: Instant,
+    last_report: f64,
+    reported: bool,
+    runs: u64,
+    steps: u64,
+}
+
+impl Progress {
+    /// Run `steps` steps of `trainer` on `params`, observed by `observer`, as run `r`.
+    fn run<O: Observer + ?Sized>(
+        &mut self,
+        r: u64,
+        trainer: &mut DpSgd<'_>,
+        params: &mut [f64],
+        observer: &mut O,
+    ) -> Result<(), Failure> {
+        let steps = self.steps;
+        for t in 0..steps {
+            trainer.step(params, observer)?;
+            let elapsed = self.start.elapsed().as_secs_f64();
+            if !self.quiet && elapsed >= 1.0 && elapsed - self.last_report >= 1.0 {
+                self.last_report = elapsed;
+                self.reported = true;
+                let run = if self.runs > 1 {
+                    format!("run {}/{}, ", r + 1, self.runs)
+                } else {
+                    String::new()
+                };
+                let mut err = std::io::stderr();
+                let _ = write!(
+                    err,
+                    "\rtrain: {run}step {}/{steps} ({:.0} %), {elapsed:.1} s",
+                    t + 1,
+                    100.0 * (t + 1) as f64 / steps as f64
+                );
+                let _ = err.flush();
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&self) {
+        if self.reported {
+            let mut err = std::io::stderr();
+            let _ = writeln!(err);
+        }
+    }
+}
+
+/// The `--fil` flags, checked before the data are loaded.
+struct FilOptions {
+    /// `--fil-coords` (checked against d once the data are loaded).
+    coords: Option<usize>,
+    runs: u64,
+    /// `--fil-kappa one` (or the default under shuffled epochs).
+    kappa_one: bool,
+    delta: Option<f64>,
+    csv: Option<String>,
+    plot: Option<String>,
+    images: Option<String>,
+}
+
+/// `None` without `--fil`; otherwise its validated options.
+fn fil_options(f: &Flags, sigma: f64, sampling: Sampling) -> Result<Option<FilOptions>, Failure> {
+    if !f.has("fil") {
+        return Ok(None);
+    }
+    if sigma <= 0.0 {
+        return Err(usage(format!(
+            "--noise-multiplier = {sigma} is out of range with '--fil': must be > 0 (without noise the Fisher information is unbounded)"
+        )));
+    }
+    let coords = match f.u64("fil-coords")? {
+        None => None,
+        Some(0) => {
+            return Err(usage(String::from(
+                "--fil-coords = 0 is out of range: must be in 1..=d (the input dimension)",
+            )))
+        }
+        Some(k) => Some(usize::try_from(k).map_err(|_| {
+            usage(format!(
+                "--fil-coords = {k} is out of range: must be in 1..=d (the input dimension)"
+            ))
+        })?),
+    };
+    let runs = f.u64("fil-runs")?.unwrap_or(1);
+    if runs == 0 || runs > defaults::MAX_FIL_RUNS {
+        return Err(usage(format!(
+            "--fil-runs = {runs} is out of range: must be in 1..={}",
+            defaults::MAX_FIL_RUNS
+        )));
+    }
+    let kappa_one = match f.raw("fil-kappa") {
+        None => sampling == Sampling::Shuffle,
+        Some("one") => true,
+        Some("subsampled") => {
+            if sampling == Sampling::Shuffle {
+                return Err(usage(String::from(
+                    "flag '--fil-kappa': 'subsampled' needs independent batches; with '--sampling shuffle' only 'one' is valid",
+                )));
+            }
+            false
+        }
+        Some(other) => {
+            return Err(usage(format!(
+                "flag '--fil-kappa': '{}' is not one of one, subsampled",
+                other
+                    .chars()
+                    .filter(|c| !c.is_control())
+                    .take(20)
+                    .collect::<String>()
+            )))
+        }
+    };
+    let delta = match f.f64("fil-delta")? {
+        None => None,
+        Some(_) if kappa_one => {
+            return Err(usage(String::from(
+                "flag '--fil-delta' applies only to '--fil-kappa subsampled'",
+            )))
+        }
+        Some(p) => Some(check_open_unit("fil_delta", p)?),
+    };
+    // Output files are written after training: check their folders first.
+    let path = |name: &str| -> Result<Option<String>, Failure> {
+        let Some(p) = f.raw(name) else {
+            return Ok(None);
+        };
+        if p.is_empty() {
+            return Err(usage(format!("flag '--{name}' needs a file name")));
+        }
+        let dir = std::path::Path::new(p).parent();
+        if let Some(dir) = dir.filter(|d| !d.as_os_str().is_empty()) {
+            if !dir.is_dir() {
+                return Err(usage(format!(
+                    "--{name}: cannot write '{}': its folder does not exist",
+                    printable(p)
+                )));
+            }
+        }
+        Ok(Some(String::from(p)))
+    };
+    Ok(Some(FilOptions {
+        coords,
+        runs,
+        kappa_one,
+        delta,
+        csv: path("fil-out")?,
+        plot: path("plot")?,
+        images: path("fil-images")?,
+    }))
+}
+
+/// Errors of the FIL accountant, named by the `train` flags that set them.
+fn fil_failure(e: crate::Error) -> Failure {
+    let flag = match e.parameter() {
+        Some("delta") => Some("--fil-delta"),
+        Some("kappa") => Some("--fil-kappa"),
+        Some("fil_coords" | "coords") => Some("--fil-coords"),
+        _ => None,
+    };
+    match (flag, e) {
+        (
+            Some(flag),
+            crate::Error::InvalidParameter {
+                value, expected, ..
+            },
+        ) => usage(format!(
+            "{flag} = {value} is out of range: must be {expected}"
+        )),
+        (
+            Some(flag),
+            crate::Error::InvalidCount {
+                value, expected, ..
+            },
+        ) => usage(format!(
+            "{flag} = {value} is out of range: must be {expected}"
+        )),
+        (_, e) => Failure::from(e),
+    }
+}
+
+/// One training example's FIL over the runs.
+struct FilRow {
+    index: usize,
+    label: u32,
+    /// Σ over the runs of the steps with the example in the batch.
+    steps_total: u64,
+    /// κ Σ_t Tr(I_t) (mean over the runs).
+    trace: f64,
+    dfil: f64,
+    mse_bound: Option<f64>,
+    /// (sd, min, max) of the trace over the runs, for R > 1.
+    spread: Option<(f64, f64, f64)>,
+}
+
+/// What `--fil` reports.
+struct FilReport {
+    kappa: f64,
+    step_epsilon: Option<f64>,
+    step_delta: Option<f64>,
+    coords: usize,
+    dim: usize,
+    runs: u64,
+    rows: Vec<FilRow>,
+    sampled: usize,
+    /// (min, median (lower middle), max) of the per-example bounds.
+    bounds: Option<(f64, f64, f64)>,
+    dfil_max: f64,
+    relative_sd_median: Option<f64>,
+    /// The RDP (Thm 1) comparison, or why there is none.
+    rdp: Result<RdpMse, String>,
+}
+
+impl FilReport {
+    fn new(
+        o: &FilOptions,
+        (kappa, step_epsilon, step_delta): (f64, Option<f64>, Option<f64>),
+        coords: usize,
+        runs: &[Vec<FilExample>],
+        train_set: &Dataset,
+        sampling: Sampling,
+        (q, sigma, steps): (f64, f64, u64),
+    ) -> Result<Self, Failure> {
+        let dim = train_set.dim();
+        let n = train_set.len();
+        let mut steps_total = std::vec![0u64; n];
+        for run in runs {
+            for ex in run {
+                if let Some(s) = steps_total.get_mut(ex.index) {
+                    *s = s.saturating_add(ex.steps_in_batch);
+                }
+            }
+        }
+        let steps_of = |i: usize| steps_total.get(i).copied().unwrap_or(0);
+        let rows: Vec<FilRow> = match runs {
+            [one] => one
+                .iter()
+                .map(|ex| FilRow {
+                    index: ex.index,
+                    label: ex.label,
+                    steps_total: steps_of(ex.index),
+                    trace: ex.trace,
+                    dfil: ex.dfil,
+                    mse_bound: ex.mse_bound,
+                    spread: None,
+                })
+                .collect(),
+            _ => average_runs(runs, dim)
+                .map_err(fil_failure)?
+                .iter()
+                .map(|a| FilRow {
+                    index: a.index,
+                    label: a.label,
+                    steps_total: steps_of(a.index),
+                    trace: a.mean_trace,
+                    dfil: a.dfil,
+                    mse_bound: a.mse_bound,
+                    spread: Some((a.std_trace, a.min_trace, a.max_trace)),
+                })
+                .collect(),
+        };
+        let sampled = rows.iter().filter(|r| r.steps_total > 0).count();
+        let mut bounds: Vec<f64> = rows
+            .iter()
+            .filter_map(|r| r.mse_bound)
+            .filter(|b| b.is_finite())
+            .collect();
+        bounds.sort_by(f64::total_cmp);
+        let summary = match (bounds.first(), bounds.last()) {
+            (Some(&lo), Some(&hi)) => {
+                let mid = bounds.get((bounds.len() - 1) / 2).copied().unwrap_or(lo);
+                Some((lo, mid, hi))
+            }
+            _ => None,
+        };
+        let dfil_max = rows.iter().map(|r| r.dfil).fold(0.0, f64::max);
+        let relative_sd_median = if o.runs > 1 {
+            let mut rel: Vec<f64> = rows
+                .iter()
+                .filter(|r| r.trace > 0.0)
+                .filter_map(|r| r.spread.map(|(sd, _, _)| sd / r.trace))
+                .filter(|x| x.is_finite())
+                .collect();
+            rel.sort_by(f64::total_cmp);
+            rel.get(rel.len().saturating_sub(1) / 2).copied()
+        } else {
+            None
+        };
+        let rdp = if sampling.has_privacy_accounting() {
+            match rdp_mse_lower_bound(q, sigma, steps, 1.0) {
+                Ok(v) => Ok(v),
+                Err(Failure::Compute(msg)) => Err(format!("not available: {msg}")),
+                Err(e) => return Err(e),
+            }
+        } else {
+            Err(format!(
+                "not available: {} sampling has no RDP analysis implemented",
+                if sampling == Sampling::Shuffle {
+                    "shuffled-epoch"
+                } else {
+                    "fixed-size"
+                }
+            ))
+        };
+        Ok(FilReport {
+            kappa,
+            step_epsilon,
+            step_delta,
+            coords,
+            dim,
+            runs: o.runs,
+            rows,
+            sampled,
+            bounds: summary,
+            dfil_max,
+            relative_sd_median,
+            rdp,
+        })
+    }
+
+    fn put_json(&self, o: &mut Object) {
+        let opt = |x: Option<f64>| x.map_or(Value::Null, Value::Num);
+        o.num("fil_kappa", self.kappa)
+            .put("fil_step_epsilon", opt(self.step_epsilon))
+            .put("fil_step_delta", opt(self.step_delta))
+            .int("fil_coords", self.coords as u64)
+            .int("fil_runs", self.runs)
+            .int("fil_examples_sampled", self.sampled as u64)
+            .put("fil_mse_bound_min", opt(self.bounds.map(|b| b.0)))
+            .put("fil_mse_bound_median", opt(self.bounds.map(|b| b.1)))
+            .put("fil_mse_bound_max", opt(self.bounds.map(|b| b.2)))
+            .num("fil_dfil_max", self.dfil_max);
+        if self.runs > 1 {
+            o.put("fil_trace_relative_sd_median", opt(self.relative_sd_median));
+        }
+        match &self.rdp {
+            Ok(r) => {
+                o.num("mse_lower_bound_rdp", r.mse);
+            }
+            Err(note) => {
+                o.put("mse_lower_bound_rdp", Value::Null)
+                    .str("mse_lower_bound_rdp_note", note);
+            }
+        }
+    }
+
+    fn text(&self, o: &FilOptions) -> String {
+        let mut t = String::new();
+        let exact = self.coords == self.dim;
+        t.push_str(&format!(
+            "  Fisher information leakage (Guo et al. 2022 Alg. 1): Tr(I) {} per example and step, {} run{}\n",
+            if exact {
+                format!("exact (all d = {} coordinates)", self.dim)
+            } else {
+                format!("from K = {} of d = {} coordinates", self.coords, self.dim)
+            },
+            self.runs,
+            if self.runs == 1 { "" } else { "s" }
+        ));
+        let rule = match (self.step_epsilon, self.step_delta) {
+            (Some(e), Some(d)) => format!(
+                "Thm 4 Eq. 3: per-step ε = {} exceeded with probability ≤ δ = {}",
+                sig(e, 4, Side::Up),
+                sig(d, 4, Side::Nearest)
+            ),
+            (None, Some(_)) => String::from("q = 1: every example is in every batch"),
+            _ if o.kappa_one => String::from("Thm 4 Eq. 2: κ = 1"),
+            _ => String::from("κ = 1"),
+        };
+        line(&mut t, "κ", &sig(self.kappa, 6, Side::Up), &rule);
+        line(
+            &mut t,
+            "examples ever sampled",
+            &format!("{} of {}", self.sampled, self.rows.len()),
+            "",
+        );
+        match self.bounds {
+            Some((lo, mid, hi)) => line(
+                &mut t,
+                "per-example MSE ≥ d/Tr(I)",
+                &format!(
+                    "min {}, median {}, max {}",
+                    sig(lo, 4, Side::Down),
+                    sig(mid, 4, Side::Down),
+                    sig(hi, 4, Side::Down)
+                ),
+                "Thm 2, unbiased reconstructions; rounded down",
+            ),
+            None => line(
+                &mut t,
+                "per-example MSE ≥ d/Tr(I)",
+                "-",
+                "no example was sampled",
+            ),
+        }
+        line(
+            &mut t,
+            "dFIL η̄² = Tr(I)/d",
+            &format!("max {}", sig(self.dfil_max, 4, Side::Up)),
+            "rounded up",
+        );
+        match &self.rdp {
+            Ok(r) => line(
+                &mut t,
+                "MSE ≥ by RDP (Thm 1)",
+                &sig(r.mse, 4, Side::Down),
+                &format!(
+                    "(2, {})-RDP under substitution, data in [0, 1]^d; rounded down",
+                    sig(r.rdp2_sub, 4, Side::Up)
+                ),
+            ),
+            Err(note) => line(&mut t, "MSE ≥ by RDP (Thm 1)", "-", note),
+        }
+        if let Some(rel) = self.relative_sd_median {
+            line(
+                &mut t,
+                &format!("spread over {} runs", self.runs),
+                &sig(rel, 3, Side::Nearest),
+                "median over examples of sd/mean of Tr(I)",
+            );
+        }
+        t.push_str(&format!(
+            "  note: estimates, not certified bounds: the FIL summed over the realised run is an unbiased estimate (Guo et al. Thm 3){}\n",
+            if exact { "" } else { ", and so is the trace from K < d coordinates" }
+        ));
+        for (what, path) in [
+            ("table", &o.csv),
+            ("histogram", &o.plot),
+            ("images", &o.images),
+        ] {
+            if let Some(p) = path {
+                t.push_str(&format!("  wrote FIL {what} to {}\n", printable(p)));
+            }
+        }
+        t
+    }
+
+    fn csv(&self) -> String {
+        let mut s = String::from("index,label,steps_in_batch,trace,dfil,mse_bound");
+        if self.runs > 1 {
+            s.push_str(",trace_sd,trace_min,trace_max");
+        }
+        s.push('\n');
+        for r in &self.rows {
+            let steps = if self.runs == 1 {
+                format!("{}", r.steps_total)
+            } else {
+                number(r.steps_total as f64 / self.runs as f64)
+            };
+            s.push_str(&format!(
+                "{},{},{steps},{},{},{}",
+                r.index,
+                r.label,
+                number(r.trace),
+                number(r.dfil),
+                r.mse_bound.map(number).unwrap_or_default()
+            ));
+            if let Some((sd, lo, hi)) = r.spread {
+                s.push_str(&format!(",{},{},{}", number(sd), number(lo), number(hi)));
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    fn histogram(&self, what: &str) -> String {
+        let values: Vec<f64> = self.rows.iter().filter_map(|r| r.mse_bound).collect();
+        let mut markers = Vec::new();
+        if let Ok(r) = &self.rdp {
+            markers.push(svg::Marker {
+                value: r.mse,
+                label: format!("RDP Thm 1 bound ({})", sig(r.mse, 3, Side::Down)),
+            });
+        }
+        markers.push(svg::Marker {
+            value: 1.0,
+            label: String::from("MSE = 1 (perfect privacy)"),
+        });
+        svg::histogram_svg(&svg::HistogramPlot {
+            title: "Per-example MSE lower bounds d/Tr(I) from the Fisher information leakage",
+            subtitle: what,
+            x_label: "MSE lower bound for unbiased reconstruction (Guo et al. 2022 Thm 2)",
+            y_label: "training examples",
+            values: &values,
+            bins: defaults::FIL_PLOT_BINS,
+            markers: &markers,
+        })
+    }
+
+    fn images(&self, train_set: &Dataset, what: &str) -> Result<String, Failure> {
+        let mut sampled: Vec<&FilRow> = self.rows.iter().filter(|r| r.steps_total > 0).collect();
+        // Highest dFIL first; ties by index, so the order is deterministic.
+        sampled.sort_by(|a, b| b.dfil.total_cmp(&a.dfil).then(a.index.cmp(&b.index)));
+        let k = defaults::FIL_IMAGES_PER_ROW;
+        let pick =
+            |rows: &mut dyn Iterator<Item = &&FilRow>| -> Result<Vec<svg::GridImage<'_>>, Failure> {
+                let mut out = Vec::new();
+                for r in rows.take(k) {
+                    let (pixels, _) = train_set.example(r.index)?;
+                    out.push(svg::GridImage {
+                        pixels,
+                        caption: format!("dFIL {}, #{}", sig(r.dfil, 3, Side::Up), r.index),
+                    });
+                }
+                Ok(out)
+            };
+        let highest = pick(&mut sampled.iter())?;
+        let lowest = pick(&mut sampled.iter().rev())?;
+        svg::image_grid_svg(&svg::ImageGrid {
+            title: "Training examples with the highest and lowest dFIL",
+            subtitle: what,
+            shape: train_set.shape(),
+            rows: std::vec![
+                svg::GridRow {
+                    label: String::from("highest dFIL"),
+                    images: highest,
+                },
+                svg::GridRow {
+                    label: String::from("lowest dFIL"),
+                    images: lowest,
+                },
+            ],
+        })
+        .map_err(|e| usage(format!("--fil-images: {e}")))
+    }
+
+    /// Write the files asked for by `--fil-out`, `--plot`, `--fil-images`.
+    fn write_files(&self, o: &FilOptions, train_set: &Dataset, what: &str) -> Result<(), Failure> {
+        if let Some(p) = &o.csv {
+            write_file("fil-out", p, &self.csv())?;
+        }
+        if let Some(p) = &o.plot {
+            write_file("plot", p, &self.histogram(what))?;
+        }
+        if let Some(p) = &o.images {
+            write_file("fil-images", p, &self.images(train_set, what)?)?;
+        }
+        Ok(())
+    }
+}
+
+fn printable(s: &str) -> String {
+    s.chars().filter(|c| !c.is_control()).take(200).collect()
+}
+
+fn write_file(flag: &str, path: &str, text: &str) -> Result<(), Failure> {
+    std::fs::write(path, text)
+        .map_err(|e| usage(format!("--{flag}: cannot write '{}': {e}", printable(path))))
+}
+
+/// `  label` padded to the value column of the `train` report, then `value` and `(note)`.
+fn line(t: &mut String, label: &str, value: &str, note: &str) {
+    t.push_str("  ");
+    t.push_str(label);
+    // Combining marks (the bar of η̄) take no column.
+    let width = label
+        .chars()
+        .filter(|c| !('\u{300}'..='\u{36f}').contains(c))
+        .count();
+    for _ in width..29 {
+        t.push(' ');
+    }
+    t.push_str(value);
+    if !note.is_empty() {
+        t.push_str("   (");
+        t.push_str(note);
+        t.push(')');
+    }
+    t.push('\n');
 }

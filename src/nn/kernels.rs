@@ -99,7 +99,7 @@ pub(crate) struct Geom {
 /// register blocking, so results are identical for every scalar type.
 impl Geom {
     /// Elements of the unrolled input, K·P = C·k²·ho·wo.
-    fn col_len(&self) -> usize {
+    pub(crate) fn col_len(&self) -> usize {
         self.c * self.k * self.k * self.ho * self.wo
     }
     /// Scratch for the input side of a convolution: the unrolled input, then (forward) the
@@ -146,7 +146,7 @@ impl Geom {
         self.hq() * self.wq()
     }
     /// Length of the zero-padded polyphase copy of the input (see [`im2col`]).
-    fn poly_len(&self) -> usize {
+    pub(crate) fn poly_len(&self) -> usize {
         self.c * self.s * self.s * self.plane()
     }
     /// For input row (c, h) and column phase rb: the first column w0 with (w0 + p) mod s =
@@ -198,7 +198,7 @@ fn fill_padded<X: Scalar>(g: &Geom, x: &[X], pad: &mut [X]) {
 /// (length [`Geom::poly_len`]) of the input: with phase planes
 /// P[c][ra][rb][u][v] = xpad[c, s·u + ra, s·v + rb] (hq × wq each),
 /// X[(c, a, b), (i, j)] = P[c][a mod s][b mod s][i + ⌊a/s⌋][j + ⌊b/s⌋], contiguous in j.
-fn im2col<X: Scalar>(g: &Geom, x: &[X], col: &mut [X], poly: &mut [X]) {
+pub(crate) fn im2col<X: Scalar>(g: &Geom, x: &[X], col: &mut [X], poly: &mut [X]) {
     let plane_out = g.ho * g.wo;
     if plane_out == 0 || g.wo == 0 {
         return;
@@ -273,7 +273,7 @@ fn im2col_t<X: Scalar>(g: &Geom, x: &[X], col: &mut [X]) {
 
 /// The adjoint of [`im2col_t`]: δx[c, h, w] = Σ δXᵀ[pos, tap] over the (position, tap) pairs
 /// reading x[c, h, w], added in increasing position, then tap order.
-fn col2im_t<S: Scalar>(g: &Geom, dcol: &[S], dx: &mut [S]) {
+pub(crate) fn col2im_t<S: Scalar>(g: &Geom, dcol: &[S], dx: &mut [S]) {
     let (plane_in, kk) = (g.h * g.w, g.c * g.k * g.k);
     dx.fill(S::zero());
     if plane_in == 0 || kk == 0 || g.wo == 0 {
@@ -435,7 +435,7 @@ fn micro<A: Copy, B: Copy, S: Scalar, const MR: usize, const NR: usize>(
 /// vector load instead of a load and a shuffle (SSE2 has no broadcast load). Same results as
 /// [`gemm`] (same summation order); use it only for `f64`-sized `S`, where it is faster.
 #[inline(never)]
-fn gemm_dup<A: Copy, B: Copy, S: Scalar>(
+pub(crate) fn gemm_dup<A: Copy, B: Copy, S: Scalar>(
     m: usize,
     n: usize,
     kd: usize,
@@ -550,7 +550,7 @@ fn micro_dup1<A: Copy, B: Copy, S: Scalar, const MR: usize>(
 }
 
 /// Writes every element of `src` twice into `dst` (see [`gemm_dup`]).
-fn duplicate<S: Copy>(src: &[S], dst: &mut [S]) {
+pub(crate) fn duplicate<S: Copy>(src: &[S], dst: &mut [S]) {
     for (d, &v) in dst.chunks_exact_mut(2).zip(src) {
         d.fill(v);
     }

@@ -11,6 +11,10 @@ use crate::autodiff::{Dual, Scalar};
 use crate::error::{Error, Result};
 use crate::rng::Rng;
 
+#[path = "fil_norms.rs"]
+mod fil_norms;
+pub use fil_norms::FilWorkspace;
+
 /// A feed-forward network: layers applied in order to one example, followed by a loss on the
 /// output (the logits). Shapes are inferred and checked when the model is built; parameters
 /// are one flat slice (layout in the [module docs](crate::nn)); forward and backward passes run

@@ -105,10 +105,7 @@ pub fn clip<S: Scalar>(grad: &mut [S], method: ClipMethod, clip_norm: f64) -> Re
             value: norm.re(),
         });
     }
-    let factor = match method {
-        ClipMethod::Hard => S::one().min(S::cst(clip_norm) / norm),
-        ClipMethod::Gelu => S::one() / ((norm / clip_norm - 1.0).gelu() + 1.0),
-    };
+    let factor = clip_factor(norm, method, clip_norm);
     if method == ClipMethod::Hard && factor.re() == 1.0 {
         // Inside the ball (or on its boundary): `min` returned its first argument, the
         // constant 1 with tangent 0, so g·f = g — leave g (and its tangents) untouched.
@@ -118,6 +115,21 @@ pub fn clip<S: Scalar>(grad: &mut [S], method: ClipMethod, clip_norm: f64) -> Re
         *g *= factor;
     }
     Ok(norm)
+}
+
+/// The clipping factor f(‖g‖) of [`clip`] (g̃ = g·f), in `S` arithmetic: for hard clipping
+/// `S::one().min(S::cst(C) / norm)`, for GELU clipping `S::one() / ((norm / C − 1).gelu() +
+/// 1)`. The one definition of clipping: [`clip`] uses it, and evaluated on `Dual<1>` (value
+/// ‖g‖, tangent 1) it gives f and f′ for the Gram matrix of the clipped-gradient derivatives
+/// ([`Sequential::clipped_jvp_gram`](crate::nn::Sequential::clipped_jvp_gram)). Kinks as
+/// documented on [`ClipMethod::Hard`]: at ‖g‖ = C (a tie) and at ‖g‖ = 0 the constant 1 is
+/// selected (tangent 0).
+#[inline]
+pub(crate) fn clip_factor<S: Scalar>(norm: S, method: ClipMethod, clip_norm: f64) -> S {
+    match method {
+        ClipMethod::Hard => S::one().min(S::cst(clip_norm) / norm),
+        ClipMethod::Gelu => S::one() / ((norm / clip_norm - 1.0).gelu() + 1.0),
+    }
 }
 
 /// [`l2_norm`]`(v)`, bit for bit: l2_norm sums the squares in 8 interleaved partial sums

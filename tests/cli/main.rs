@@ -3,6 +3,9 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod fil_logreg;
+mod train_fil;
+
 use common::{json_num, run_cli as run};
 
 #[test]
@@ -57,7 +60,15 @@ fn bound_json_has_documented_keys_and_consistent_values() {
 
 #[test]
 fn every_subcommand_has_help() {
-    for cmd in ["bound", "rdp", "epsilon", "rero", "fano", "calibrate"] {
+    for cmd in [
+        "bound",
+        "rdp",
+        "epsilon",
+        "rero",
+        "fano",
+        "calibrate",
+        "fil-logreg",
+    ] {
         let (code, out, _) = run(&[cmd, "--help"]);
         assert_eq!(code, 0, "{cmd} --help");
         assert!(out.starts_with("usage: reconbound"), "{cmd}: {out}");

@@ -6,6 +6,7 @@ mod common;
 mod peers_rdp;
 
 mod guo_section7;
+mod guo_section7_fil;
 mod hayes_gamma;
 mod hayes_table2;
 mod peers_pld;

@@ -1,0 +1,512 @@
+//! `reconbound fil-logreg`: per-example Fisher information leakage of output-perturbed
+//! logistic regression on two MNIST digits (Guo et al. 2022, Sec. 7.1), beside the RDP bound.
+
+use super::args::{parse, Flags, Spec, UsageError};
+use super::commands::Failure;
+use super::format::{sig, Side};
+use super::json::{Object, Value};
+use crate::accounting::fil::logreg::{
+    output_perturbation_fil, projected_output_perturbation_fil, InputSpace, LogregFil,
+};
+use crate::data::{self, Dataset};
+use crate::error::check_positive;
+use crate::rng::Rng;
+use crate::train::logreg;
+use std::format;
+use std::string::String;
+use std::time::Instant;
+use std::vec::Vec;
+
+type Out = Result<String, Failure>;
+
+/// Documented defaults of `reconbound fil-logreg` (Guo et al. 2022, Sec. 7.1).
+pub(crate) mod defaults {
+    /// The two digits (first → label 0, second → label 1).
+    pub const DIGITS: [u32; 2] = [0, 1];
+    /// λ.
+    pub const LAMBDA: f64 = 1e-2;
+    /// σ of the output noise.
+    pub const NOISE: f64 = 1e-2;
+    /// Fraction of the two-digit examples held out for testing (rounded).
+    pub const TEST_FRACTION: f64 = 0.2;
+}
+
+const HELP: &str = "\
+usage: reconbound fil-logreg [--data embedded|<idx dir>] [--digits A,B] [--lambda L] [--noise S]
+                             [--train-size N] [--seed X] [--space pixels|unit-ball]
+                             [--out FILE.csv] [--json]
+
+Guo et al. 2022 Sec. 7.1: output-perturbed L2-regularised logistic regression (no intercept,
+exact minimiser w* by Newton's method, released w* + N(0, S²I)) on digit A (label 0) vs digit B
+(label 1) of MNIST. For every training example x: the Fisher information of the release about
+x, I = JᵀJ/S² with J = ∂w*/∂x by the implicit function theorem (exact, closed form; it does not
+depend on the noise draw, so no averaging over runs is needed), its trace, the dFIL Tr(I)/d and
+the Thm 2 bound MSE ≥ d/Tr(I) for unbiased reconstructions; beside them the (2, ε)-RDP,
+ε = 4/(nλS)², and the Thm 1 bound MSE ≥ 1/(4(e^ε − 1)) (diameter 1 per coordinate).
+
+Unit ball: ε needs ‖x‖ ≤ 1, but MNIST images in [0, 1]^784 have norms ≈ 9–10 (Guo et al.'s code
+does not normalise, so their ε is not a guarantee for their data). The mechanism here first
+projects every image onto the unit ball (x/‖x‖ when ‖x‖ > 1), then trains. --space pixels
+(default): the FIL and the MSE are about the raw image in [0, 1]^784 (chain rule through the
+projection), comparable with Guo's Fig. 2; 'perfect privacy' = bound ≥ 1 (any guess in
+[0, 1]^d has MSE ≤ 1). --space unit-ball: about the projected image; the worst guess in
+[0, 1]^d ∩ unit ball has MSE 2/d, the perfect-privacy line.
+
+Data: embedded (the 2,000 MNIST images shipped with the crate) or a directory of MNIST IDX
+files. Split: N training examples (default 80 % of the two digits) and the rest for testing,
+drawn with --seed exactly as 'reconbound train --model logreg' does (N = all: no test set). The
+test accuracy is that of the released model (noise from --seed) and of w*.
+
+Defaults: --data embedded --digits 0,1 --lambda 0.01 --noise 0.01 --seed 0 --space pixels.
+Printed bounds are rounded to the safe side: MSE bounds down, ε and dFIL up.
+--out writes one CSV row per training example: index (in the training set), label (0/1),
+trace, dfil, mse_bound (inf if the trace is 0), digit, source_index (in --data).
+
+JSON keys: command, data, digits, space, train_size, test_size, dim, lambda, noise_std, seed,
+max_input_norm, newton_iterations, gradient_norm_relative, test_accuracy,
+test_accuracy_nonprivate (null without a test set), rdp_order2, rdp_mse_bound,
+fil_mse_bound_min, fil_mse_bound_median (lower median), fil_mse_bound_max, dfil_max,
+trivial_mse, perfect_privacy_count, margin, out (null without --out), seconds.
+Everything but seconds is identical across runs with the same flags.
+";
+
+const fn v(name: &'static str) -> Spec {
+    Spec {
+        name,
+        takes_value: true,
+    }
+}
+
+/// The stream of `Rng::for_trial(seed, ·)` that seeds the split (as `reconbound train`).
+const SPLIT_STREAM: u64 = u64::MAX;
+
+fn usage(msg: String) -> Failure {
+    Failure::Usage(UsageError(msg))
+}
+
+fn shown(s: &str) -> String {
+    s.chars().filter(|c| !c.is_control()).take(80).collect()
+}
+
+fn load_mnist(spec: &str) -> Result<Dataset, Failure> {
+    if spec == "embedded" {
+        return Ok(data::embedded_mnist()?);
+    }
+    let path = std::path::Path::new(spec);
+    if !path.is_dir() {
+        return Err(usage(format!(
+            "--data: '{}' is neither 'embedded' nor a directory of MNIST IDX files",
+            shown(spec)
+        )));
+    }
+    data::idx::mnist_from_dir(path)
+        .map_err(|e| usage(format!("--data: cannot load '{}': {e}", shown(spec))))
+}
+
+fn parse_digits(f: &Flags) -> Result<[u32; 2], Failure> {
+    let Some(raw) = f.raw("digits") else {
+        return Ok(defaults::DIGITS);
+    };
+    let bad = || {
+        usage(format!(
+            "flag '--digits': '{}' is not two distinct labels A,B",
+            shown(raw)
+        ))
+    };
+    let parts: Vec<&str> = raw.split(',').map(str::trim).collect();
+    let [a, b] = parts.as_slice() else {
+        return Err(bad());
+    };
+    let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) else {
+        return Err(bad());
+    };
+    if a == b {
+        return Err(bad());
+    }
+    Ok([a, b])
+}
+
+/// Sorted indices in `0..n` not in the sorted list `taken`.
+fn complement(n: usize, taken: &[usize]) -> Vec<usize> {
+    let mut out = Vec::with_capacity(n.saturating_sub(taken.len()));
+    let mut t = taken.iter().peekable();
+    for i in 0..n {
+        if t.peek() == Some(&&i) {
+            t.next();
+        } else {
+            out.push(i);
+        }
+    }
+    out
+}
+
+/// Safe-side summary of the MSE bounds: (min, lower median, max); `None` bounds (trace 0)
+/// count as +∞.
+fn summary(fil: &LogregFil) -> (f64, f64, f64) {
+    let mut b: Vec<f64> = fil
+        .examples
+        .iter()
+        .map(|e| e.mse_bound.unwrap_or(f64::INFINITY))
+        .collect();
+    b.sort_by(f64::total_cmp);
+    let min = b.first().copied().unwrap_or(f64::NAN);
+    let max = b.last().copied().unwrap_or(f64::NAN);
+    let median = b
+        .get(b.len().saturating_sub(1) / 2)
+        .copied()
+        .unwrap_or(f64::NAN);
+    (min, median, max)
+}
+
+fn row(t: &mut String, label: &str, value: &str, note: &str) {
+    let pad = 36usize.saturating_sub(label.chars().count());
+    t.push_str("  ");
+    t.push_str(label);
+    t.extend(core::iter::repeat_n(' ', pad));
+    t.push_str(value);
+    if !note.is_empty() {
+        let pad = 12usize.saturating_sub(value.chars().count()).max(1);
+        t.extend(core::iter::repeat_n(' ', pad));
+        t.push_str(note);
+    }
+    t.push('\n');
+}
+
+fn num_or_null(o: &mut Object, key: &str, x: Option<f64>) {
+    match x {
+        Some(x) => o.num(key, x),
+        None => o.put(key, Value::Null),
+    };
+}
+
+pub(crate) fn fil_logreg(args: &[String]) -> Out {
+    let f = parse(
+        args,
+        &[
+            v("data"),
+            v("digits"),
+            v("lambda"),
+            v("noise"),
+            v("train-size"),
+            v("seed"),
+            v("space"),
+            v("out"),
+            Spec {
+                name: "json",
+                takes_value: false,
+            },
+        ],
+    )?;
+    if f.help {
+        return Ok(String::from(HELP));
+    }
+    let lambda = f.f64("lambda")?.unwrap_or(defaults::LAMBDA);
+    check_positive("lambda", lambda)?;
+    let noise = f.f64("noise")?.unwrap_or(defaults::NOISE);
+    check_positive("noise", noise)?;
+    let seed = f.u64("seed")?.unwrap_or(0);
+    let space = match f.raw("space").unwrap_or("pixels") {
+        "pixels" => InputSpace::Projected,
+        "unit-ball" => InputSpace::UnitBall,
+        other => {
+            return Err(usage(format!(
+                "flag '--space': '{}' is not one of pixels, unit-ball",
+                other.chars().take(20).collect::<String>()
+            )))
+        }
+    };
+    let digits = parse_digits(&f)?;
+    let data_spec = f.raw("data").unwrap_or("embedded");
+    let train_size_flag = f.u64("train-size")?;
+    let out_path = f.raw("out");
+
+    let start = Instant::now();
+    let loaded = load_mnist(data_spec)?;
+    for d in digits {
+        if d as usize >= loaded.num_classes() {
+            return Err(usage(format!(
+                "--digits: {d} is not a label of --data (labels 0..{})",
+                loaded.num_classes()
+            )));
+        }
+    }
+    let source_index: Vec<usize> = loaded
+        .labels()
+        .iter()
+        .enumerate()
+        .filter(|(_, &y)| digits.contains(&y))
+        .map(|(i, _)| i)
+        .collect();
+    let two = loaded
+        .filter_labels(&digits)
+        .map_err(|e| {
+            usage(format!(
+                "--digits: no examples of digits {} and {} in --data ({e})",
+                digits[0], digits[1]
+            ))
+        })?
+        .flatten();
+    drop(loaded);
+    let counts = two.class_counts();
+    if counts.contains(&0) {
+        return Err(usage(format!(
+            "--digits: --data has {} examples of digit {} and {} of digit {}: both are needed",
+            counts.first().copied().unwrap_or(0),
+            digits[0],
+            counts.get(1).copied().unwrap_or(0),
+            digits[1]
+        )));
+    }
+    let n_all = two.len();
+    let default_test =
+        (libm::round(n_all as f64 * defaults::TEST_FRACTION) as usize).clamp(1, n_all - 1);
+    let train_size = match train_size_flag {
+        Some(t) => usize::try_from(t).unwrap_or(usize::MAX),
+        None => n_all - default_test,
+    };
+    if train_size == 0 || train_size > n_all {
+        return Err(usage(format!(
+            "--train-size = {} is out of range: must be in 1..={n_all} (examples of digits {} and {})",
+            train_size_flag.unwrap_or(0),
+            digits[0],
+            digits[1]
+        )));
+    }
+    let rest = n_all - train_size;
+    let (train_idx, test_idx) = if rest == 0 {
+        ((0..n_all).collect::<Vec<_>>(), Vec::new())
+    } else {
+        let split_seed = Rng::for_trial(seed, SPLIT_STREAM).next_u64();
+        let test = Rng::from_seed(split_seed).subset(n_all, rest)?;
+        (complement(n_all, &test), test)
+    };
+    let train_raw = two.subset(&train_idx)?;
+    let test_set = if test_idx.is_empty() {
+        None
+    } else {
+        Some(two.subset(&test_idx)?.project_to_unit_ball())
+    };
+    drop(two);
+    let max_input_norm = train_raw.max_l2_norm();
+
+    let fil = match space {
+        InputSpace::Projected => projected_output_perturbation_fil(&train_raw, lambda, noise),
+        InputSpace::UnitBall => {
+            output_perturbation_fil(&train_raw.clone().project_to_unit_ball(), lambda, noise)
+        }
+    }
+    .map_err(|e| match e {
+        crate::Error::InvalidParameter {
+            name: "noise_std", ..
+        } => usage(format!(
+            "--noise = {noise} is out of range: must be finite and > 0"
+        )),
+        other => Failure::from(other),
+    })?;
+    // The released model: w* + N(0, S²I) from Rng::for_trial(seed, 0), as
+    // train::logreg::output_perturbation draws it.
+    let mut rng = Rng::for_trial(seed, 0);
+    let released: Vec<f64> = fil
+        .fit
+        .weights
+        .iter()
+        .map(|&w| w + noise * rng.gaussian())
+        .collect();
+    let (acc, acc_np) = match &test_set {
+        Some(t) => (
+            Some(logreg::accuracy(&released, t)?),
+            Some(logreg::accuracy(&fil.fit.weights, t)?),
+        ),
+        None => (None, None),
+    };
+    let (b_min, b_median, b_max) = summary(&fil);
+    let dfil_max = fil.examples.iter().map(|e| e.dfil).fold(0.0, f64::max);
+    let perfect = fil
+        .examples
+        .iter()
+        .filter(|e| e.mse_bound.is_none_or(|b| b >= fil.trivial_mse))
+        .count();
+    let relative = if fil.fit.initial_gradient_norm > 0.0 {
+        fil.fit.gradient_norm / fil.fit.initial_gradient_norm
+    } else {
+        0.0
+    };
+
+    if let Some(path) = out_path {
+        let mut csv = String::from("index,label,trace,dfil,mse_bound,digit,source_index\n");
+        for e in &fil.examples {
+            let bound = match e.mse_bound {
+                Some(b) => format!("{b:?}"),
+                None => String::from("inf"),
+            };
+            let source = train_idx
+                .get(e.index)
+                .and_then(|&i| source_index.get(i))
+                .copied()
+                .unwrap_or(usize::MAX);
+            let digit = digits.get(e.label as usize).copied().unwrap_or(u32::MAX);
+            csv.push_str(&format!(
+                "{},{},{:?},{:?},{bound},{digit},{source}\n",
+                e.index, e.label, e.trace, e.dfil
+            ));
+        }
+        std::fs::write(path, csv)
+            .map_err(|e| usage(format!("--out: cannot write '{}': {e}", shown(path))))?;
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let space_name = match space {
+        InputSpace::Projected => "pixels",
+        InputSpace::UnitBall => "unit-ball",
+    };
+
+    if f.has("json") {
+        let mut o = Object::new();
+        o.str("command", "fil-logreg")
+            .str("data", data_spec)
+            .put(
+                "digits",
+                Value::Arr(digits.iter().map(|&d| Value::Int(u64::from(d))).collect()),
+            )
+            .str("space", space_name)
+            .int("train_size", fil.n as u64)
+            .int("test_size", test_idx.len() as u64)
+            .int("dim", fil.d as u64)
+            .num("lambda", lambda)
+            .num("noise_std", noise)
+            .int("seed", seed)
+            .num("max_input_norm", max_input_norm)
+            .int("newton_iterations", u64::from(fil.fit.iterations))
+            .num("gradient_norm_relative", relative);
+        num_or_null(&mut o, "test_accuracy", acc);
+        num_or_null(&mut o, "test_accuracy_nonprivate", acc_np);
+        o.num("rdp_order2", fil.rdp_order2)
+            .num("rdp_mse_bound", fil.rdp_mse_bound)
+            .num("fil_mse_bound_min", b_min)
+            .num("fil_mse_bound_median", b_median)
+            .num("fil_mse_bound_max", b_max)
+            .num("dfil_max", dfil_max)
+            .num("trivial_mse", fil.trivial_mse)
+            .int("perfect_privacy_count", perfect as u64)
+            .num("margin", fil.margin);
+        match out_path {
+            Some(p) => o.str("out", p),
+            None => o.put("out", Value::Null),
+        };
+        o.num("seconds", seconds);
+        return Ok(o.render() + "\n");
+    }
+
+    let d = fil.d;
+    let mut t = format!(
+        "reconbound fil-logreg: Fisher information leakage of output-perturbed logistic regression (Guo et al. 2022 §7.1)\n\
+         \x20 digits {} (label 0) vs {} (label 1) of {data_spec}: {} training / {} test examples, d = {d}\n",
+        digits[0],
+        digits[1],
+        fil.n,
+        test_idx.len(),
+    );
+    match space {
+        InputSpace::Projected => t.push_str(&format!(
+            "  inputs: raw pixels in [0, 1]^{d} (largest norm {}), projected onto the unit ball by the mechanism; FIL and MSE about the raw pixels\n",
+            sig(max_input_norm, 4, Side::Nearest)
+        )),
+        InputSpace::UnitBall => t.push_str(&format!(
+            "  inputs: images projected onto the unit ball (largest raw norm {}); FIL and MSE about the projected images\n",
+            sig(max_input_norm, 4, Side::Nearest)
+        )),
+    }
+    t.push_str(&format!(
+        "  λ = {lambda}, output noise σ = {noise}, seed {seed}; Newton: {} iterations, final gradient norm {} relative to w = 0\n\n",
+        fil.fit.iterations,
+        sig(relative, 3, Side::Up),
+    ));
+    match (acc, acc_np) {
+        (Some(a), Some(b)) => row(
+            &mut t,
+            "test accuracy",
+            &sig(a, 6, Side::Nearest),
+            &format!(
+                "released model (seed {seed}); non-private w*: {}",
+                sig(b, 6, Side::Nearest)
+            ),
+        ),
+        _ => row(
+            &mut t,
+            "test accuracy",
+            "-",
+            "no test set (--train-size = all)",
+        ),
+    }
+    row(
+        &mut t,
+        "(2, ε)-RDP, ε = 4/(nλσ)²",
+        &sig(fil.rdp_order2, 6, Side::Up),
+        "upper bound (Guo et al.: n = 12665 gives 2.49)",
+    );
+    let thm1_note = if fil.rdp_mse_bound > 0.0 {
+        String::from("1/(4(e^ε − 1)), diameter 1 per coordinate")
+    } else {
+        // 1/(4(e^ε − 1)) < e^{−ε}/2 underflows: say how small it is.
+        format!(
+            "1/(4(e^ε − 1)) < 10^{} underflows; diameter 1 per coordinate",
+            sig(
+                -fil.rdp_order2 / core::f64::consts::LN_10 + 0.01,
+                6,
+                Side::Up
+            )
+        )
+    };
+    row(
+        &mut t,
+        "MSE ≥ (Thm 1, from RDP)",
+        &sig(fil.rdp_mse_bound, 6, Side::Down),
+        &thm1_note,
+    );
+    row(
+        &mut t,
+        "MSE ≥ d/Tr(I) (Thm 2): min",
+        &sig(b_min, 6, Side::Down),
+        "per-example lower bounds for unbiased attacks",
+    );
+    row(
+        &mut t,
+        "                   median",
+        &sig(b_median, 6, Side::Down),
+        "(lower median)",
+    );
+    row(
+        &mut t,
+        "                   max",
+        &sig(b_max, 6, Side::Down),
+        "",
+    );
+    row(
+        &mut t,
+        "dFIL Tr(I)/d: max",
+        &sig(dfil_max, 6, Side::Up),
+        "upper bound",
+    );
+    let line = match space {
+        InputSpace::Projected => String::from("bound ≥ 1: any guess in [0, 1]^d has MSE ≤ 1"),
+        InputSpace::UnitBall => format!(
+            "bound ≥ 2/d = {}: any guess in [0, 1]^d ∩ unit ball has MSE ≤ 2/d",
+            sig(fil.trivial_mse, 6, Side::Nearest)
+        ),
+    };
+    row(
+        &mut t,
+        "perfect privacy",
+        &format!("{perfect} of {}", fil.n),
+        &line,
+    );
+    if let Some(p) = out_path {
+        row(
+            &mut t,
+            "per-example rows",
+            &shown(p),
+            "index,label,trace,dfil,mse_bound,digit,source_index",
+        );
+    }
+    row(&mut t, "wall time", &format!("{seconds:.2} s"), "");
+    Ok(t)
+}
