@@ -4,6 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use reconbound::accounting::fil::{bounds, kappa as fil_kappa};
 use reconbound::accounting::{fano, gaussian, mse, prior, rdp, rero};
 
 fn f(data: &[u8], i: usize) -> f64 {
@@ -32,4 +33,16 @@ fuzz_target!(|data: &[u8]| {
     ok(prior::kappa_uniform(steps));
     ok(fano::fano_closed_form(steps, sigma, alpha).map(|b| b.success_bound));
     ok(mse::mse_lower_bound_uniform(alpha, sigma, steps));
+    // FIL (Guo et al. 2022 Thms 2 and 4): κ, the per-step ε and the Thm 2 bounds.
+    ok(fil_kappa::step_mu(sigma, fil_kappa::Adjacency::AddRemove));
+    ok(fil_kappa::step_epsilon(sigma, delta));
+    ok(fil_kappa::classical_step_epsilon(sigma, delta));
+    ok(fil_kappa::kappa(q, alpha));
+    ok(fil_kappa::default_delta(steps as usize, steps));
+    ok(bounds::unbiased_mse_bound(kappa, steps as usize));
+    ok(bounds::dfil(kappa, steps as usize));
+    let m = [q, sigma, sigma, alpha];
+    ok(bounds::spectral_norm_upper(&m, 2));
+    ok(bounds::spectral_mse_bound(&m, 2));
+    ok(bounds::biased_mse_bound(&m, 2, &[1.0, 0.0, 0.0, 1.0], &[delta, kappa]));
 });

@@ -46,6 +46,10 @@ fn finish(
     };
     let bias_term = bias_sq / d;
     let total = (variance + bias_term) * (1.0 - (terms + 16.0) * 2.0 * f64::EPSILON);
+    // A lower bound: when it exceeds the double range (ε ≲ 1e-308), f64::MAX is still one.
+    if total == f64::INFINITY {
+        return Ok(f64::MAX);
+    }
     crate::error::check_result("MSE lower bound", total.max(0.0))
 }
 
@@ -78,7 +82,8 @@ fn scaled_sum_sq<F: Fn(usize) -> f64>(n: usize, term: F) -> (f64, f64) {
 ///
 /// # Errors
 /// `epsilon_order2` not finite and > 0; `diameters` empty or containing a value that is not
-/// finite and ≥ 0.
+/// finite and ≥ 0. A bound beyond the double range is returned as `f64::MAX` (still a lower
+/// bound), as by every function of this module.
 ///
 /// # Examples
 /// ```
@@ -278,8 +283,9 @@ mod tests {
         let exact = 2e300 / (8.0 * libm::expm1(1.0));
         // Slack: log-space rounding allowance ≈ 16 ε (|ln num| + |ln den|) ≈ 2.4e-12 relative.
         assert!(b <= exact && b > exact * (1.0 - 1e-11), "{b} {exact}");
-        // A bound too large for f64 is an error, not ∞.
-        assert!(mse_lower_bound_unbiased(1.0, &[1e200, 1e200]).is_err());
+        // A bound too large for f64 is capped at f64::MAX (still a lower bound), never ∞.
+        assert_eq!(mse_lower_bound_unbiased(1.0, &[1e200, 1e200]).unwrap(), f64::MAX);
+        assert_eq!(mse_lower_bound_uniform(1e-320, 1.0, 3).unwrap(), f64::MAX);
         let b = mse_lower_bound_biased(800.0, &[1e300], &[1e300], 0.0).unwrap();
         assert!(b.is_finite());
         assert_eq!(mse_lower_bound_unbiased(1.0, &[0.0, 0.0]).unwrap(), 0.0);

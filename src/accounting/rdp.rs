@@ -194,8 +194,19 @@ pub fn gaussian_rdp(order: f64, sensitivity: f64, noise_std: f64) -> Result<f64>
     let d = check_positive("sensitivity", sensitivity)?;
     let s = check_positive("noise_std", noise_std)?;
     let ratio = d / s;
-    let r = 0.5 * alpha * ratio * ratio;
-    check_result("Gaussian RDP overflows", round_up(r))
+    let half = 0.5 * alpha;
+    let partial = half * ratio;
+    let r = partial * ratio;
+    if ratio >= f64::MIN_POSITIVE && partial >= f64::MIN_POSITIVE && r >= f64::MIN_POSITIVE {
+        return check_result("Gaussian RDP overflows", round_up(r));
+    }
+    // A subnormal (or underflowed) step loses the relative error bound that `round_up`
+    // covers: redo the product in the log domain (ln of exact inputs, relative error ~1e-16
+    // each), widen it, and add two units of the smallest subnormal, so the result stays an
+    // upper bound (the true value rounded to 0 becomes 2⁻¹⁰⁷³).
+    let ln_r = libm::log(half) + 2.0 * (libm::log(d) - libm::log(s));
+    let v = libm::exp(ln_r + 1e-12 * (1.0 + libm::fabs(ln_r))) + f64::from_bits(2);
+    check_result("Gaussian RDP overflows", v)
 }
 
 fn check_result(what: &'static str, v: f64) -> Result<f64> {

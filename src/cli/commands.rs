@@ -31,8 +31,9 @@ impl From<Error> for Failure {
                 value,
                 expected,
             } => Failure::Usage(UsageError(format!(
-                "{} = {value} is out of range: must be {expected}",
-                flag(name)
+                "{} = {} is out of range: must be {expected}",
+                flag(name),
+                shown(value)
             ))),
             Error::InvalidCount {
                 name,
@@ -48,12 +49,24 @@ impl From<Error> for Failure {
     }
 }
 
+/// An offending value as a user reads it: plain decimals in [1e-4, 1e15), else scientific
+/// notation (`1e-300`, not three hundred zeros).
+pub(crate) fn shown(v: f64) -> String {
+    let a = libm::fabs(v);
+    if v == 0.0 || !v.is_finite() || (1e-4..1e15).contains(&a) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
 /// The CLI flag for a library parameter name (`noise_multiplier` → `--noise-multiplier`).
 fn flag(name: &str) -> String {
     let mapped = match name {
         "order" | "orders" => "orders",
         "epsilon" | "target_epsilon" => "target-epsilon",
         "gamma" | "target_gamma" => "target-gamma",
+        "clip_norm" => "clip",
         other => other,
     };
     format!("--{}", mapped.replace('_', "-"))

@@ -46,7 +46,7 @@ the Thm 2 bound MSE ≥ d/Tr(I) for unbiased reconstructions; beside them the (2
 
 Unit ball: ε needs ‖x‖ ≤ 1, but MNIST images in [0, 1]^784 have norms ≈ 9–10 (Guo et al.'s code
 does not normalise, so their ε is not a guarantee for their data). The mechanism here first
-projects every image onto the unit ball (x/‖x‖ when ‖x‖ > 1), then trains. --space pixels
+projects every image onto the unit ball (x/(t‖x‖) when t‖x‖ > 1, t = 1 + (d + 4)·2⁻⁵² so that the result is inside), then trains. --space pixels
 (default): the FIL and the MSE are about the raw image in [0, 1]^784 (chain rule through the
 projection), comparable with Guo's Fig. 2; 'perfect privacy' = bound ≥ 1 (any guess in
 [0, 1]^d has MSE ≤ 1). --space unit-ball: about the projected image; the worst guess in
@@ -60,7 +60,7 @@ test accuracy is that of the released model (noise from --seed) and of w*.
 Defaults: --data embedded --digits 0,1 --lambda 0.01 --noise 0.01 --seed 0 --space pixels.
 Printed bounds are rounded to the safe side: MSE bounds down, ε and dFIL up.
 --out writes one CSV row per training example: index (in the training set), label (0/1),
-trace, dfil, mse_bound (inf if the trace is 0), digit, source_index (in --data).
+trace, dfil, mse_bound (empty if the trace is 0: no bound), digit, source_index (in --data).
 
 JSON keys: command, data, digits, space, train_size, test_size, dim, lambda, noise_std, seed,
 max_input_norm, newton_iterations, gradient_norm_relative, test_accuracy,
@@ -124,20 +124,6 @@ fn parse_digits(f: &Flags) -> Result<[u32; 2], Failure> {
         return Err(bad());
     }
     Ok([a, b])
-}
-
-/// Sorted indices in `0..n` not in the sorted list `taken`.
-fn complement(n: usize, taken: &[usize]) -> Vec<usize> {
-    let mut out = Vec::with_capacity(n.saturating_sub(taken.len()));
-    let mut t = taken.iter().peekable();
-    for i in 0..n {
-        if t.peek() == Some(&&i) {
-            t.next();
-        } else {
-            out.push(i);
-        }
-    }
-    out
 }
 
 /// Safe-side summary of the MSE bounds: (min, lower median, max); `None` bounds (trace 0)
@@ -278,7 +264,7 @@ pub(crate) fn fil_logreg(args: &[String]) -> Out {
     } else {
         let split_seed = Rng::for_trial(seed, SPLIT_STREAM).next_u64();
         let test = Rng::from_seed(split_seed).subset(n_all, rest)?;
-        (complement(n_all, &test), test)
+        (crate::data::complement(n_all, &test), test)
     };
     let train_raw = two.subset(&train_idx)?;
     let test_set = if test_idx.is_empty() {
@@ -337,7 +323,7 @@ pub(crate) fn fil_logreg(args: &[String]) -> Out {
         for e in &fil.examples {
             let bound = match e.mse_bound {
                 Some(b) => format!("{b:?}"),
-                None => String::from("inf"),
+                None => String::new(),
             };
             let source = train_idx
                 .get(e.index)

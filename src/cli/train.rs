@@ -992,7 +992,8 @@ fn fil_failure(e: crate::Error) -> Failure {
                 value, expected, ..
             },
         ) => usage(format!(
-            "{flag} = {value} is out of range: must be {expected}"
+            "{flag} = {} is out of range: must be {expected}",
+            super::commands::shown(value)
         )),
         (
             Some(flag),

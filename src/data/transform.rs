@@ -161,7 +161,7 @@ impl Dataset {
 }
 
 /// Complement of the sorted index list `test` in `0..n`.
-fn complement(n: usize, test: &[usize]) -> Vec<usize> {
+pub(crate) fn complement(n: usize, test: &[usize]) -> Vec<usize> {
     let mut out = Vec::with_capacity(n.saturating_sub(test.len()));
     let mut t = test.iter().peekable();
     for i in 0..n {

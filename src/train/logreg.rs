@@ -144,7 +144,8 @@ fn objective_unchecked(data: &Dataset, lambda: f64, w: &[f64], grad: &mut [f64])
 }
 
 /// The Hessian (1/n) Σ_i σ_i(1 − σ_i) x_i x_iᵀ + λI, lower triangle, into `h` (d × d).
-fn hessian_lower(data: &Dataset, lambda: f64, w: &[f64], h: &mut [f64]) {
+/// Shared with the Fisher information of [`crate::accounting::fil::logreg`].
+pub(crate) fn hessian_lower(data: &Dataset, lambda: f64, w: &[f64], h: &mut [f64]) {
     let d = data.dim();
     h.iter_mut().for_each(|v| *v = 0.0);
     for (x, _) in data.iter() {

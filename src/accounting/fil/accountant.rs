@@ -339,10 +339,22 @@ impl<'a> FilAccountant<'a> {
         let sampler = BatchSampler::new(train.sampling, data.len(), train.batch_size)?;
         let q = sampler.sampling_rate();
         let s = train.noise_std_of_sum()?;
-        noise_variance(s).map_err(|_| Error::InvalidParameter {
-            name: "noise_multiplier",
-            value: train.noise_multiplier,
-            expected: "with (σ·S)² a normal f64 (S the clipping sensitivity)",
+        noise_variance(s).map_err(|_| {
+            // Blame σ if σ² alone is out of range, else the clipping norm behind S.
+            let sigma = train.noise_multiplier;
+            if noise_variance(sigma).is_err() {
+                Error::InvalidParameter {
+                    name: "noise_multiplier",
+                    value: sigma,
+                    expected: "with (σ·S)² a normal f64 (S the clipping sensitivity)",
+                }
+            } else {
+                Error::InvalidParameter {
+                    name: "clip_norm",
+                    value: clipping.norm,
+                    expected: "with (σ·S)² a normal f64 (S the clipping sensitivity)",
+                }
+            }
         })?;
         let (n, d, p) = (data.len(), data.dim(), model.num_params());
         match config.mode {

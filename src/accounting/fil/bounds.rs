@@ -182,7 +182,11 @@ pub fn spectral_norm_upper(fisher: &[f64], d: usize) -> Result<f64> {
     if fisher.iter().all(|&x| x == 0.0) {
         return Ok(0.0);
     }
-    let g = gershgorin_upper(fisher, d)?;
+    // Every return below is at most g: an overflowing Gershgorin bound is an error here.
+    let g = check_result(
+        "spectral norm bound overflows",
+        gershgorin_upper(fisher, d)?,
+    )?;
     let mut rng = Rng::from_seed(0x5bec_7a1e);
     let mut v: Vec<f64> = (0..d).map(|_| rng.gaussian()).collect();
     let mut w = alloc::vec![0.0; d];

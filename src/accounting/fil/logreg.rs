@@ -81,7 +81,7 @@ use crate::accounting::{mse, rdp};
 use crate::data::Dataset;
 use crate::error::{check_positive, Error, Result};
 use crate::math::linalg::{cholesky_in_place, cholesky_solve};
-use crate::train::logreg::{fit, LogisticFit};
+use crate::train::logreg::{fit, hessian_lower, LogisticFit};
 use alloc::vec::Vec;
 
 /// The largest first-order relative effect of the minimiser's error that is accepted.
@@ -216,32 +216,7 @@ fn hessian_factor(data: &Dataset, lambda: f64, w: &[f64]) -> Result<Vec<f64>> {
         expected: "small enough for a d × d Hessian",
     })?;
     let mut h = alloc::vec![0.0; len];
-    for (x, y) in data.iter() {
-        let (_, c) = residual_and_slope(dot(w, x), y);
-        if c == 0.0 {
-            continue;
-        }
-        for (r, &xr) in x.iter().enumerate() {
-            if xr == 0.0 {
-                continue;
-            }
-            let cx = c * xr;
-            if let Some(row) = h.get_mut(r * d..r * d + r + 1) {
-                for (hv, &xc) in row.iter_mut().zip(x) {
-                    *hv += cx * xc;
-                }
-            }
-        }
-    }
-    let n = data.len() as f64;
-    for r in 0..d {
-        if let Some(row) = h.get_mut(r * d..r * d + r + 1) {
-            row.iter_mut().for_each(|v| *v /= n);
-            if let Some(diag) = row.last_mut() {
-                *diag += lambda;
-            }
-        }
-    }
+    hessian_lower(data, lambda, w, &mut h);
     cholesky_in_place(&mut h, d)?;
     Ok(h)
 }

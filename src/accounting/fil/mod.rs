@@ -75,7 +75,10 @@
 //! ε = μΦ⁻¹(1 − δ) + μ²/2. For fixed-size batches Guo's proof replaces one element of the
 //! batch (B′ and B′^{(j)} differ by a replacement), so the sensitivity is 2S and μ = 2/σ. As
 //! in the paper, the pointwise density bound is taken to hold outside a failure event of
-//! probability δ per step.
+//! probability δ per step. This step is heuristic, in the paper and here: the bound is
+//! needed for every B′ at the realised g, while the tail probability δ controls the
+//! privacy loss of one pair of neighbouring batches. Eq. 2 (κ = 1, [`KappaRule::One`])
+//! needs no such step.
 //!
 //! # Files
 //!
