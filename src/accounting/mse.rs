@@ -284,7 +284,10 @@ mod tests {
         // Slack: log-space rounding allowance ≈ 16 ε (|ln num| + |ln den|) ≈ 2.4e-12 relative.
         assert!(b <= exact && b > exact * (1.0 - 1e-11), "{b} {exact}");
         // A bound too large for f64 is capped at f64::MAX (still a lower bound), never ∞.
-        assert_eq!(mse_lower_bound_unbiased(1.0, &[1e200, 1e200]).unwrap(), f64::MAX);
+        assert_eq!(
+            mse_lower_bound_unbiased(1.0, &[1e200, 1e200]).unwrap(),
+            f64::MAX
+        );
         assert_eq!(mse_lower_bound_uniform(1e-320, 1.0, 3).unwrap(), f64::MAX);
         let b = mse_lower_bound_biased(800.0, &[1e300], &[1e300], 0.0).unwrap();
         assert!(b.is_finite());

@@ -193,14 +193,15 @@ fn axpy(dst: &mut [f64], v: f64, src: &[f64]) {
 /// Writes the transpose of the row-major `rows × cols` matrix `src` into `dst`
 /// (`cols × rows`).
 fn transpose(src: &[f64], rows: usize, cols: usize, dst: &mut [f64]) {
-    if cols == 0 {
+    if cols == 0 || rows == 0 {
         return;
     }
-    for (r, row) in src.chunks_exact(cols).take(rows).enumerate() {
-        for (c, &v) in row.iter().enumerate() {
-            if let Some(d) = dst.get_mut(c * rows + r) {
-                *d = v;
-            }
+    let (Some(src), Some(dst)) = (src.get(..rows * cols), dst.get_mut(..rows * cols)) else {
+        return;
+    };
+    for (c, drow) in dst.chunks_exact_mut(rows).enumerate() {
+        for (d, &v) in drow.iter_mut().zip(src.iter().skip(c).step_by(cols)) {
+            *d = v;
         }
     }
 }
@@ -533,7 +534,11 @@ impl Sequential {
             for (i, o) in out.iter_mut().enumerate() {
                 let dii = d.get(i * m + i).copied().unwrap_or(f64::NAN);
                 let si = s.get(i).copied().unwrap_or(f64::NAN);
-                *o = c2 * dii + kappa * (si * si);
+                // A squared norm: under hard clipping c² ‖dg‖² and κ(g·dg)² (κ < 0) can cancel
+                // to a tiny negative number; clamp at 0 (its true value is ≥ 0).
+                // (`max` would also turn a NaN into 0; this keeps it for the check below.)
+                let v = c2 * dii + kappa * (si * si);
+                *o = if v < 0.0 { 0.0 } else { v };
             }
         }
         if let Some(&bad) = out.iter().find(|v| !v.is_finite()) {
@@ -681,6 +686,22 @@ impl Sequential {
                 Layer::Conv2d { .. } => {
                     let g = geom(node);
                     let (kk, o, np) = (g.c * g.k * g.k, g.o, g.ho * g.wo);
+                    if l == 0 {
+                        // One-hot input: scatter the few (position, tap) pairs straight into
+                        // the channel-major output, reading W's columns.
+                        for (k, yk) in lanes_out.enumerate() {
+                            yk.fill(0.0);
+                            let c = coords.get(k).copied().unwrap_or(0);
+                            for_each_tap(&g, c, |pos, tap| {
+                                let wcol = w.get(tap..).unwrap_or_default().iter().step_by(kk);
+                                let ycol = yk.get_mut(pos..).unwrap_or_default();
+                                for (yv, &wv) in ycol.iter_mut().step_by(np).zip(wcol) {
+                                    *yv += wv;
+                                }
+                            });
+                        }
+                        continue;
+                    }
                     transpose(w, o, kk, &mut fw.wt);
                     let (wt, dyt) = (&fw.wt, &mut fw.dt);
                     for (k, yk) in lanes_out.enumerate() {
@@ -933,7 +954,9 @@ impl Sequential {
                         let Some(bt2) = bt2.get_mut(..2 * n_out) else {
                             return;
                         };
-                        kernels::duplicate(bt, bt2);
+                        if need_dx {
+                            kernels::duplicate(bt, bt2);
+                        }
                         let (yk, mn) = pgk.split_at_mut(n_out.min(pgk.len()));
                         let (mtk, ntk) = mn.split_at_mut(pp.min(mn.len()));
                         if pg {

@@ -698,6 +698,70 @@ pub(crate) fn pool_backward<S: Scalar>(g: &Geom, dy: &[S], dx: &mut [S]) {
         return;
     }
     let inv = 1.0 / (g.k * g.k) as f64;
+    if g.k == 2 && g.s == 1 && g.ho + 1 == g.h && g.wo + 1 == g.w {
+        // The common 2 × 2 stride-1 window as a gather, each δx entry summed from 0 in the
+        // order of the general loop below: (i = h − 1, j = w), (h − 1, w − 1), (h, w),
+        // (h, w − 1); missing terms (borders) skipped, as they are never added there.
+        if dx.len() != (dy.len() / plane_out) * plane_in {
+            dx.fill(S::zero());
+        }
+        for (dx_c, dy_c) in dx
+            .chunks_exact_mut(plane_in)
+            .zip(dy.chunks_exact(plane_out))
+        {
+            for (r, dx_row) in dx_c.chunks_exact_mut(g.w).enumerate() {
+                let prev = r
+                    .checked_sub(1)
+                    .and_then(|i| dy_c.get(i * g.wo..(i + 1) * g.wo));
+                let cur = dy_c.get(r * g.wo..(r + 1) * g.wo);
+                let (Some((first, rest)), Some(last)) =
+                    (dx_row.split_first_mut(), g.wo.checked_sub(1))
+                else {
+                    continue;
+                };
+                // Column 0 (j = 0 only) and the last column (j = wo − 1 only).
+                let mut acc = S::zero();
+                for row in [prev, cur].into_iter().flatten() {
+                    if let Some(&d) = row.first() {
+                        acc += d * inv;
+                    }
+                }
+                *first = acc;
+                let (mid, end) = rest.split_at_mut(last.min(rest.len()));
+                if let Some(e) = end.first_mut() {
+                    let mut acc = S::zero();
+                    for row in [prev, cur].into_iter().flatten() {
+                        if let Some(&d) = row.get(last) {
+                            acc += d * inv;
+                        }
+                    }
+                    *e = acc;
+                }
+                // Interior columns c = 1..wo: terms j = c, then j = c − 1, per row.
+                match (prev, cur) {
+                    (Some(p), Some(q)) => {
+                        let (p1, q1) = (
+                            p.get(1..).unwrap_or_default(),
+                            q.get(1..).unwrap_or_default(),
+                        );
+                        for ((((xv, &a), &b), &c), &d) in
+                            mid.iter_mut().zip(p1).zip(p).zip(q1).zip(q)
+                        {
+                            *xv = (((S::zero() + a * inv) + b * inv) + c * inv) + d * inv;
+                        }
+                    }
+                    (Some(p), None) | (None, Some(p)) => {
+                        let p1 = p.get(1..).unwrap_or_default();
+                        for ((xv, &a), &b) in mid.iter_mut().zip(p1).zip(p) {
+                            *xv = (S::zero() + a * inv) + b * inv;
+                        }
+                    }
+                    (None, None) => mid.fill(S::zero()),
+                }
+            }
+        }
+        return;
+    }
     dx.fill(S::zero());
     for (dx_c, dy_c) in dx
         .chunks_exact_mut(plane_in)
@@ -721,6 +785,66 @@ pub(crate) fn pool_backward<S: Scalar>(g: &Geom, dy: &[S], dx: &mut [S]) {
                     }
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+    use alloc::vec;
+
+    /// The general 2 × 2 stride-1 loop of `pool_backward` (fill, then scatter-add).
+    fn pool_backward_general(g: &Geom, dy: &[f64], dx: &mut [f64]) {
+        let inv = 1.0 / (g.k * g.k) as f64;
+        dx.fill(0.0);
+        let (plane_in, plane_out) = (g.h * g.w, g.ho * g.wo);
+        for c in 0..g.c {
+            for i in 0..g.ho {
+                for a in 0..g.k {
+                    for b in 0..g.k {
+                        for j in 0..g.wo {
+                            dx[c * plane_in + (i + a) * g.w + j + b] +=
+                                dy[c * plane_out + i * g.wo + j] * inv;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn pool_backward_2x2_stride1_gather_is_bit_identical_to_the_scatter_loop() {
+        // Exact: the specialised path must add the same terms in the same order (the
+        // training and FIL code rely on bit-identical gradients), including signed zeros.
+        let mut r = Rng::from_seed(11);
+        for (c, h, w) in [(3, 5, 7), (2, 2, 2), (1, 2, 6), (4, 6, 2), (16, 13, 13)] {
+            let g = Geom {
+                c,
+                h,
+                w,
+                o: c,
+                ho: h - 1,
+                wo: w - 1,
+                k: 2,
+                s: 1,
+                p: 0,
+            };
+            let dy: Vec<f64> = (0..c * g.ho * g.wo)
+                .map(|i| match i % 7 {
+                    0 => -0.0,
+                    1 => 0.0,
+                    _ => r.gaussian() * 1e3,
+                })
+                .collect();
+            let (mut a, mut b) = (vec![1.0; c * h * w], vec![2.0; c * h * w]);
+            pool_backward(&g, &dy, &mut a);
+            pool_backward_general(&g, &dy, &mut b);
+            assert!(
+                a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                "{c}×{h}×{w}"
+            );
         }
     }
 }
