@@ -88,6 +88,11 @@ pub struct FilWorkspace {
     d: Vec<f64>,
     u: Vec<f64>,
     w: Vec<f64>,
+    /// Per input channel of a convolution, the bounding box of a lane's non-zero entries.
+    bx: Vec<usize>,
+    /// (tap or position, value) pairs of one output position or one tap.
+    pt: Vec<usize>,
+    pv: Vec<f64>,
 }
 
 /// Buffer lengths of a [`FilWorkspace`].
@@ -108,6 +113,8 @@ struct Sizes {
     col2: usize,
     xt: usize,
     pg: usize,
+    pl: usize,
+    bx: usize,
 }
 
 impl FilWorkspace {
@@ -144,6 +151,8 @@ impl FilWorkspace {
             col2: self.col2.len(),
             xt: self.xt.len(),
             pg: self.pg.len().min(self.bt2.len()).min(self.dpp.len()),
+            pl: self.pt.len().min(self.pv.len()),
+            bx: self.bx.len(),
         }
     }
 }
@@ -206,7 +215,195 @@ fn transpose(src: &[f64], rows: usize, cols: usize, dst: &mut [f64]) {
     }
 }
 
-#[inline]
+/// Writes into `bx[4·c..4·c + 4]`, for every input channel c of the convolution `g`, the
+/// padded-coordinate bounding box \[r0 + p, r1 + p, q0 + p, q1 + p\] of the non-zero (or NaN)
+/// entries of channel c of `lane` (C × H × W), or \[1, 0, 1, 0\] (empty) if there are none.
+fn channel_boxes(g: &Geom, lane: &[f64], bx: &mut [usize]) {
+    if g.w == 0 || g.h == 0 {
+        return;
+    }
+    for (plane, b) in lane
+        .chunks_exact(g.h * g.w)
+        .zip(bx.chunks_exact_mut(4))
+        .take(g.c)
+    {
+        let mut bb = [1, 0, 1, 0];
+        let mut any = false;
+        for (r, row) in plane.chunks_exact(g.w).enumerate() {
+            let Some(q0) = row.iter().position(|&v| v != 0.0) else {
+                continue;
+            };
+            let q1 = row.iter().rposition(|&v| v != 0.0).unwrap_or(q0);
+            if any {
+                bb = [bb[0], r + g.p, bb[2].min(q0 + g.p), bb[3].max(q1 + g.p)];
+            } else {
+                bb = [r + g.p, r + g.p, q0 + g.p, q1 + g.p];
+                any = true;
+            }
+        }
+        b.copy_from_slice(&bb);
+    }
+}
+
+/// The indices i < n with lo ≤ s·i + a ≤ hi.
+#[inline(always)]
+fn hit_range(lo: usize, hi: usize, a: usize, s: usize, n: usize) -> core::ops::Range<usize> {
+    if hi < a || lo > hi || s == 0 {
+        return 0..0;
+    }
+    let i0 = lo.saturating_sub(a).div_ceil(s);
+    let i1 = ((hi - a) / s + 1).min(n);
+    i0..i1.max(i0)
+}
+
+/// The offsets a < k with lo ≤ t + a ≤ hi.
+#[inline(always)]
+fn offset_range(lo: usize, hi: usize, t: usize, k: usize) -> core::ops::Range<usize> {
+    if hi < t || lo > hi {
+        return 0..0;
+    }
+    let a0 = lo.saturating_sub(t);
+    a0..(hi - t + 1).min(k).max(a0)
+}
+
+/// dst\[ch·stride\] = Σ_n pv\[n\]·src\[pt\[n\]·o + ch\] for ch in 0..o, each sum in the order of
+/// the pairs starting from 0 (as repeated `axpy`s would), `B` channels at a time in registers.
+#[inline(always)]
+fn gather_rows(pt: &[usize], pv: &[f64], src: &[f64], o: usize, dst: &mut [f64], stride: usize) {
+    const B: usize = 8;
+    let mut ch = 0;
+    while ch + B <= o {
+        let mut acc = [0.0f64; B];
+        for (&t, &v) in pt.iter().zip(pv) {
+            if let Some(row) = src.get(t * o + ch..).and_then(|r| r.first_chunk::<B>()) {
+                for (a, &w) in acc.iter_mut().zip(row) {
+                    *a += v * w;
+                }
+            }
+        }
+        for (b, &a) in acc.iter().enumerate() {
+            if let Some(d) = dst.get_mut((ch + b) * stride) {
+                *d = a;
+            }
+        }
+        ch += B;
+    }
+    while ch < o {
+        let mut acc = 0.0;
+        for (&t, &v) in pt.iter().zip(pv) {
+            acc += v * src.get(t * o + ch).copied().unwrap_or(0.0);
+        }
+        if let Some(d) = dst.get_mut(ch * stride) {
+            *d = acc;
+        }
+        ch += 1;
+    }
+}
+
+/// Forward tangent of a convolution (no bias) for a dense input tangent `lane` (C × H × W):
+/// `yk` (channel-major, O × P) = W·dX, where `wt` is Wᵀ (taps × channels). Each output
+/// position sums its (tap, value) pairs over the non-zero entries of the lane in increasing
+/// input index, as a scatter over those entries would.
+#[allow(clippy::too_many_arguments)]
+fn conv_tangent_forward(
+    g: &Geom,
+    wt: &[f64],
+    lane: &[f64],
+    yk: &mut [f64],
+    bx: &mut [usize],
+    pt: &mut [usize],
+    pv: &mut [f64],
+) {
+    channel_boxes(g, lane, bx);
+    let (np, plane) = (g.ho * g.wo, g.h * g.w);
+    for i in 0..g.ho {
+        for j in 0..g.wo {
+            let pos = i * g.wo + j;
+            let mut n = 0;
+            for (c, b) in bx.chunks_exact(4).take(g.c).enumerate() {
+                let pl = lane.get(c * plane..(c + 1) * plane).unwrap_or_default();
+                for a in offset_range(b[0], b[1], g.s * i, g.k) {
+                    let r = g.s * i + a - g.p;
+                    for bb in offset_range(b[2], b[3], g.s * j, g.k) {
+                        let v = pl.get(r * g.w + g.s * j + bb - g.p).copied().unwrap_or(0.0);
+                        if v != 0.0 {
+                            if let (Some(t), Some(x)) = (pt.get_mut(n), pv.get_mut(n)) {
+                                (*t, *x) = ((c * g.k + a) * g.k + bb, v);
+                                n += 1;
+                            }
+                        }
+                    }
+                }
+            }
+            let (Some(pt), Some(pv)) = (pt.get(..n), pv.get(..n)) else {
+                return;
+            };
+            gather_rows(pt, pv, wt, g.o, yk.get_mut(pos..).unwrap_or_default(), np);
+        }
+    }
+}
+
+/// For a position-Gram convolution in squared-norm mode, the terms of one lane that involve
+/// the input tangent dX (taps × positions, from the dense lane `lane`):
+/// (⟨Gw, Δ·dXᵀ⟩, ⟨Mt, dXᵀ·X⟩, ‖Δ·dXᵀ‖²) from the tables `tt` = Gwᵀ·Δ (taps × positions),
+/// `gd` = ΔᵀΔ and `mt` = Δᵀ·dΔ (positions × positions) and `col` = X (taps × positions):
+/// per tap, over its non-zero (position, value) pairs, Σ v·tt, Σ v·⟨mt\[pos\], col\[tap\]⟩ and
+/// the quadratic form vᵀ·gd·v.
+#[allow(clippy::too_many_arguments)]
+fn conv_sq_terms(
+    g: &Geom,
+    lane: &[f64],
+    tt: &[f64],
+    gd: &[f64],
+    mt: &[f64],
+    col: &[f64],
+    bx: &mut [usize],
+    pt: &mut [usize],
+    pv: &mut [f64],
+) -> (f64, f64, f64) {
+    channel_boxes(g, lane, bx);
+    let (np, plane) = (g.ho * g.wo, g.h * g.w);
+    let (mut st, mut cross, mut quad) = (0.0, 0.0, 0.0);
+    for (c, b) in bx.chunks_exact(4).take(g.c).enumerate() {
+        let pl = lane.get(c * plane..(c + 1) * plane).unwrap_or_default();
+        for a in 0..g.k {
+            for bb in 0..g.k {
+                let tap = (c * g.k + a) * g.k + bb;
+                let mut n = 0;
+                for i in hit_range(b[0], b[1], a, g.s, g.ho) {
+                    let r = g.s * i + a - g.p;
+                    for j in hit_range(b[2], b[3], bb, g.s, g.wo) {
+                        let v = pl.get(r * g.w + g.s * j + bb - g.p).copied().unwrap_or(0.0);
+                        if v != 0.0 {
+                            if let (Some(t), Some(x)) = (pt.get_mut(n), pv.get_mut(n)) {
+                                (*t, *x) = (i * g.wo + j, v);
+                                n += 1;
+                            }
+                        }
+                    }
+                }
+                let (Some(ps), Some(vs)) = (pt.get(..n), pv.get(..n)) else {
+                    continue;
+                };
+                let xrow = col.get(tap * np..(tap + 1) * np).unwrap_or_default();
+                let trow = tt.get(tap * np..(tap + 1) * np).unwrap_or_default();
+                for (&p, &v) in ps.iter().zip(vs) {
+                    st += v * trow.get(p).copied().unwrap_or(f64::NAN);
+                    cross += v * dot(mt.get(p * np..(p + 1) * np).unwrap_or_default(), xrow);
+                    let grow = gd.get(p * np..(p + 1) * np).unwrap_or_default();
+                    let mut acc = 0.0;
+                    for (&q, &w) in ps.iter().zip(vs) {
+                        acc += w * grow.get(q).copied().unwrap_or(f64::NAN);
+                    }
+                    quad += v * acc;
+                }
+            }
+        }
+    }
+    (st, cross, quad)
+}
+
+#[inline(always)]
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     kernels::dot::<f64, f64>(a, b)
 }
@@ -238,7 +435,7 @@ impl Tangent<'_> {
 impl Sequential {
     fn fil_sizes(&self, max_coords: usize) -> Sizes {
         let (mut mw, mut mb, mut col, mut dcol) = (0usize, 0usize, 0usize, 0usize);
-        let (mut xt, mut lane_pg) = (0usize, 0usize);
+        let (mut xt, mut lane_pg, mut pl, mut bx) = (0usize, 0usize, 0usize, 0usize);
         for n in &self.nodes {
             mw = mw.max(n.weights);
             mb = mb.max(n.biases);
@@ -246,6 +443,8 @@ impl Sequential {
                 let g = geom(n);
                 col = col.max(g.pad_len());
                 dcol = dcol.max(g.col_len());
+                pl = pl.max(g.c * g.k * g.k).max(g.ho * g.wo);
+                bx = bx.max(4 * g.c);
                 if pos_gram(&g) {
                     let pp = g.ho * g.wo * g.ho * g.wo;
                     xt = xt.max(g.col_len() + pp);
@@ -269,6 +468,8 @@ impl Sequential {
             col2: 2 * dcol,
             xt,
             pg: max_coords.saturating_mul(lane_pg).max(2 * self.max_len),
+            pl,
+            bx,
         }
     }
 
@@ -318,6 +519,9 @@ impl Sequential {
             d: v(z.d),
             u: v(max_coords),
             w: v(max_coords),
+            bx: alloc::vec![0; z.bx],
+            pt: alloc::vec![0; z.pl],
+            pv: v(z.pl),
         }
     }
 
@@ -703,28 +907,11 @@ impl Sequential {
                         continue;
                     }
                     transpose(w, o, kk, &mut fw.wt);
-                    let (wt, dyt) = (&fw.wt, &mut fw.dt);
                     for (k, yk) in lanes_out.enumerate() {
-                        let t = if l == 0 {
-                            Tangent::OneHot(coords.get(k).copied().unwrap_or(0))
-                        } else {
-                            Tangent::Dense(xin.get(k * n_in..(k + 1) * n_in).unwrap_or_default())
-                        };
-                        let Some(dyt) = dyt.get_mut(..n_out) else {
-                            return;
-                        };
-                        dyt.fill(0.0);
-                        t.for_each_nonzero(|idx, v| {
-                            for_each_tap(&g, idx, |pos, tap| {
-                                if let (Some(dst), Some(src)) = (
-                                    dyt.get_mut(pos * o..(pos + 1) * o),
-                                    wt.get(tap * o..(tap + 1) * o),
-                                ) {
-                                    axpy(dst, v, src);
-                                }
-                            });
-                        });
-                        transpose(dyt, np, o, yk);
+                        let lane = xin.get(k * n_in..(k + 1) * n_in).unwrap_or_default();
+                        conv_tangent_forward(
+                            &g, &fw.wt, lane, yk, &mut fw.bx, &mut fw.pt, &mut fw.pv,
+                        );
                     }
                 }
                 Layer::AvgPool2d { .. } => {
@@ -910,6 +1097,10 @@ impl Sequential {
                     let Some(dpp) = fw.dpp.get_mut(..n_out) else {
                         return;
                     };
+                    // Squared norms only, position Gram, dense input tangent: the dX terms come
+                    // from per-example tables (see `conv_sq_terms`); E_k and Nt_k are not formed.
+                    let sq_pg = pg && !full && l != 0;
+                    let (mut tt, mut gd): (&[f64], &[f64]) = (&[], &[]);
                     let mut ppm: &[f64] = &[];
                     let mut col2: &[f64] = &[];
                     if pg {
@@ -922,6 +1113,20 @@ impl Sequential {
                         kernels::gemm(np, np, kk, xt, col, pm, |u: f64, v: f64| u * v);
                         kernels::gemm(o, np, np, delta, pm, dpp, |u: f64, v: f64| u * v);
                         ppm = pm;
+                        if sq_pg {
+                            let (Some(c2), Some(gt), Some(dt)) = (
+                                fw.col2.get_mut(..g.col_len() + pp),
+                                fw.gt.get(..ko),
+                                fw.dt.get(..n_out),
+                            ) else {
+                                return;
+                            };
+                            let (t1, t2) = c2.split_at_mut(g.col_len());
+                            // Gwᵀ·Δ (taps × positions) and ΔᵀΔ (positions × positions).
+                            kernels::gemm(kk, np, o, gt, delta, t1, |u: f64, v: f64| u * v);
+                            kernels::gemm(np, np, o, dt, delta, t2, |u: f64, v: f64| u * v);
+                            (tt, gd) = (t1, t2);
+                        }
                     } else {
                         let Some(c2) = fw.col2.get_mut(..2 * g.col_len()) else {
                             return;
@@ -963,46 +1168,69 @@ impl Sequential {
                             // Y_k = dΔ_k·PP, Mt_k = Δᵀ·dΔ_k; E_k holds only dX_k·Δᵀ below.
                             kernels::gemm(o, np, np, tk, ppm, yk, |u: f64, v: f64| u * v);
                             kernels::gemm(np, np, o, dt, tk, mtk, |u: f64, v: f64| u * v);
-                            ek.fill(0.0);
-                            ntk.fill(0.0);
+                            if !sq_pg {
+                                ek.fill(0.0);
+                                ntk.fill(0.0);
+                            }
                         } else {
                             // E_k = X·dΔ_kᵀ (taps × channels).
                             kernels::gemm_dup(kk, o, np, col2, bt, ek, |x: f64, d: f64| x * d);
                         }
                         // + dX_k·Δᵀ over the non-zero entries of the input tangent (and, with
                         // the position Gram, Nt_k = dX_kᵀ·X).
+                        let lane = xin.get(k * n_in..(k + 1) * n_in).unwrap_or_default();
                         let t = if l == 0 {
                             Tangent::OneHot(coords.get(k).copied().unwrap_or(0))
                         } else {
-                            Tangent::Dense(xin.get(k * n_in..(k + 1) * n_in).unwrap_or_default())
+                            Tangent::Dense(lane)
                         };
-                        t.for_each_nonzero(|idx, v| {
-                            for_each_tap(&g, idx, |pos, tap| {
-                                if let (Some(dst), Some(src)) = (
-                                    ek.get_mut(tap * o..(tap + 1) * o),
-                                    dt.get(pos * o..(pos + 1) * o),
-                                ) {
-                                    axpy(dst, v, src);
-                                }
-                                if pg {
+                        // (⟨Gw, Δ·dXᵀ⟩, ⟨Mt_k, Nt_k⟩, ‖Δ·dXᵀ‖²) in squared-norm mode.
+                        let mut sq_terms = (0.0, 0.0, 0.0);
+                        if sq_pg {
+                            sq_terms = conv_sq_terms(
+                                &g, lane, tt, gd, mtk, col, &mut fw.bx, &mut fw.pt, &mut fw.pv,
+                            );
+                        } else {
+                            t.for_each_nonzero(|idx, v| {
+                                for_each_tap(&g, idx, |pos, tap| {
                                     if let (Some(dst), Some(src)) = (
-                                        ntk.get_mut(pos * np..(pos + 1) * np),
-                                        col.get(tap * np..(tap + 1) * np),
+                                        ek.get_mut(tap * o..(tap + 1) * o),
+                                        dt.get(pos * o..(pos + 1) * o),
                                     ) {
                                         axpy(dst, v, src);
                                     }
-                                }
+                                    if pg {
+                                        if let (Some(dst), Some(src)) = (
+                                            ntk.get_mut(pos * np..(pos + 1) * np),
+                                            col.get(tap * np..(tap + 1) * np),
+                                        ) {
+                                            axpy(dst, v, src);
+                                        }
+                                    }
+                                });
                             });
-                        });
+                        }
                         for (b, row) in dbk.iter_mut().zip(tk.chunks_exact(np)) {
                             *b = row.iter().sum();
                         }
+                        let (st, cross, quad) = sq_terms;
                         if let Some(s) = fw.s.get_mut(k) {
-                            let mut sk = dot(gt.get(..ko).unwrap_or_default(), ek) + dot(gb, dbk);
+                            let gte = if sq_pg {
+                                st
+                            } else {
+                                dot(gt.get(..ko).unwrap_or_default(), ek)
+                            };
+                            let mut sk = gte + dot(gb, dbk);
                             if pg {
                                 sk += dot(dpp, tk);
                             }
                             *s += sk;
+                        }
+                        if sq_pg {
+                            // ‖dG_k‖² = ‖Δ·dX_kᵀ‖² + 2⟨Mt_k, Nt_k⟩ + ⟨Y_k, dΔ_k⟩ + ‖db_k‖².
+                            if let Some(dv) = fw.d.get_mut(k * m + k) {
+                                *dv += quad + 2.0 * cross + dot(yk, tk) + dot(dbk, dbk);
+                            }
                         }
                         if need_dx {
                             let (Some(dcol), Some(nk)) = (
@@ -1015,7 +1243,7 @@ impl Sequential {
                             kernels::col2im_t(&g, dcol, nk);
                         }
                     }
-                    for i in 0..m {
+                    for i in 0..if sq_pg { 0 } else { m } {
                         let end = if full { m } else { i + 1 };
                         let ei = fw.e.get(i * ko..(i + 1) * ko).unwrap_or_default();
                         let bi = fw.db.get(i * o..(i + 1) * o).unwrap_or_default();
