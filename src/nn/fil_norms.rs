@@ -1393,55 +1393,10 @@ mod tests {
     use crate::rng::Rng;
     use alloc::vec;
 
+    /// The small models of the `nn` tests (every layer kind), plus the cases below.
     fn models() -> Vec<(&'static str, Sequential)> {
+        use crate::nn::tests::{conv_stack, small_models};
         use Activation::*;
-        let conv_stack = |act| {
-            Sequential::new(
-                Shape::new(2, 7, 6),
-                &[
-                    Layer::Conv2d {
-                        out_channels: 3,
-                        kernel: 3,
-                        stride: 2,
-                        padding: 1,
-                    },
-                    Layer::Act(act),
-                    Layer::AvgPool2d {
-                        kernel: 2,
-                        stride: 1,
-                    },
-                    Layer::Conv2d {
-                        out_channels: 2,
-                        kernel: 2,
-                        stride: 1,
-                        padding: 0,
-                    },
-                    Layer::Act(Tanh),
-                    Layer::Dense { units: 4 },
-                ],
-                Loss::SoftmaxCrossEntropy,
-            )
-            .unwrap()
-        };
-        let pool_first = Sequential::new(
-            Shape::new(1, 5, 6),
-            &[
-                Layer::AvgPool2d {
-                    kernel: 2,
-                    stride: 2,
-                },
-                Layer::Conv2d {
-                    out_channels: 2,
-                    kernel: 2,
-                    stride: 1,
-                    padding: 1,
-                },
-                Layer::Act(Gelu),
-                Layer::Dense { units: 3 },
-            ],
-            Loss::SoftmaxCrossEntropy,
-        )
-        .unwrap();
         let act_first = Sequential::new(
             Shape::flat(7),
             &[
@@ -1470,20 +1425,16 @@ mod tests {
             Loss::SoftmaxCrossEntropy,
         );
         // A flat vector is (n, 1, 1): a convolution on it sees n channels of 1 × 1.
-        let mut v = vec![
-            ("mlp tanh 2 hidden", arch::mlp(6, &[5, 4], 3, Tanh).unwrap()),
-            ("mlp elu", arch::mlp(6, &[5], 3, Elu).unwrap()),
-            ("mlp gelu", arch::mlp(6, &[5], 3, Gelu).unwrap()),
-            ("mlp relu", arch::mlp(6, &[5], 3, Relu).unwrap()),
-            ("conv s2 p1 tanh", conv_stack(Tanh)),
-            ("conv s2 p1 elu", conv_stack(Elu)),
+        let mut v: Vec<_> = small_models()
+            .into_iter()
+            .map(|(name, m, _)| (name, m))
+            .collect();
+        v.extend([
             ("conv s2 p1 gelu", conv_stack(Gelu)),
-            ("pool first", pool_first),
             ("act first, logistic", act_first),
-            ("logistic regression", arch::logistic_regression(5).unwrap()),
             ("mnist convnet", arch::mnist_tanh_convnet().unwrap()),
             ("mlp 784 10 10 elu", arch::mlp(784, &[10], 10, Elu).unwrap()),
-        ];
+        ]);
         if let Ok(m) = dense_then_conv {
             v.push(("dense then conv", m));
         }

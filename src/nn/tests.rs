@@ -195,36 +195,40 @@ fn check_mixed_partials(
     }
 }
 
-fn small_models() -> Vec<(&'static str, Sequential, usize)> {
+/// The conv → act → pool → conv → tanh → dense stack of the small test models (input 2 × 7 × 6,
+/// stride 2 and padding 1 first), with `act` after the first convolution.
+pub(crate) fn conv_stack(act: Activation) -> Sequential {
+    Sequential::new(
+        Shape::new(2, 7, 6),
+        &[
+            Layer::Conv2d {
+                out_channels: 3,
+                kernel: 3,
+                stride: 2,
+                padding: 1,
+            },
+            Layer::Act(act),
+            Layer::AvgPool2d {
+                kernel: 2,
+                stride: 1,
+            },
+            Layer::Conv2d {
+                out_channels: 2,
+                kernel: 2,
+                stride: 1,
+                padding: 0,
+            },
+            Layer::Act(Activation::Tanh),
+            Layer::Dense { units: 4 },
+        ],
+        Loss::SoftmaxCrossEntropy,
+    )
+    .unwrap()
+}
+
+/// Small models of every layer kind, each with a label to use: (name, model, label).
+pub(crate) fn small_models() -> Vec<(&'static str, Sequential, usize)> {
     use Activation::*;
-    let conv_stack = |act| {
-        Sequential::new(
-            Shape::new(2, 7, 6),
-            &[
-                Layer::Conv2d {
-                    out_channels: 3,
-                    kernel: 3,
-                    stride: 2,
-                    padding: 1,
-                },
-                Layer::Act(act),
-                Layer::AvgPool2d {
-                    kernel: 2,
-                    stride: 1,
-                },
-                Layer::Conv2d {
-                    out_channels: 2,
-                    kernel: 2,
-                    stride: 1,
-                    padding: 0,
-                },
-                Layer::Act(Tanh),
-                Layer::Dense { units: 4 },
-            ],
-            Loss::SoftmaxCrossEntropy,
-        )
-        .unwrap()
-    };
     let pool_s2 = Sequential::new(
         Shape::new(1, 5, 6),
         &[

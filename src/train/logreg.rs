@@ -39,7 +39,7 @@ pub struct LogisticFit {
 }
 
 /// The logistic function, stable for every finite z.
-fn sigmoid(z: f64) -> f64 {
+pub(crate) fn sigmoid(z: f64) -> f64 {
     if z >= 0.0 {
         1.0 / (1.0 + libm::exp(-z))
     } else {
@@ -53,15 +53,18 @@ fn logistic_loss(z: f64, y: f64) -> f64 {
     z.max(0.0) + libm::log1p(libm::exp(-libm::fabs(z))) - y * z
 }
 
-fn dot(a: &[f64], b: &[f64]) -> f64 {
+/// a·b in index order.
+pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-fn norm(a: &[f64]) -> f64 {
+/// ‖a‖₂.
+pub(crate) fn norm(a: &[f64]) -> f64 {
     libm::sqrt(dot(a, a))
 }
 
-fn check_binary(data: &Dataset) -> Result<()> {
+/// [`Error::InvalidCount`] `num_classes` unless the data have 2 classes.
+pub(crate) fn check_binary(data: &Dataset) -> Result<()> {
     if data.num_classes() != 2 {
         return Err(Error::InvalidCount {
             name: "num_classes",

@@ -81,7 +81,7 @@ use crate::accounting::{mse, rdp};
 use crate::data::Dataset;
 use crate::error::{check_positive, Error, Result};
 use crate::math::linalg::{cholesky_in_place, cholesky_solve};
-use crate::train::logreg::{fit, hessian_lower, LogisticFit};
+use crate::train::logreg::{check_binary, dot, fit, hessian_lower, norm, sigmoid, LogisticFit};
 use alloc::vec::Vec;
 
 /// The largest first-order relative effect of the minimiser's error that is accepted.
@@ -144,41 +144,12 @@ pub struct LogregFil {
     pub margin: f64,
 }
 
-/// Stable logistic function.
-fn sigmoid(z: f64) -> f64 {
-    if z >= 0.0 {
-        1.0 / (1.0 + libm::exp(-z))
-    } else {
-        let e = libm::exp(z);
-        e / (1.0 + e)
-    }
-}
-
 /// (a, b) = (σ(z) − y, σ(z)(1 − σ(z))), accurate in both tails.
 fn residual_and_slope(z: f64, y: u32) -> (f64, f64) {
     let e = libm::exp(-libm::fabs(z));
     let slope = e / ((1.0 + e) * (1.0 + e));
     let a = if y == 1 { -sigmoid(-z) } else { sigmoid(z) };
     (a, slope)
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-fn norm(a: &[f64]) -> f64 {
-    libm::sqrt(dot(a, a))
-}
-
-fn check_binary(data: &Dataset) -> Result<()> {
-    if data.num_classes() != 2 {
-        return Err(Error::InvalidCount {
-            name: "num_classes",
-            value: data.num_classes() as u64,
-            expected: "2 (labels 0 and 1)",
-        });
-    }
-    Ok(())
 }
 
 fn check_unit_ball(data: &Dataset) -> Result<()> {
