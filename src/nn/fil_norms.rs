@@ -68,7 +68,7 @@ pub struct FilWorkspace {
     gt: Vec<f64>,
     /// Unrolled input of a convolution plus its polyphase scratch.
     col: Vec<f64>,
-    /// X duplicated (see `kernels::gemm_dup`); Xᵀ then XᵀX; Δ·XᵀX.
+    /// X duplicated (see `kernels::gemm_dup`); Xᵀ then XᵀX; Δ·XᵀX then Δᵀ duplicated.
     col2: Vec<f64>,
     xt: Vec<f64>,
     dpp: Vec<f64>,
@@ -510,7 +510,7 @@ impl Sequential {
             dcol: v(z.dcol),
             col2: v(z.col2),
             xt: v(z.xt),
-            dpp: v(z.pg.max(2 * self.max_len)),
+            dpp: v(z.pg.max(3 * self.max_len)),
             pg: v(z.pg),
             bt2: v(z.pg.max(2 * self.max_len)),
             ca: v(z.dt),
@@ -1094,9 +1094,11 @@ impl Sequential {
                     kernels::im2col(&g, a, col, poly);
                     let col: &[f64] = col;
                     transpose(delta, o, np, &mut fw.dt);
-                    let Some(dpp) = fw.dpp.get_mut(..n_out) else {
+                    let Some(dppx) = fw.dpp.get_mut(..3 * n_out) else {
                         return;
                     };
+                    // Δ·XᵀX, then Δᵀ duplicated (see `kernels::gemm_dup`).
+                    let (dpp, dtd) = dppx.split_at_mut(n_out);
                     // Squared norms only, position Gram, dense input tangent: the dX terms come
                     // from per-example tables (see `conv_sq_terms`); E_k and Nt_k are not formed.
                     let sq_pg = pg && !full && l != 0;
@@ -1112,6 +1114,7 @@ impl Sequential {
                         transpose(col, kk, np, xt);
                         kernels::gemm(np, np, kk, xt, col, pm, |u: f64, v: f64| u * v);
                         kernels::gemm(o, np, np, delta, pm, dpp, |u: f64, v: f64| u * v);
+                        kernels::duplicate(fw.dt.get(..n_out).unwrap_or_default(), dtd);
                         ppm = pm;
                         if sq_pg {
                             let (Some(c2), Some(gt), Some(dt)) = (
@@ -1134,7 +1137,7 @@ impl Sequential {
                         kernels::duplicate(col, c2);
                         col2 = c2;
                     }
-                    let dpp: &[f64] = dpp;
+                    let (dpp, dtd): (&[f64], &[f64]) = (dpp, dtd);
                     let (dt, bt, bt2, gt) = (&fw.dt, &mut fw.bt, &mut fw.bt2, &fw.gt);
                     let lane_pg = if pg { n_out + 2 * pp } else { 0 };
                     let mut pg_lanes = fw.pg.chunks_mut(lane_pg.max(1));
@@ -1159,15 +1162,26 @@ impl Sequential {
                         let Some(bt2) = bt2.get_mut(..2 * n_out) else {
                             return;
                         };
-                        if need_dx {
-                            kernels::duplicate(bt, bt2);
-                        }
                         let (yk, mn) = pgk.split_at_mut(n_out.min(pgk.len()));
                         let (mtk, ntk) = mn.split_at_mut(pp.min(mn.len()));
                         if pg {
                             // Y_k = dΔ_k·PP, Mt_k = Δᵀ·dΔ_k; E_k holds only dX_k·Δᵀ below.
-                            kernels::gemm(o, np, np, tk, ppm, yk, |u: f64, v: f64| u * v);
-                            kernels::gemm(np, np, o, dt, tk, mtk, |u: f64, v: f64| u * v);
+                            // (gemm_dup: the products of `gemm`, duplicated left operands.)
+                            kernels::duplicate(tk, bt2);
+                            kernels::gemm_dup(o, np, np, bt2, ppm, yk, |u: f64, v: f64| u * v);
+                            if np % 5 == 0 {
+                                kernels::gemm_dup_mr::<_, _, _, 5>(
+                                    np,
+                                    np,
+                                    o,
+                                    dtd,
+                                    tk,
+                                    mtk,
+                                    |u: f64, v: f64| u * v,
+                                );
+                            } else {
+                                kernels::gemm_dup(np, np, o, dtd, tk, mtk, |u: f64, v: f64| u * v);
+                            }
                             if !sq_pg {
                                 ek.fill(0.0);
                                 ntk.fill(0.0);
@@ -1239,7 +1253,24 @@ impl Sequential {
                             ) else {
                                 return;
                             };
-                            kernels::gemm_dup(np, kk, o, bt2, w, dcol, |d: f64, wv: f64| d * wv);
+                            kernels::duplicate(bt, bt2);
+                            let bt2: &[f64] = bt2;
+                            // Register blocks of 5 rows when they divide the positions (no one-row tail).
+                            if np % 5 == 0 {
+                                kernels::gemm_dup_mr::<_, _, _, 5>(
+                                    np,
+                                    kk,
+                                    o,
+                                    bt2,
+                                    w,
+                                    dcol,
+                                    |d: f64, wv: f64| d * wv,
+                                );
+                            } else {
+                                kernels::gemm_dup(np, kk, o, bt2, w, dcol, |d: f64, wv: f64| {
+                                    d * wv
+                                });
+                            }
                             kernels::col2im_t(&g, dcol, nk);
                         }
                     }

@@ -434,8 +434,25 @@ fn micro<A: Copy, B: Copy, S: Scalar, const MR: usize, const NR: usize>(
 /// twice in a row (row i is a2[2·i·kd..2·(i + 1)·kd]), so a pair of equal values is one
 /// vector load instead of a load and a shuffle (SSE2 has no broadcast load). Same results as
 /// [`gemm`] (same summation order); use it only for `f64`-sized `S`, where it is faster.
-#[inline(never)]
+#[inline]
 pub(crate) fn gemm_dup<A: Copy, B: Copy, S: Scalar>(
+    m: usize,
+    n: usize,
+    kd: usize,
+    a2: &[A],
+    b: &[B],
+    c: &mut [S],
+    mul: impl Fn(A, B) -> S + Copy,
+) {
+    gemm_dup_mr::<A, B, S, DUP_MR>(m, n, kd, a2, b, c, mul);
+}
+
+/// [`gemm_dup`] with `MR` rows of A per register block (`MR` ≤ 6 keeps the 2·`MR`
+/// accumulators and the operands in the 16 SSE2 registers); pick `MR` dividing `m` so no
+/// row falls to the one-row tail. Same results as [`gemm_dup`] and [`gemm`] (same summation
+/// order).
+#[inline(never)]
+pub(crate) fn gemm_dup_mr<A: Copy, B: Copy, S: Scalar, const MR: usize>(
     m: usize,
     n: usize,
     kd: usize,
@@ -451,11 +468,11 @@ pub(crate) fn gemm_dup<A: Copy, B: Copy, S: Scalar>(
     let mut a_rows = a2.chunks_exact(2 * kd).take(m);
     let mut c_rows = c.chunks_exact_mut(n).take(m);
     let mut left = m;
-    while left >= DUP_MR {
-        let rows: [&[A]; DUP_MR] = core::array::from_fn(|_| a_rows.next().unwrap_or_default());
-        let outs: [&mut [S]; DUP_MR] = core::array::from_fn(|_| c_rows.next().unwrap_or_default());
+    while MR > 0 && left >= MR {
+        let rows: [&[A]; MR] = core::array::from_fn(|_| a_rows.next().unwrap_or_default());
+        let outs: [&mut [S]; MR] = core::array::from_fn(|_| c_rows.next().unwrap_or_default());
         dup_panel(rows, outs, n, kd, b, mul);
-        left -= DUP_MR;
+        left -= MR;
     }
     for (row, out) in a_rows.zip(c_rows) {
         dup_panel([row], [out], n, kd, b, mul);
