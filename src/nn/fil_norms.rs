@@ -31,7 +31,7 @@
 
 use alloc::vec::Vec;
 
-use super::{geom, inconsistent, layer_params, Sequential, Workspace};
+use super::{backward_node, geom, inconsistent, layer_params, Sequential, Workspace};
 use crate::autodiff::{l2_norm, Dual, Scalar};
 use crate::error::{check_positive, Error, Result};
 use crate::nn::activation::Activation;
@@ -789,39 +789,9 @@ impl Sequential {
                 return f64::NAN;
             };
             let dx_opt = if need_dx { Some(dx) } else { None };
-            match node.layer {
-                Layer::Dense { .. } | Layer::Conv2d { .. } => {
-                    let (w, _) = layer_params(node, params);
-                    let Some(g0) = fw
-                        .grad
-                        .get_mut(node.offset..node.offset + node.weights + node.biases)
-                    else {
-                        return f64::NAN;
-                    };
-                    let (gw, gb) = g0.split_at_mut(node.weights);
-                    if let Layer::Dense { .. } = node.layer {
-                        kernels::dense_backward(w, x, dy, gw, gb, dx_opt);
-                    } else {
-                        let g = geom(node);
-                        if let (Some(pad), Some(dpad), Some(wide)) = (
-                            ws.pad.get_mut(..g.pad_len()),
-                            ws.dpad.get_mut(..g.pad_len()),
-                            ws.wide.get_mut(..g.wide_len()),
-                        ) {
-                            kernels::conv_backward(&g, w, x, dy, gw, gb, dx_opt, pad, dpad, wide);
-                        }
-                    }
-                }
-                Layer::AvgPool2d { .. } => {
-                    if let Some(dx) = dx_opt {
-                        kernels::pool_backward(&geom(node), dy, dx);
-                    }
-                }
-                Layer::Act(a) => {
-                    if let Some(dx) = dx_opt {
-                        a.backward(x, y, dy, dx);
-                    }
-                }
+            let scratch = (&mut ws.pad[..], &mut ws.dpad[..], &mut ws.wide[..]);
+            if !backward_node(node, params, x, y, dy, &mut fw.grad, dx_opt, scratch) {
+                return f64::NAN;
             }
         }
         loss

@@ -931,37 +931,9 @@ impl Sequential {
                 break;
             };
             let dx_opt = if need_dx { Some(dx) } else { None };
-            match node.layer {
-                Layer::Dense { .. } | Layer::Conv2d { .. } => {
-                    let (w, _) = layer_params(node, params);
-                    let (gw, gb) =
-                        match grad.get_mut(node.offset..node.offset + node.weights + node.biases) {
-                            Some(g) => g.split_at_mut(node.weights),
-                            None => break,
-                        };
-                    if let Layer::Dense { .. } = node.layer {
-                        kernels::dense_backward(w, x, dy, gw, gb, dx_opt);
-                    } else {
-                        let g = geom(node);
-                        if let (Some(pad), Some(dpad), Some(wide)) = (
-                            ws.pad.get_mut(..g.pad_len()),
-                            ws.dpad.get_mut(..g.pad_len()),
-                            ws.wide.get_mut(..g.wide_len()),
-                        ) {
-                            kernels::conv_backward(&g, w, x, dy, gw, gb, dx_opt, pad, dpad, wide);
-                        }
-                    }
-                }
-                Layer::AvgPool2d { .. } => {
-                    if let Some(dx) = dx_opt {
-                        kernels::pool_backward(&geom(node), dy, dx);
-                    }
-                }
-                Layer::Act(a) => {
-                    if let Some(dx) = dx_opt {
-                        a.backward(x, y, dy, dx);
-                    }
-                }
+            let scratch = (&mut ws.pad[..], &mut ws.dpad[..], &mut ws.wide[..]);
+            if !backward_node(node, params, x, y, dy, grad, dx_opt, scratch) {
+                break;
             }
             if need_dx {
                 core::mem::swap(&mut ws.d0, &mut ws.d1);
@@ -1019,6 +991,58 @@ fn for_each_input_tap(node: &Node, c: usize, mut f: impl FnMut(usize, usize)) {
 
 /// The weights and biases of `node` in `params` (empty for layers without parameters).
 #[inline]
+/// One layer's backward pass: its parameter gradient into `grad` (the model's flat gradient,
+/// at the layer's offset) and, if `dx` is given, the gradient of its input. `scratch` is the
+/// workspace's (pad, dpad, wide) buffers for convolutions. Shared by
+/// [`Sequential::forward_backward`] and the FIL primal pass, so both run the same kernels in
+/// the same order. `false` if the layer's slice of `grad` is missing.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn backward_node<W: Weight<S>, S: Scalar + Weight<S>>(
+    node: &Node,
+    params: &[W],
+    x: &[S],
+    y: &[S],
+    dy: &[S],
+    grad: &mut [S],
+    dx: Option<&mut [S]>,
+    scratch: (&mut [S], &mut [S], &mut [S]),
+) -> bool {
+    match node.layer {
+        Layer::Dense { .. } | Layer::Conv2d { .. } => {
+            let (w, _) = layer_params(node, params);
+            let (gw, gb) = match grad.get_mut(node.offset..node.offset + node.weights + node.biases)
+            {
+                Some(g) => g.split_at_mut(node.weights),
+                None => return false,
+            };
+            if let Layer::Dense { .. } = node.layer {
+                kernels::dense_backward(w, x, dy, gw, gb, dx);
+            } else {
+                let g = geom(node);
+                let (pad, dpad, wide) = scratch;
+                if let (Some(pad), Some(dpad), Some(wide)) = (
+                    pad.get_mut(..g.pad_len()),
+                    dpad.get_mut(..g.pad_len()),
+                    wide.get_mut(..g.wide_len()),
+                ) {
+                    kernels::conv_backward(&g, w, x, dy, gw, gb, dx, pad, dpad, wide);
+                }
+            }
+        }
+        Layer::AvgPool2d { .. } => {
+            if let Some(dx) = dx {
+                kernels::pool_backward(&geom(node), dy, dx);
+            }
+        }
+        Layer::Act(a) => {
+            if let Some(dx) = dx {
+                a.backward(x, y, dy, dx);
+            }
+        }
+    }
+    true
+}
+
 fn layer_params<'a, W>(node: &Node, params: &'a [W]) -> (&'a [W], &'a [W]) {
     let w_end = node.offset + node.weights;
     match (
