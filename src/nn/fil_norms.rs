@@ -1139,19 +1139,7 @@ impl Sequential {
                             // (gemm_dup: the products of `gemm`, duplicated left operands.)
                             kernels::duplicate(tk, bt2);
                             kernels::gemm_dup(o, np, np, bt2, ppm, yk, |u: f64, v: f64| u * v);
-                            if np % 5 == 0 {
-                                kernels::gemm_dup_mr::<_, _, _, 5>(
-                                    np,
-                                    np,
-                                    o,
-                                    dtd,
-                                    tk,
-                                    mtk,
-                                    |u: f64, v: f64| u * v,
-                                );
-                            } else {
-                                kernels::gemm_dup(np, np, o, dtd, tk, mtk, |u: f64, v: f64| u * v);
-                            }
+                            kernels::gemm_dup_fit(np, np, o, dtd, tk, mtk, |u: f64, v: f64| u * v);
                             if !sq_pg {
                                 ek.fill(0.0);
                                 ntk.fill(0.0);
@@ -1225,22 +1213,9 @@ impl Sequential {
                             };
                             kernels::duplicate(bt, bt2);
                             let bt2: &[f64] = bt2;
-                            // Register blocks of 5 rows when they divide the positions (no one-row tail).
-                            if np % 5 == 0 {
-                                kernels::gemm_dup_mr::<_, _, _, 5>(
-                                    np,
-                                    kk,
-                                    o,
-                                    bt2,
-                                    w,
-                                    dcol,
-                                    |d: f64, wv: f64| d * wv,
-                                );
-                            } else {
-                                kernels::gemm_dup(np, kk, o, bt2, w, dcol, |d: f64, wv: f64| {
-                                    d * wv
-                                });
-                            }
+                            kernels::gemm_dup_fit(np, kk, o, bt2, w, dcol, |d: f64, wv: f64| {
+                                d * wv
+                            });
                             kernels::col2im_t(&g, dcol, nk);
                         }
                     }

@@ -51,7 +51,7 @@ use super::kappa::{
 };
 use crate::autodiff::Dual;
 use crate::data::Dataset;
-use crate::error::{check_open_unit, Error, Result};
+use crate::error::{check_count, check_open_unit, Error, Result};
 use crate::nn::{FilWorkspace, Sequential, Workspace};
 use crate::rng::Rng;
 use crate::train::clip::clip;
@@ -986,13 +986,7 @@ pub fn average_runs(runs: &[Vec<FilExample>], d: usize) -> Result<Vec<FilAverage
             })
         }
     };
-    if d == 0 {
-        return Err(Error::InvalidCount {
-            name: "d",
-            value: 0,
-            expected: ">= 1",
-        });
-    }
+    check_count("d", d as u64, 1, ">= 1")?;
     for run in runs {
         if run.len() != first.len() {
             return Err(Error::Inconsistent {

@@ -10,7 +10,7 @@
 //! Every bound is rounded down from the computed inputs; ‖I‖₂ is certified from above
 //! ([`spectral_norm_upper`]).
 
-use crate::error::{check_non_negative, check_positive, check_result, Error, Result};
+use crate::error::{check_count, check_non_negative, check_positive, check_result, Error, Result};
 use crate::math::linalg::{cholesky_in_place, cholesky_solve, gershgorin_upper, power_iteration};
 use crate::rng::Rng;
 use alloc::vec::Vec;
@@ -25,13 +25,7 @@ fn gamma(k: usize) -> f64 {
 }
 
 fn check_d(d: usize) -> Result<f64> {
-    if d == 0 {
-        return Err(Error::InvalidCount {
-            name: "d",
-            value: 0,
-            expected: ">= 1",
-        });
-    }
+    check_count("d", d as u64, 1, ">= 1")?;
     Ok(d as f64)
 }
 

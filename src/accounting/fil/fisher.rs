@@ -7,7 +7,7 @@
 //! bounded by [`GRAM_BLOCK_BYTES`] (columns of later blocks are requested again, once per
 //! earlier block).
 
-use crate::error::{check_positive, Error, Result};
+use crate::error::{check_count, check_positive, Error, Result};
 use alloc::vec::Vec;
 
 /// Memory budget of the block of Jacobian columns kept by [`gaussian_fisher_matrix`]
@@ -41,20 +41,8 @@ pub(crate) fn noise_variance(noise_std: f64) -> Result<f64> {
 }
 
 fn check_dims(p: usize, d: usize) -> Result<()> {
-    if p == 0 {
-        return Err(Error::InvalidCount {
-            name: "p",
-            value: 0,
-            expected: ">= 1",
-        });
-    }
-    if d == 0 {
-        return Err(Error::InvalidCount {
-            name: "d",
-            value: 0,
-            expected: ">= 1",
-        });
-    }
+    check_count("p", p as u64, 1, ">= 1")?;
+    check_count("d", d as u64, 1, ">= 1")?;
     Ok(())
 }
 
