@@ -18,10 +18,17 @@
 //! - a convolution's weight gradient is Δ·Xᵀ (Δ: output gradient, channels × positions; X:
 //!   unrolled input, taps × positions); its derivative dΔ·Xᵀ + Δ·dXᵀ is formed per coordinate
 //!   (a product with the shared X, plus a scatter over the non-zero entries of the input
-//!   tangent dX, which for an input pixel is a small window);
+//!   tangent dX, which for an input pixel is a small window); with few output positions
+//!   (see `pos_gram`) the squared norm goes through the position Gram XᵀX instead, and its
+//!   dX terms are gathered in the forward pass over the same (tap, value) pairs as the
+//!   forward tangent W·dX;
 //! - activation tangents and their backward-pass derivatives run in `f64`, one coordinate
 //!   ("lane") at a time, skipping exact zeros of the input tangent (the receptive field of
-//!   the seeded pixel) in convolutions.
+//!   the seeded pixel, tracked as a box from a one-hot input through convolutions,
+//!   activations and poolings) in convolutions and poolings;
+//! - the large products (dΔ·Xᵀ, dΔᵀ·W, the dense layers' input-gradient tangents of all
+//!   lanes) run on packed operands (`fil_kernels`), summing in the order of
+//!   `kernels::gemm`.
 //!
 //! Rounding differs from the reference (`loss_and_grad_jvp` + `clip` + dot products): the
 //! same quantities are summed in different orders. Agreement is to ~1e-14 relative to the
@@ -30,6 +37,12 @@
 //! clipping) is accurate only to that absolute level.
 
 use alloc::vec::Vec;
+
+#[path = "fil_kernels.rs"]
+mod fil_kernels;
+use fil_kernels::{
+    gemm_packed_mr, pack_a_mr, pack_a_t_mr, pack_b_t, packed_a_len, packed_b_len, pick_mr,
+};
 
 use super::{backward_node, geom, inconsistent, layer_params, Sequential, Workspace};
 use crate::autodiff::{l2_norm, Dual, Scalar};
@@ -68,17 +81,15 @@ pub struct FilWorkspace {
     gt: Vec<f64>,
     /// Unrolled input of a convolution plus its polyphase scratch.
     col: Vec<f64>,
-    /// X duplicated (see `kernels::gemm_dup`); Xᵀ then XᵀX; Δ·XᵀX then Δᵀ duplicated.
+    /// Gwᵀ·Δ then ΔᵀΔ (forward, squared norms); Xᵀ then XᵀX; Δ·XᵀX.
     col2: Vec<f64>,
     xt: Vec<f64>,
     dpp: Vec<f64>,
     /// Per lane, for position-Gram convolutions: Y_k, Mt_k, Nt_k (see `pos_gram`).
     pg: Vec<f64>,
-    bt2: Vec<f64>,
-    /// Transposed output gradient (positions × channels), transposed lane tangent, and the
-    /// unrolled input gradient of one lane.
+    /// Transposed output gradient (positions × channels) and the unrolled input gradient of
+    /// one lane.
     dt: Vec<f64>,
-    bt: Vec<f64>,
     dcol: Vec<f64>,
     /// Element-wise coefficients of an activation's tangent maps.
     ca: Vec<f64>,
@@ -93,6 +104,34 @@ pub struct FilWorkspace {
     /// (tap or position, value) pairs of one output position or one tap.
     pt: Vec<usize>,
     pv: Vec<f64>,
+    /// Packed operands (see `fil_kernels`): X and W of a convolution (per call), dΔ_kᵀ as
+    /// left and as right operand (per lane).
+    px: Vec<f64>,
+    pw: Vec<f64>,
+    pka: Vec<f64>,
+    pkb: Vec<f64>,
+    /// Position-Gram convolutions: XᵀX and Δᵀ packed (per call); dΔ_k packed as left and
+    /// as right operand (per lane).
+    pq: Vec<f64>,
+    pkc: Vec<f64>,
+    /// Per position-Gram convolution (other than layer 0) and lane: Nt = dXᵀ·X and ⟨tt, dX⟩
+    /// (see `conv_tangent_forward`), gathered in the forward pass.
+    ntf: Vec<f64>,
+    /// Dense columns of a lane's dX and their positions (see [`SqTables`]).
+    dd: Vec<f64>,
+    tps: Vec<usize>,
+    /// Dense layers: the lanes' output-gradient tangents and W, packed.
+    pda: Vec<f64>,
+    pdw: Vec<f64>,
+    /// Forward pass: per lane, a box \[r0, r1, c0, c1\] (rows and columns, inclusive) outside
+    /// of which every channel of the current lane is exactly zero.
+    fbx: Vec<usize>,
+    /// The boxes of every layer boundary, and whether they are valid.
+    fbs: Vec<usize>,
+    fok: Vec<bool>,
+    /// Position-Gram convolutions: \[Wᵀ | X\] (see [`SqTables`]) and a scratch row.
+    wx: Vec<f64>,
+    gtmp: Vec<f64>,
 }
 
 /// Buffer lengths of a [`FilWorkspace`].
@@ -115,6 +154,22 @@ struct Sizes {
     pg: usize,
     pl: usize,
     bx: usize,
+    px: usize,
+    pw: usize,
+    pka: usize,
+    pkb: usize,
+    pq: usize,
+    pkc: usize,
+    ntf: usize,
+    dd: usize,
+    tps: usize,
+    pda: usize,
+    pdw: usize,
+    fbx: usize,
+    fbs: usize,
+    fok: usize,
+    wx: usize,
+    gtmp: usize,
 }
 
 impl FilWorkspace {
@@ -127,6 +182,15 @@ impl FilWorkspace {
     /// The largest number of coordinates per call.
     pub fn max_coords(&self) -> usize {
         self.max_coords
+    }
+
+    /// Keeps the current forward boxes (`fbx`) as those of boundary `b`, valid if `ok`.
+    fn save_boxes(&mut self, b: usize, ok: bool) {
+        let n = self.fbx.len();
+        if let (Some(dst), Some(f)) = (self.fbs.get_mut(b * n..(b + 1) * n), self.fok.get_mut(b)) {
+            dst.copy_from_slice(&self.fbx);
+            *f = ok;
+        }
     }
 
     fn sizes(&self) -> Sizes {
@@ -143,16 +207,32 @@ impl FilWorkspace {
             dt: self
                 .dt
                 .len()
-                .min(self.bt.len())
+                .min(self.dpp.len())
                 .min(self.ca.len())
                 .min(self.cb.len()),
             dcol: self.dcol.len(),
             d: self.d.len(),
             col2: self.col2.len(),
             xt: self.xt.len(),
-            pg: self.pg.len().min(self.bt2.len()).min(self.dpp.len()),
+            pg: self.pg.len(),
             pl: self.pt.len().min(self.pv.len()),
             bx: self.bx.len(),
+            px: self.px.len(),
+            pw: self.pw.len(),
+            pka: self.pka.len(),
+            pkb: self.pkb.len(),
+            pq: self.pq.len(),
+            pkc: self.pkc.len(),
+            ntf: self.ntf.len(),
+            dd: self.dd.len(),
+            tps: self.tps.len(),
+            pda: self.pda.len(),
+            pdw: self.pdw.len(),
+            fbx: self.fbx.len(),
+            fbs: self.fbs.len(),
+            fok: self.fok.len(),
+            wx: self.wx.len(),
+            gtmp: self.gtmp.len(),
         }
     }
 }
@@ -189,6 +269,16 @@ fn for_each_tap(g: &Geom, idx: usize, mut f: impl FnMut(usize, usize)) {
 fn pos_gram(g: &Geom) -> bool {
     let (np, kk) = (g.ho * g.wo, g.c * g.k * g.k);
     2 * np <= kk && np <= 64
+}
+
+/// For a position-Gram convolution: the lengths of XᵀX packed as right operand plus Δᵀ
+/// duplicated (see `kernels::gemm_dup`), and of dΔ_k packed as left operand.
+fn pg_packed_lens(g: &Geom) -> (usize, usize) {
+    let np = g.ho * g.wo;
+    (
+        packed_b_len(np, np) + 2 * g.o * np,
+        packed_a_len(g.o, np, pick_mr(g.o)),
+    )
 }
 
 /// dst += v·src.
@@ -245,15 +335,44 @@ fn channel_boxes(g: &Geom, lane: &[f64], bx: &mut [usize]) {
     }
 }
 
-/// The indices i < n with lo ≤ s·i + a ≤ hi.
-#[inline(always)]
-fn hit_range(lo: usize, hi: usize, a: usize, s: usize, n: usize) -> core::ops::Range<usize> {
-    if hi < a || lo > hi || s == 0 {
-        return 0..0;
+/// The output indices i < n whose window \[s·i − p, s·i − p + k − 1\] meets \[lo, hi\]
+/// (inclusive bounds; (1, 0) if there are none).
+fn window_hits(lo: usize, hi: usize, k: usize, s: usize, p: usize, n: usize) -> (usize, usize) {
+    if lo > hi || n == 0 || s == 0 || k == 0 {
+        return (1, 0);
     }
-    let i0 = lo.saturating_sub(a).div_ceil(s);
-    let i1 = ((hi - a) / s + 1).min(n);
-    i0..i1.max(i0)
+    let i0 = (lo + p + 1).saturating_sub(k).div_ceil(s);
+    let i1 = ((hi + p) / s).min(n - 1);
+    if i0 > i1 {
+        (1, 0)
+    } else {
+        (i0, i1)
+    }
+}
+
+/// The box \[r0, r1, c0, c1\] (inclusive, unpadded) of the output of `g` reached from an
+/// input box.
+fn box_through(g: &Geom, b: [usize; 4]) -> [usize; 4] {
+    let (r0, r1) = window_hits(b[0], b[1], g.k, g.s, g.p, g.ho);
+    let (c0, c1) = window_hits(b[2], b[3], g.k, g.s, g.p, g.wo);
+    [r0, r1, c0, c1]
+}
+
+/// Calls `f(idx)` for the flat indices (c·H + r)·W + q of every channel c < C and (r, q) in
+/// the box `b` (inclusive) of a C × H × W tensor.
+#[inline]
+fn for_box(c: usize, h: usize, w: usize, b: [usize; 4], mut f: impl FnMut(usize)) {
+    if b[0] > b[1] || b[2] > b[3] || b[1] >= h || b[3] >= w {
+        return;
+    }
+    for ch in 0..c {
+        for r in b[0]..=b[1] {
+            let base = (ch * h + r) * w;
+            for q in b[2]..=b[3] {
+                f(base + q);
+            }
+        }
+    }
 }
 
 /// The offsets a < k with lo ≤ t + a ≤ hi.
@@ -304,6 +423,12 @@ fn gather_rows(pt: &[usize], pv: &[f64], src: &[f64], o: usize, dst: &mut [f64],
 /// `yk` (channel-major, O × P) = W·dX, where `wt` is Wᵀ (taps × channels). Each output
 /// position sums its (tap, value) pairs over the non-zero entries of the lane in increasing
 /// input index, as a scatter over those entries would.
+///
+/// With `sq` (squared norms through the position Gram), also the terms of ‖dG‖² and g·dG
+/// that involve the input tangent dX (taps × positions), into `nt` (see [`SqTables`]):
+/// Nt = dXᵀ·X (positions × positions, `nt[..P²]`), ⟨Gwᵀ·Δ, dX⟩ = ⟨Gw, Δ·dXᵀ⟩ (`nt[P²]`) and
+/// ‖Δ·dXᵀ‖² = Σ_{p,q} (ΔᵀΔ)\[p, q\]·⟨dX\[·, p\], dX\[·, q\]⟩ (`nt[P² + 1]`), over the same
+/// pairs (the last through dense copies of the touched columns of dX).
 #[allow(clippy::too_many_arguments)]
 fn conv_tangent_forward(
     g: &Geom,
@@ -313,8 +438,29 @@ fn conv_tangent_forward(
     bx: &mut [usize],
     pt: &mut [usize],
     pv: &mut [f64],
+    sq: Option<(&mut SqTables<'_>, &mut [f64])>,
+    known: Option<[usize; 4]>,
 ) {
-    channel_boxes(g, lane, bx);
+    let (mut st, mut touched) = (0.0, 0);
+    let kk = g.c * g.k * g.k;
+    let (mut tabs, nt) = match sq {
+        Some((t, nt)) => (Some(t), nt),
+        None => (None, &mut [][..]),
+    };
+    match known {
+        // One box for every channel, in padded coordinates.
+        Some([r0, r1, c0, c1]) => {
+            let b = if r0 <= r1 && c0 <= c1 {
+                [r0 + g.p, r1 + g.p, c0 + g.p, c1 + g.p]
+            } else {
+                [1, 0, 1, 0]
+            };
+            for d in bx.chunks_exact_mut(4).take(g.c) {
+                d.copy_from_slice(&b);
+            }
+        }
+        None => channel_boxes(g, lane, bx),
+    }
     let (np, plane) = (g.ho * g.wo, g.h * g.w);
     for i in 0..g.ho {
         for j in 0..g.wo {
@@ -338,69 +484,82 @@ fn conv_tangent_forward(
             let (Some(pt), Some(pv)) = (pt.get(..n), pv.get(..n)) else {
                 return;
             };
-            gather_rows(pt, pv, wt, g.o, yk.get_mut(pos..).unwrap_or_default(), np);
-        }
-    }
-}
-
-/// For a position-Gram convolution in squared-norm mode, the terms of one lane that involve
-/// the input tangent dX (taps × positions, from the dense lane `lane`):
-/// (⟨Gw, Δ·dXᵀ⟩, ⟨Mt, dXᵀ·X⟩, ‖Δ·dXᵀ‖²) from the tables `tt` = Gwᵀ·Δ (taps × positions),
-/// `gd` = ΔᵀΔ and `mt` = Δᵀ·dΔ (positions × positions) and `col` = X (taps × positions):
-/// per tap, over its non-zero (position, value) pairs, Σ v·tt, Σ v·⟨mt\[pos\], col\[tap\]⟩ and
-/// the quadratic form vᵀ·gd·v.
-#[allow(clippy::too_many_arguments)]
-fn conv_sq_terms(
-    g: &Geom,
-    lane: &[f64],
-    tt: &[f64],
-    gd: &[f64],
-    mt: &[f64],
-    col: &[f64],
-    bx: &mut [usize],
-    pt: &mut [usize],
-    pv: &mut [f64],
-) -> (f64, f64, f64) {
-    channel_boxes(g, lane, bx);
-    let (np, plane) = (g.ho * g.wo, g.h * g.w);
-    let (mut st, mut cross, mut quad) = (0.0, 0.0, 0.0);
-    for (c, b) in bx.chunks_exact(4).take(g.c).enumerate() {
-        let pl = lane.get(c * plane..(c + 1) * plane).unwrap_or_default();
-        for a in 0..g.k {
-            for bb in 0..g.k {
-                let tap = (c * g.k + a) * g.k + bb;
-                let mut n = 0;
-                for i in hit_range(b[0], b[1], a, g.s, g.ho) {
-                    let r = g.s * i + a - g.p;
-                    for j in hit_range(b[2], b[3], bb, g.s, g.wo) {
-                        let v = pl.get(r * g.w + g.s * j + bb - g.p).copied().unwrap_or(0.0);
-                        if v != 0.0 {
-                            if let (Some(t), Some(x)) = (pt.get_mut(n), pv.get_mut(n)) {
-                                (*t, *x) = (i * g.wo + j, v);
-                                n += 1;
+            if let Some(tb) = tabs.as_deref_mut() {
+                // One gather over the rows [Wᵀ | X] of `wx`, then Y's column and Nt's row.
+                let wd = (g.o + np).next_multiple_of(4);
+                fil_kernels::gather_rows_into(pt, pv, tb.wx, wd, tb.tmp);
+                let (yo, no) = tb.tmp.split_at(g.o.min(tb.tmp.len()));
+                for (yv, &v) in yk
+                    .get_mut(pos..)
+                    .unwrap_or_default()
+                    .iter_mut()
+                    .step_by(np)
+                    .zip(yo)
+                {
+                    *yv = v;
+                }
+                if let Some(d) = nt.get_mut(pos * np..(pos + 1) * np) {
+                    d.copy_from_slice(no.get(..np).unwrap_or_default());
+                }
+                for (&t, &v) in pt.iter().zip(pv) {
+                    st += v * tb.tt.get(t * np + pos).copied().unwrap_or(f64::NAN);
+                }
+                // The dense column dX[·, pos] (taps are distinct within a position).
+                if n > 0 {
+                    if let (Some(row), Some(tp)) = (
+                        tb.dd.get_mut(touched * kk..(touched + 1) * kk),
+                        tb.touched.get_mut(touched),
+                    ) {
+                        for (&t, &v) in pt.iter().zip(pv) {
+                            if let Some(d) = row.get_mut(t) {
+                                *d = v;
                             }
                         }
+                        *tp = pos;
+                        touched += 1;
                     }
                 }
-                let (Some(ps), Some(vs)) = (pt.get(..n), pv.get(..n)) else {
-                    continue;
-                };
-                let xrow = col.get(tap * np..(tap + 1) * np).unwrap_or_default();
-                let trow = tt.get(tap * np..(tap + 1) * np).unwrap_or_default();
-                for (&p, &v) in ps.iter().zip(vs) {
-                    st += v * trow.get(p).copied().unwrap_or(f64::NAN);
-                    cross += v * dot(mt.get(p * np..(p + 1) * np).unwrap_or_default(), xrow);
-                    let grow = gd.get(p * np..(p + 1) * np).unwrap_or_default();
-                    let mut acc = 0.0;
-                    for (&q, &w) in ps.iter().zip(vs) {
-                        acc += w * grow.get(q).copied().unwrap_or(f64::NAN);
-                    }
-                    quad += v * acc;
-                }
+            } else {
+                gather_rows(pt, pv, wt, g.o, yk.get_mut(pos..).unwrap_or_default(), np);
             }
         }
     }
-    (st, cross, quad)
+    let Some(tb) = tabs else {
+        return;
+    };
+    let mut quad = 0.0;
+    let tps = tb.touched.get(..touched).unwrap_or_default();
+    for (a, &p) in tps.iter().enumerate() {
+        let rp = tb.dd.get(a * kk..(a + 1) * kk).unwrap_or_default();
+        let grow = tb.gd.get(p * np..(p + 1) * np).unwrap_or_default();
+        let mut acc = 0.0;
+        for (b, &q) in tps.iter().enumerate().skip(a + 1) {
+            let rq = tb.dd.get(b * kk..(b + 1) * kk).unwrap_or_default();
+            acc += grow.get(q).copied().unwrap_or(f64::NAN) * dot(rp, rq);
+        }
+        quad += 2.0 * acc + grow.get(p).copied().unwrap_or(f64::NAN) * dot(rp, rp);
+    }
+    if let Some(dd) = tb.dd.get_mut(..touched * kk) {
+        dd.fill(0.0);
+    }
+    if let Some([s, q]) = nt.get_mut(np * np..).and_then(|r| r.first_chunk_mut::<2>()) {
+        (*s, *q) = (st, quad);
+    }
+}
+
+/// Per-example tables and scratch of the squared-norm terms gathered by
+/// `conv_tangent_forward`: X (`col`) and Gwᵀ·Δ (`tt`, both taps × positions), ΔᵀΔ (`gd`,
+/// positions × positions), dense columns of dX (`dd`, positions × taps, zero on entry and on
+/// exit) and the positions they belong to (`touched`).
+struct SqTables<'a> {
+    /// Rows \[Wᵀ\[t\] | X\[t\] | 0\] (taps × (O + P rounded up to a multiple of 4)) and a
+    /// scratch row.
+    wx: &'a [f64],
+    tmp: &'a mut [f64],
+    tt: &'a [f64],
+    gd: &'a [f64],
+    dd: &'a mut [f64],
+    touched: &'a mut [usize],
 }
 
 #[inline(always)]
@@ -433,22 +592,59 @@ impl Tangent<'_> {
 }
 
 impl Sequential {
+    /// Per lane, the `fw.ntf` entries of the position-Gram convolutions (other than layer 0)
+    /// before layer `l` (all of them for `l` = number of layers).
+    fn sq_pg_offset(&self, l: usize) -> usize {
+        let mut off = 0;
+        for (i, n) in self.nodes.iter().enumerate().take(l) {
+            if let Layer::Conv2d { .. } = n.layer {
+                let g = geom(n);
+                if i != 0 && pos_gram(&g) {
+                    off += g.ho * g.wo * g.ho * g.wo + 2;
+                }
+            }
+        }
+        off
+    }
+
     fn fil_sizes(&self, max_coords: usize) -> Sizes {
         let (mut mw, mut mb, mut col, mut dcol) = (0usize, 0usize, 0usize, 0usize);
         let (mut xt, mut lane_pg, mut pl, mut bx) = (0usize, 0usize, 0usize, 0usize);
+        let (mut px, mut pw, mut pka, mut pkb) = (0usize, 0usize, 0usize, 0usize);
+        let (mut pq, mut pkc, mut dd, mut tps) = (0usize, 0usize, 0usize, 0usize);
+        let (mut pda, mut pdw, mut wx, mut gtmp) = (0usize, 0usize, 0usize, 0usize);
         for n in &self.nodes {
             mw = mw.max(n.weights);
             mb = mb.max(n.biases);
+            if let Layer::Dense { .. } = n.layer {
+                pda = pda.max(packed_a_len(max_coords, n.out_len, pick_mr(max_coords)));
+                pdw = pdw.max(packed_b_len(n.out_len, n.in_len));
+            }
             if let Layer::Conv2d { .. } = n.layer {
                 let g = geom(n);
                 col = col.max(g.pad_len());
                 dcol = dcol.max(g.col_len());
                 pl = pl.max(g.c * g.k * g.k).max(g.ho * g.wo);
                 bx = bx.max(4 * g.c);
+                let (kk, np) = (g.c * g.k * g.k, g.ho * g.wo);
+                pw = pw.max(packed_b_len(g.o, kk));
+                pka = pka.max(packed_a_len(np, g.o, pick_mr(np)));
+                if !pos_gram(&g) {
+                    px = px.max(packed_a_len(kk, np, pick_mr(kk)));
+                    pkb = pkb.max(packed_b_len(np, g.o));
+                }
                 if pos_gram(&g) {
                     let pp = g.ho * g.wo * g.ho * g.wo;
                     xt = xt.max(g.col_len() + pp);
                     lane_pg = lane_pg.max(n.out_len + 2 * pp);
+                    let (q, c) = pg_packed_lens(&g);
+                    pq = pq.max(q);
+                    pkc = pkc.max(c);
+                    dd = dd.max(g.col_len());
+                    let wd = (g.o + g.ho * g.wo).next_multiple_of(4);
+                    wx = wx.max(g.c * g.k * g.k * wd);
+                    gtmp = gtmp.max(wd);
+                    tps = tps.max(g.ho * g.wo);
                 }
             }
         }
@@ -470,6 +666,22 @@ impl Sequential {
             pg: max_coords.saturating_mul(lane_pg).max(2 * self.max_len),
             pl,
             bx,
+            px,
+            pw,
+            pka,
+            pkb,
+            pq,
+            pkc,
+            ntf: max_coords.saturating_mul(self.sq_pg_offset(self.nodes.len())),
+            dd,
+            tps,
+            pda,
+            pdw,
+            fbx: 4 * max_coords,
+            fbs: (self.nodes.len() + 1).saturating_mul(4 * max_coords),
+            fok: self.nodes.len() + 1,
+            wx,
+            gtmp,
         }
     }
 
@@ -506,13 +718,11 @@ impl Sequential {
             gt: v(z.wt),
             col: v(z.col),
             dt: v(z.dt),
-            bt: v(z.dt),
             dcol: v(z.dcol),
             col2: v(z.col2),
             xt: v(z.xt),
-            dpp: v(z.pg.max(3 * self.max_len)),
+            dpp: v(z.dt),
             pg: v(z.pg),
-            bt2: v(z.pg.max(2 * self.max_len)),
             ca: v(z.dt),
             cb: v(z.dt),
             s: v(max_coords),
@@ -522,6 +732,22 @@ impl Sequential {
             bx: alloc::vec![0; z.bx],
             pt: alloc::vec![0; z.pl],
             pv: v(z.pl),
+            px: v(z.px),
+            pw: v(z.pw),
+            pka: v(z.pka),
+            pkb: v(z.pkb),
+            pq: v(z.pq),
+            pkc: v(z.pkc),
+            ntf: v(z.ntf),
+            dd: v(z.dd),
+            tps: alloc::vec![0; z.tps],
+            pda: v(z.pda),
+            pdw: v(z.pdw),
+            fbx: alloc::vec![0; z.fbx],
+            fbs: alloc::vec![0; z.fbs],
+            fok: alloc::vec![false; z.fok],
+            wx: v(z.wx),
+            gtmp: v(z.gtmp),
         }
     }
 
@@ -826,12 +1052,16 @@ impl Sequential {
                 }
             }
         }
-        // Forward.
+        // Forward. `boxed`: the lanes' boxes in `fw.fbx` are valid (from a one-hot input
+        // through convolutions, poolings and activations).
+        let mut boxed = false;
+        fw.fok.fill(false);
         for (l, node) in self.nodes.iter().enumerate() {
             let (Some(&a0), Some(&a1)) = (self.act_offsets.get(l), self.act_offsets.get(l + 1))
             else {
                 return;
             };
+            fw.save_boxes(l, boxed);
             let (n_in, n_out) = (node.in_len, node.out_len);
             let cut = (mx * a1).min(fw.tf.len());
             let (lo, hi) = fw.tf.split_at_mut(cut);
@@ -844,6 +1074,7 @@ impl Sequential {
             let (w, _) = layer_params(node, params);
             match node.layer {
                 Layer::Dense { .. } => {
+                    boxed = false;
                     for (k, yk) in lanes_out.enumerate() {
                         if l == 0 {
                             let c = coords.get(k).copied().unwrap_or(0);
@@ -863,9 +1094,13 @@ impl Sequential {
                     if l == 0 {
                         // One-hot input: scatter the few (position, tap) pairs straight into
                         // the channel-major output, reading W's columns.
-                        for (k, yk) in lanes_out.enumerate() {
+                        for ((k, yk), bk) in lanes_out.enumerate().zip(fw.fbx.chunks_exact_mut(4)) {
                             yk.fill(0.0);
                             let c = coords.get(k).copied().unwrap_or(0);
+                            if g.w > 0 && g.h > 0 {
+                                let (r, q) = ((c / g.w) % g.h, c % g.w);
+                                bk.copy_from_slice(&box_through(&g, [r, r, q, q]));
+                            }
                             for_each_tap(&g, c, |pos, tap| {
                                 let wcol = w.get(tap..).unwrap_or_default().iter().step_by(kk);
                                 let ycol = yk.get_mut(pos..).unwrap_or_default();
@@ -874,29 +1109,139 @@ impl Sequential {
                                 }
                             });
                         }
+                        boxed = m <= fw.fbx.len() / 4;
                         continue;
                     }
                     transpose(w, o, kk, &mut fw.wt);
-                    for (k, yk) in lanes_out.enumerate() {
+                    // Squared norms through the position Gram: the dX terms are gathered here
+                    // (see `conv_tangent_forward`), per lane into `fw.ntf`.
+                    let (sq, lane_nt) = (!full && pos_gram(&g), np * np + 2);
+                    let mut tabs = None;
+                    let mut nt_lanes = fw.ntf.get_mut(..0).unwrap_or_default().chunks_mut(1);
+                    if sq {
+                        let (Some(gw), Some(delta)) = (
+                            fw.grad.get(node.offset..node.offset + node.weights),
+                            fw.dl.get(a1..a1 + n_out),
+                        ) else {
+                            return;
+                        };
+                        transpose(gw, o, kk, &mut fw.gt);
+                        let cut = g.col_len().min(fw.col.len());
+                        let (col, poly) = fw.col.split_at_mut(cut);
+                        kernels::im2col(&g, x, col, poly);
+                        let (Some(c2), Some(gt), Some(dd), Some(tps)) = (
+                            fw.col2.get_mut(..g.col_len() + np * np),
+                            fw.gt.get(..kk * o),
+                            fw.dd.get_mut(..g.col_len()),
+                            fw.tps.get_mut(..np),
+                        ) else {
+                            return;
+                        };
+                        let (t1, t2) = c2.split_at_mut(g.col_len());
+                        // Gwᵀ·Δ (taps × positions) and ΔᵀΔ (positions × positions).
+                        kernels::gemm(kk, np, o, gt, delta, t1, |u: f64, v: f64| u * v);
+                        transpose(delta, o, np, &mut fw.dt);
+                        let dt = fw.dt.get(..n_out).unwrap_or_default();
+                        kernels::gemm(np, np, o, dt, delta, t2, |u: f64, v: f64| u * v);
+                        dd.fill(0.0);
+                        let wd = (o + np).next_multiple_of(4);
+                        let (Some(wx), Some(tmp), Some(wt)) = (
+                            fw.wx.get_mut(..kk * wd),
+                            fw.gtmp.get_mut(..wd),
+                            fw.wt.get(..kk * o),
+                        ) else {
+                            return;
+                        };
+                        for ((row, wr), xr) in wx
+                            .chunks_exact_mut(wd)
+                            .zip(wt.chunks_exact(o))
+                            .zip(col.chunks_exact(np))
+                        {
+                            let (a, b) = row.split_at_mut(o);
+                            let (b, z) = b.split_at_mut(np);
+                            a.copy_from_slice(wr);
+                            b.copy_from_slice(xr);
+                            z.fill(0.0);
+                        }
+                        tabs = Some(SqTables {
+                            wx,
+                            tmp,
+                            tt: t1,
+                            gd: t2,
+                            dd,
+                            touched: tps,
+                        });
+                        let off = mx * self.sq_pg_offset(l);
+                        let Some(nt) = fw.ntf.get_mut(off..off + mx * lane_nt) else {
+                            return;
+                        };
+                        nt_lanes = nt.chunks_mut(lane_nt);
+                    }
+                    for ((k, yk), bk) in lanes_out.enumerate().zip(fw.fbx.chunks_exact_mut(4)) {
                         let lane = xin.get(k * n_in..(k + 1) * n_in).unwrap_or_default();
+                        let known = match bk.first_chunk::<4>() {
+                            Some(&b) if boxed => {
+                                bk.copy_from_slice(&box_through(&g, b));
+                                Some(b)
+                            }
+                            _ => None,
+                        };
+                        let sqk = match (tabs.as_mut(), nt_lanes.next()) {
+                            (Some(t), Some(nt)) => Some((t, nt)),
+                            _ => None,
+                        };
+                        if sq && sqk.is_none() {
+                            return;
+                        }
                         conv_tangent_forward(
-                            &g, &fw.wt, lane, yk, &mut fw.bx, &mut fw.pt, &mut fw.pv,
+                            &g, &fw.wt, lane, yk, &mut fw.bx, &mut fw.pt, &mut fw.pv, sqk, known,
                         );
                     }
                 }
                 Layer::AvgPool2d { .. } => {
                     let g = geom(node);
-                    for (xk, yk) in xin.chunks_exact(n_in).zip(lanes_out) {
-                        kernels::pool_forward(&g, xk, yk);
+                    let inv = 1.0 / (g.k * g.k) as f64;
+                    let (pin, pout) = (g.h * g.w, g.ho * g.wo);
+                    for ((xk, yk), bk) in xin
+                        .chunks_exact(n_in)
+                        .zip(lanes_out)
+                        .zip(fw.fbx.chunks_exact_mut(4))
+                    {
+                        let Some(&b) = bk.first_chunk::<4>().filter(|_| boxed) else {
+                            kernels::pool_forward(&g, xk, yk);
+                            continue;
+                        };
+                        // Only the outputs whose window meets the box (the same sums, in the
+                        // order of `pool_forward`); zeros elsewhere.
+                        let ob = box_through(&g, b);
+                        bk.copy_from_slice(&ob);
+                        yk.fill(0.0);
+                        for_box(g.c, g.ho, g.wo, ob, |idx| {
+                            let (ch, i, j) = (idx / pout, (idx / g.wo) % g.ho, idx % g.wo);
+                            let mut acc = 0.0;
+                            for a in 0..g.k {
+                                let base = ch * pin + (g.s * i + a) * g.w + g.s * j;
+                                for v in xk.get(base..base + g.k).unwrap_or_default() {
+                                    acc += *v;
+                                }
+                            }
+                            if let Some(y) = yk.get_mut(idx) {
+                                *y = acc * inv;
+                            }
+                        });
                     }
                 }
                 Layer::Act(a) => {
                     let Some(fd) = fw.ca.get_mut(..n_out) else {
                         return;
                     };
+                    let mut finite = true;
                     for ((f, &xv), &yv) in fd.iter_mut().zip(x).zip(y) {
                         *f = act_derivative(a, xv, yv);
+                        finite &= f.is_finite();
                     }
+                    // Zero stays zero (finite f′): the boxes stay valid.
+                    boxed &= finite;
                     for (xk, yk) in xin.chunks_exact(n_in).zip(lanes_out) {
                         for ((yv, &xv), &f) in yk.iter_mut().zip(xk).zip(fd.iter()) {
                             *yv = f * xv;
@@ -905,6 +1250,7 @@ impl Sequential {
                 }
             }
         }
+        fw.save_boxes(self.nodes.len(), boxed);
         // Loss: the tangent of ∂ℓ/∂z.
         let start = self.act_offsets.last().copied().unwrap_or(0);
         let out_len = self.output_len();
@@ -1032,16 +1378,18 @@ impl Sequential {
                         }
                     }
                     if need_dx {
-                        for (tk, nk) in tb
-                            .chunks_exact(n_out)
-                            .zip(next.chunks_exact_mut(n_in))
-                            .take(m)
-                        {
-                            nk.fill(0.0);
-                            for (row, &dv) in w.chunks_exact(n_in).zip(tk) {
-                                axpy(nk, dv, row);
-                            }
-                        }
+                        // All lanes at once: next = dδ·W (m × n_in), packed operands.
+                        let mr = pick_mr(m);
+                        let (Some(pa), Some(pb), Some(tbm)) = (
+                            fw.pda.get_mut(..packed_a_len(m, n_out, mr)),
+                            fw.pdw.get_mut(..packed_b_len(n_out, n_in)),
+                            tb.get(..m * n_out),
+                        ) else {
+                            return;
+                        };
+                        fil_kernels::pack_a_n_mr(mr, tbm, m, n_out, pa);
+                        fil_kernels::pack_b_n(w, n_out, n_in, pb);
+                        gemm_packed_mr(mr, m, n_in, n_out, pa, pb, next, n_in);
                     }
                 }
                 Layer::Conv2d { .. } => {
@@ -1064,17 +1412,36 @@ impl Sequential {
                     kernels::im2col(&g, a, col, poly);
                     let col: &[f64] = col;
                     transpose(delta, o, np, &mut fw.dt);
-                    let Some(dppx) = fw.dpp.get_mut(..3 * n_out) else {
+                    // Δ·XᵀX.
+                    let Some(dpp) = fw.dpp.get_mut(..n_out) else {
                         return;
                     };
-                    // Δ·XᵀX, then Δᵀ duplicated (see `kernels::gemm_dup`).
-                    let (dpp, dtd) = dppx.split_at_mut(n_out);
                     // Squared norms only, position Gram, dense input tangent: the dX terms come
-                    // from per-example tables (see `conv_sq_terms`); E_k and Nt_k are not formed.
+                    // from per-example tables (see `conv_tangent_forward`); E_k and Nt_k are not formed.
                     let sq_pg = pg && !full && l != 0;
-                    let (mut tt, mut gd): (&[f64], &[f64]) = (&[], &[]);
-                    let mut ppm: &[f64] = &[];
-                    let mut col2: &[f64] = &[];
+                    let mut nt_all: &[f64] = &[];
+                    // X packed (left operand of E_k = X·dΔ_kᵀ), W packed (right operand of
+                    // dΔ_kᵀ·W), dΔ_kᵀ packed as left (`pka`) or right (`pkb`) operand.
+                    let (mrx, mrp) = (pick_mr(kk), pick_mr(np));
+                    let (Some(px), Some(pw), Some(pka), Some(pkb)) = (
+                        fw.px
+                            .get_mut(..if pg { 0 } else { packed_a_len(kk, np, mrx) }),
+                        fw.pw
+                            .get_mut(..if need_dx { packed_b_len(o, kk) } else { 0 }),
+                        fw.pka
+                            .get_mut(..if need_dx { packed_a_len(np, o, mrp) } else { 0 }),
+                        fw.pkb.get_mut(..if pg { 0 } else { packed_b_len(np, o) }),
+                    ) else {
+                        return;
+                    };
+                    if need_dx {
+                        fil_kernels::pack_b(
+                            o,
+                            kk,
+                            |k, j| w.get(k * kk + j).copied().unwrap_or(0.0),
+                            pw,
+                        );
+                    }
                     if pg {
                         // PP = XᵀX (positions × positions), ΔPP = Δ·PP.
                         let Some(xtp) = fw.xt.get_mut(..g.col_len() + pp) else {
@@ -1084,31 +1451,30 @@ impl Sequential {
                         transpose(col, kk, np, xt);
                         kernels::gemm(np, np, kk, xt, col, pm, |u: f64, v: f64| u * v);
                         kernels::gemm(o, np, np, delta, pm, dpp, |u: f64, v: f64| u * v);
-                        kernels::duplicate(fw.dt.get(..n_out).unwrap_or_default(), dtd);
-                        ppm = pm;
-                        if sq_pg {
-                            let (Some(c2), Some(gt), Some(dt)) = (
-                                fw.col2.get_mut(..g.col_len() + pp),
-                                fw.gt.get(..ko),
-                                fw.dt.get(..n_out),
-                            ) else {
-                                return;
-                            };
-                            let (t1, t2) = c2.split_at_mut(g.col_len());
-                            // Gwᵀ·Δ (taps × positions) and ΔᵀΔ (positions × positions).
-                            kernels::gemm(kk, np, o, gt, delta, t1, |u: f64, v: f64| u * v);
-                            kernels::gemm(np, np, o, dt, delta, t2, |u: f64, v: f64| u * v);
-                            (tt, gd) = (t1, t2);
-                        }
-                    } else {
-                        let Some(c2) = fw.col2.get_mut(..2 * g.col_len()) else {
+                        let (lq, _) = pg_packed_lens(&g);
+                        let Some(pq) = fw.pq.get_mut(..lq) else {
                             return;
                         };
-                        kernels::duplicate(col, c2);
-                        col2 = c2;
+                        let (ppp, dtd) = pq.split_at_mut(packed_b_len(np, np));
+                        fil_kernels::pack_b_n(pm, np, np, ppp);
+                        kernels::duplicate(fw.dt.get(..n_out).unwrap_or_default(), dtd);
+                        if sq_pg {
+                            // Nt_k, ⟨Gwᵀ·Δ, dX_k⟩ and ‖Δ·dX_kᵀ‖² per lane, from the forward pass.
+                            let off = mx * self.sq_pg_offset(l);
+                            nt_all = fw.ntf.get(off..off + mx * (pp + 2)).unwrap_or_default();
+                        }
+                    } else {
+                        pack_a_mr(
+                            mrx,
+                            kk,
+                            np,
+                            |i, k| col.get(i * np + k).copied().unwrap_or(0.0),
+                            px,
+                        );
                     }
-                    let (dpp, dtd): (&[f64], &[f64]) = (dpp, dtd);
-                    let (dt, bt, bt2, gt) = (&fw.dt, &mut fw.bt, &mut fw.bt2, &fw.gt);
+                    let (px, pw): (&[f64], &[f64]) = (px, pw);
+                    let dpp: &[f64] = dpp;
+                    let (dt, gt) = (&fw.dt, &fw.gt);
                     let lane_pg = if pg { n_out + 2 * pp } else { 0 };
                     let mut pg_lanes = fw.pg.chunks_mut(lane_pg.max(1));
                     for (k, ((tk, ek), dbk)) in tb
@@ -1126,19 +1492,19 @@ impl Sequential {
                         } else {
                             &mut []
                         };
-                        // dΔ_kᵀ (positions × channels), duplicated for the products.
-                        transpose(tk, o, np, bt);
-                        let bt = bt.get(..n_out).unwrap_or_default();
-                        let Some(bt2) = bt2.get_mut(..2 * n_out) else {
-                            return;
-                        };
                         let (yk, mn) = pgk.split_at_mut(n_out.min(pgk.len()));
                         let (mtk, ntk) = mn.split_at_mut(pp.min(mn.len()));
                         if pg {
                             // Y_k = dΔ_k·PP, Mt_k = Δᵀ·dΔ_k; E_k holds only dX_k·Δᵀ below.
-                            // (gemm_dup: the products of `gemm`, duplicated left operands.)
-                            kernels::duplicate(tk, bt2);
-                            kernels::gemm_dup(o, np, np, bt2, ppm, yk, |u: f64, v: f64| u * v);
+                            let (lq, lc) = pg_packed_lens(&g);
+                            let (Some(pq), Some(pkc)) = (fw.pq.get(..lq), fw.pkc.get_mut(..lc))
+                            else {
+                                return;
+                            };
+                            let (ppp, dtd) = pq.split_at(packed_b_len(np, np));
+                            let mro = pick_mr(o);
+                            fil_kernels::pack_a_n_mr(mro, tk, o, np, pkc);
+                            gemm_packed_mr(mro, o, np, np, pkc, ppp, yk, np);
                             kernels::gemm_dup_fit(np, np, o, dtd, tk, mtk, |u: f64, v: f64| u * v);
                             if !sq_pg {
                                 ek.fill(0.0);
@@ -1146,7 +1512,8 @@ impl Sequential {
                             }
                         } else {
                             // E_k = X·dΔ_kᵀ (taps × channels).
-                            kernels::gemm_dup(kk, o, np, col2, bt, ek, |x: f64, d: f64| x * d);
+                            pack_b_t(tk, np, o, pkb);
+                            gemm_packed_mr(mrx, kk, o, np, px, pkb, ek, o);
                         }
                         // + dX_k·Δᵀ over the non-zero entries of the input tangent (and, with
                         // the position Gram, Nt_k = dX_kᵀ·X).
@@ -1159,9 +1526,14 @@ impl Sequential {
                         // (⟨Gw, Δ·dXᵀ⟩, ⟨Mt_k, Nt_k⟩, ‖Δ·dXᵀ‖²) in squared-norm mode.
                         let mut sq_terms = (0.0, 0.0, 0.0);
                         if sq_pg {
-                            sq_terms = conv_sq_terms(
-                                &g, lane, tt, gd, mtk, col, &mut fw.bx, &mut fw.pt, &mut fw.pv,
-                            );
+                            let ntk = nt_all.get(k * (pp + 2)..(k + 1) * (pp + 2));
+                            let ntk = ntk.unwrap_or_default();
+                            let (nt, sq) = ntk.split_at(pp.min(ntk.len()));
+                            let (st, quad) = match sq {
+                                [st, quad] => (*st, *quad),
+                                _ => (f64::NAN, f64::NAN),
+                            };
+                            sq_terms = (st, dot(mtk, nt), quad);
                         } else {
                             t.for_each_nonzero(|idx, v| {
                                 for_each_tap(&g, idx, |pos, tap| {
@@ -1183,7 +1555,7 @@ impl Sequential {
                             });
                         }
                         for (b, row) in dbk.iter_mut().zip(tk.chunks_exact(np)) {
-                            *b = row.iter().sum();
+                            *b = fil_kernels::sum8(row);
                         }
                         let (st, cross, quad) = sq_terms;
                         if let Some(s) = fw.s.get_mut(k) {
@@ -1211,12 +1583,10 @@ impl Sequential {
                             ) else {
                                 return;
                             };
-                            kernels::duplicate(bt, bt2);
-                            let bt2: &[f64] = bt2;
-                            kernels::gemm_dup_fit(np, kk, o, bt2, w, dcol, |d: f64, wv: f64| {
-                                d * wv
-                            });
-                            kernels::col2im_t(&g, dcol, nk);
+                            // dΔ_kᵀ·W (positions × taps).
+                            pack_a_t_mr(mrp, tk, np, o, pka);
+                            gemm_packed_mr(mrp, np, kk, o, pka, pw, dcol, kk);
+                            fil_kernels::col2im_fast(&g, dcol, nk);
                         }
                     }
                     for i in 0..if sq_pg { 0 } else { m } {
@@ -1270,18 +1640,47 @@ impl Sequential {
                         else {
                             return;
                         };
+                        let mut finite = true;
                         for ((((al, be), &xv), &yv), &dv) in
                             ca.iter_mut().zip(cb.iter_mut()).zip(a).zip(y).zip(delta)
                         {
                             (*al, *be) = act_backward_coefs(act, xv, yv, dv);
+                            finite &= be.is_finite();
                         }
                         let src = if act == Activation::Gelu { xin } else { yt };
-                        for ((tk, nk), sk) in tb
+                        // ẏ and ẋ vanish outside the output's boxes (the same as the input's):
+                        // there δ̇x = α ⊙ δ̇y (β finite).
+                        let boxes = match fw.fok.get(l + 1) {
+                            Some(true) if finite => {
+                                let n = fw.fbx.len();
+                                fw.fbs.get((l + 1) * n..(l + 2) * n)
+                            }
+                            _ => None,
+                        };
+                        let g = geom(node);
+                        for (k, ((tk, nk), sk)) in tb
                             .chunks_exact(n_out)
                             .zip(next.chunks_exact_mut(n_in))
                             .zip(src.chunks_exact(n_out))
                             .take(m)
+                            .enumerate()
                         {
+                            if let Some(&b) = boxes
+                                .and_then(|bs| bs.get(4 * k..))
+                                .and_then(|r| r.first_chunk::<4>())
+                            {
+                                for ((nv, &tv), &al) in nk.iter_mut().zip(tk).zip(ca.iter()) {
+                                    *nv = al * tv;
+                                }
+                                for_box(g.c, g.h, g.w, b, |idx| {
+                                    if let (Some(nv), Some(&sv), Some(&be)) =
+                                        (nk.get_mut(idx), sk.get(idx), cb.get(idx))
+                                    {
+                                        *nv += be * sv;
+                                    }
+                                });
+                                continue;
+                            }
                             for ((((nv, &tv), &sv), &al), &be) in
                                 nk.iter_mut().zip(tk).zip(sk).zip(ca.iter()).zip(cb.iter())
                             {
@@ -1587,6 +1986,98 @@ mod tests {
             &coords,
             ClipMethod::Hard,
             0.05,
+        );
+    }
+
+    /// Every input coordinate (corners, edges, pixels no output reads) of small ConvNets
+    /// whose second convolution goes through the position Gram, so the forward boxes
+    /// (one-hot pixel → convolution → activation → pooling → convolution with padding) and
+    /// the gathered squared-norm terms meet every border case; plus the corners and edge
+    /// midpoints of the MNIST ConvNet. Same tolerance as `check`.
+    #[test]
+    fn every_coordinate_at_image_borders_matches_reference() {
+        use Activation::*;
+        let conv = |out_channels, kernel, stride, padding| Layer::Conv2d {
+            out_channels,
+            kernel,
+            stride,
+            padding,
+        };
+        let pool = |kernel, stride| Layer::AvgPool2d { kernel, stride };
+        let models = [
+            (
+                // Stride 3 > kernel 2: a third of the rows and columns reach no output.
+                "stride > kernel",
+                Sequential::new(
+                    Shape::new(1, 9, 9),
+                    &[
+                        conv(8, 2, 3, 1),
+                        Layer::Act(Tanh),
+                        pool(2, 1),
+                        conv(5, 3, 2, 1),
+                        Layer::Act(Gelu),
+                        Layer::Dense { units: 3 },
+                    ],
+                    Loss::SoftmaxCrossEntropy,
+                )
+                .unwrap(),
+            ),
+            (
+                // Padding 2 around a 3 × 3 kernel, 3 × 3 stride-2 pooling, padded second conv.
+                "wide padding",
+                Sequential::new(
+                    Shape::new(2, 8, 7),
+                    &[
+                        conv(6, 3, 1, 2),
+                        Layer::Act(Elu),
+                        pool(3, 2),
+                        conv(4, 3, 2, 1),
+                        Layer::Act(Tanh),
+                        Layer::Dense { units: 1 },
+                    ],
+                    Loss::Logistic,
+                )
+                .unwrap(),
+            ),
+        ];
+        for (seed, (name, model)) in models.iter().enumerate() {
+            let seed = seed as u64;
+            let d = model.input_len();
+            let p = params_for(model, 40 + seed);
+            let mut r = Rng::from_seed(50 + seed);
+            let x: Vec<f64> = (0..d).map(|_| r.uniform()).collect();
+            let coords: Vec<usize> = (0..d).collect();
+            for (method, c) in [(ClipMethod::Hard, 1e-3), (ClipMethod::Gelu, 0.7)] {
+                check(name, model, &p, &x, 0, &coords, method, c);
+            }
+        }
+        let mnist = arch::mnist_tanh_convnet().unwrap();
+        let p = params_for(&mnist, 9);
+        let mut r = Rng::from_seed(60);
+        let x: Vec<f64> = (0..784).map(|_| r.uniform()).collect();
+        let at = |h: usize, w: usize| h * 28 + w;
+        let coords = [
+            at(0, 0),
+            at(0, 27),
+            at(27, 0),
+            at(27, 27),
+            at(0, 13),
+            at(13, 0),
+            at(27, 14),
+            at(14, 27),
+            at(1, 1),
+            at(26, 26),
+            at(14, 14),
+        ];
+        check(
+            "mnist borders",
+            &mnist,
+            &p,
+            &x,
+            2,
+            &coords,
+            ClipMethod::Gelu,
+            0.5,
         );
     }
 

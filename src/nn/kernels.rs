@@ -177,20 +177,63 @@ impl Geom {
 fn fill_padded<X: Scalar>(g: &Geom, x: &[X], pad: &mut [X]) {
     pad.fill(X::zero());
     let plane_in = g.h * g.w;
-    if plane_in == 0 || g.w == 0 {
+    if plane_in == 0 || g.w == 0 || g.s == 0 {
         return;
     }
-    for (c, x_c) in x.chunks_exact(plane_in).enumerate() {
-        for (h, row) in x_c.chunks_exact(g.w).enumerate() {
-            for rb in 0..g.s {
-                let (w0, n, start) = g.row_phase(c, h, rb);
-                if let Some(dst) = pad.get_mut(start..start + n) {
-                    for (d, &v) in dst.iter_mut().zip(row.iter().skip(w0).step_by(g.s)) {
-                        *d = v;
+    let (s, plane, wq) = (g.s, g.plane(), g.wq());
+    for rb in 0..s {
+        // Columns w0, w0 + s, … (n of them) have phase rb and start at v0 in their rows.
+        let (w0, n, _) = g.row_phase(0, 0, rb);
+        let v0 = (w0 + g.p) / s;
+        for (c, x_c) in x.chunks_exact(plane_in).enumerate() {
+            // Padded row hh = h + p = s·u + ra.
+            let (mut u, mut ra) = (g.p / s, g.p % s);
+            for row in x_c.chunks_exact(g.w) {
+                let start = ((c * s + ra) * s + rb) * plane + u * wq + v0;
+                if let (Some(dst), Some(src)) = (pad.get_mut(start..start + n), row.get(w0..)) {
+                    match s {
+                        1 => copy_run(dst, src),
+                        2 => {
+                            for (d, pair) in dst.iter_mut().zip(src.chunks(2)) {
+                                if let Some(&v) = pair.first() {
+                                    *d = v;
+                                }
+                            }
+                        }
+                        _ => {
+                            for (d, &v) in dst.iter_mut().zip(src.iter().step_by(s)) {
+                                *d = v;
+                            }
+                        }
                     }
+                }
+                ra += 1;
+                if ra == s {
+                    ra = 0;
+                    u += 1;
                 }
             }
         }
+    }
+}
+
+/// Copies `src` into `dst` (the shorter length), four values at a time: for the short rows
+/// of the unrolling kernels, where a `memcpy` call would cost more than the copy.
+#[inline(always)]
+fn copy_run<X: Copy>(dst: &mut [X], src: &[X]) {
+    let n = dst.len().min(src.len());
+    let (Some(dst), Some(src)) = (dst.get_mut(..n), src.get(..n)) else {
+        return;
+    };
+    let mut d4 = dst.chunks_exact_mut(4);
+    let mut s4 = src.chunks_exact(4);
+    for (d, s) in (&mut d4).zip(&mut s4) {
+        if let (Some(d), Some(s)) = (d.first_chunk_mut::<4>(), s.first_chunk::<4>()) {
+            *d = *s;
+        }
+    }
+    for (d, &v) in d4.into_remainder().iter_mut().zip(s4.remainder()) {
+        *d = v;
     }
 }
 
@@ -200,34 +243,90 @@ fn fill_padded<X: Scalar>(g: &Geom, x: &[X], pad: &mut [X]) {
 /// X[(c, a, b), (i, j)] = P[c][a mod s][b mod s][i + ⌊a/s⌋][j + ⌊b/s⌋], contiguous in j.
 pub(crate) fn im2col<X: Scalar>(g: &Geom, x: &[X], col: &mut [X], poly: &mut [X]) {
     let plane_out = g.ho * g.wo;
-    if plane_out == 0 || g.wo == 0 {
+    if plane_out == 0 || g.wo == 0 || g.s == 0 {
         return;
     }
     fill_padded(g, x, poly);
     let (s, plane, wq) = (g.s, g.plane(), g.wq());
+    if wq == 0 {
+        return;
+    }
     let mut rows = col.chunks_exact_mut(plane_out);
     for c in 0..g.c {
-        for a in 0..g.k {
-            for b in 0..g.k {
+        let (mut ra, mut qa) = (0, 0);
+        for _a in 0..g.k {
+            let (mut rb, mut qb) = (0, 0);
+            for _b in 0..g.k {
                 let Some(row) = rows.next() else {
                     return;
                 };
-                let base = ((c * s + a % s) * s + b % s) * plane + (a / s) * wq + b / s;
-                for (i, r) in row.chunks_exact_mut(g.wo).enumerate() {
-                    let start = base + i * wq;
-                    if let Some(src) = poly.get(start..start + g.wo) {
-                        for (d, &v) in r.iter_mut().zip(src) {
-                            *d = v;
-                        }
-                    }
+                let base = ((c * s + ra) * s + rb) * plane + qa * wq + qb;
+                let src = poly.get(base..).unwrap_or_default();
+                for (r, src_row) in row.chunks_exact_mut(g.wo).zip(src.chunks(wq)) {
+                    copy_run(r, src_row);
                 }
+                rb += 1;
+                if rb == s {
+                    rb = 0;
+                    qb += 1;
+                }
+            }
+            ra += 1;
+            if ra == s {
+                ra = 0;
+                qa += 1;
             }
         }
     }
 }
 
-/// Writes Xᵀ (P × K, see [`Geom`]) into `col`.
+/// Writes Xᵀ (P × K, see [`Geom`]) into the first [`Geom::col_len`] elements of `col`,
+/// through a plain zero-padded copy of the input (C × (H + 2p) × (W + 2p)) in the rest of
+/// `col` (length [`Geom::pad_len`]; the polyphase part is large enough): every row of taps
+/// (c, a, ·) of a position is then one contiguous run of k values.
 fn im2col_t<X: Scalar>(g: &Geom, x: &[X], col: &mut [X]) {
+    let (plane_in, kk) = (g.h * g.w, g.c * g.k * g.k);
+    if plane_in == 0 || kk == 0 || g.wo == 0 {
+        return;
+    }
+    let (colt, rest) = col.split_at_mut(g.col_len().min(col.len()));
+    let (hp, wp) = (g.h + 2 * g.p, g.w + 2 * g.p);
+    let src: &[X] = if g.p == 0 {
+        x
+    } else {
+        let Some(padded) = rest.get_mut(..g.c * hp * wp) else {
+            return im2col_t_bordered(g, x, colt);
+        };
+        padded.fill(X::zero());
+        for (pad_c, x_c) in padded
+            .chunks_exact_mut(hp * wp)
+            .zip(x.chunks_exact(plane_in))
+        {
+            for (dst, row) in pad_c
+                .chunks_exact_mut(wp)
+                .skip(g.p)
+                .zip(x_c.chunks_exact(g.w))
+            {
+                if let Some(d) = dst.get_mut(g.p..g.p + g.w) {
+                    d.copy_from_slice(row);
+                }
+            }
+        }
+        padded
+    };
+    match g.k {
+        2 => unroll_t::<X, 2>(g, src, hp, wp, colt),
+        3 => unroll_t::<X, 3>(g, src, hp, wp, colt),
+        4 => unroll_t::<X, 4>(g, src, hp, wp, colt),
+        5 => unroll_t::<X, 5>(g, src, hp, wp, colt),
+        8 => unroll_t::<X, 8>(g, src, hp, wp, colt),
+        _ => unroll_t::<X, 0>(g, src, hp, wp, colt),
+    }
+}
+
+/// [`im2col_t`] straight from the input, clipping each run of taps at the borders (for a
+/// `col` too short to hold the padded copy).
+fn im2col_t_bordered<X: Scalar>(g: &Geom, x: &[X], col: &mut [X]) {
     let (plane_in, kk) = (g.h * g.w, g.c * g.k * g.k);
     if plane_in == 0 || kk == 0 || g.wo == 0 {
         return;
@@ -246,8 +345,9 @@ fn im2col_t<X: Scalar>(g: &Geom, x: &[X], col: &mut [X]) {
                 .zip(row.chunks_exact_mut(g.k * g.k))
             {
                 for (a, r) in row_c.chunks_exact_mut(g.k).enumerate() {
+                    // (An output position wholly in the padding has b0 = b1 = k: no start.)
                     let src = g.in_row(g.s * i + a).and_then(|h| {
-                        let start = h * g.w + g.s * j + b0 - g.p;
+                        let start = (h * g.w + g.s * j + b0).checked_sub(g.p)?;
                         x_c.get(start..start + (b1 - b0))
                     });
                     match (src, b0 == 0 && b1 == g.k) {
@@ -271,6 +371,38 @@ fn im2col_t<X: Scalar>(g: &Geom, x: &[X], col: &mut [X]) {
     }
 }
 
+/// The copy loop of [`im2col_t`] from the padded input `src` (hp × wp planes), for kernel
+/// size `K` = `g.k` (`K` = 0: any size, slower).
+#[inline(always)]
+fn unroll_t<X: Copy, const K: usize>(g: &Geom, src: &[X], hp: usize, wp: usize, colt: &mut [X]) {
+    let k = if K == 0 { g.k } else { K };
+    let mut rows = colt.chunks_exact_mut(g.c * k * k);
+    for i in 0..g.ho {
+        for j in 0..g.wo {
+            let Some(row) = rows.next() else {
+                return;
+            };
+            let mut start = g.s * i * wp + g.s * j;
+            for row_c in row.chunks_exact_mut(k * k) {
+                for (a, r) in row_c.chunks_exact_mut(k).enumerate() {
+                    let at = start + a * wp;
+                    if K == 0 {
+                        if let Some(s) = src.get(at..at + k) {
+                            r.copy_from_slice(s);
+                        }
+                    } else if let (Some(d), Some(s)) = (
+                        r.first_chunk_mut::<K>(),
+                        src.get(at..at + K).and_then(|s| s.first_chunk::<K>()),
+                    ) {
+                        *d = *s;
+                    }
+                }
+                start += hp * wp;
+            }
+        }
+    }
+}
+
 /// The adjoint of [`im2col_t`]: δx[c, h, w] = Σ δXᵀ[pos, tap] over the (position, tap) pairs
 /// reading x[c, h, w], added in increasing position, then tap order.
 pub(crate) fn col2im_t<S: Scalar>(g: &Geom, dcol: &[S], dx: &mut [S]) {
@@ -278,6 +410,17 @@ pub(crate) fn col2im_t<S: Scalar>(g: &Geom, dcol: &[S], dx: &mut [S]) {
     dx.fill(S::zero());
     if plane_in == 0 || kk == 0 || g.wo == 0 {
         return;
+    }
+    if g.p == 0 {
+        // No padding: every run of k taps lands inside the input (same additions, same order).
+        match g.k {
+            2 => return scatter_t::<S, 2>(g, dcol, dx),
+            3 => return scatter_t::<S, 3>(g, dcol, dx),
+            4 => return scatter_t::<S, 4>(g, dcol, dx),
+            5 => return scatter_t::<S, 5>(g, dcol, dx),
+            8 => return scatter_t::<S, 8>(g, dcol, dx),
+            _ => {}
+        }
     }
     let mut rows = dcol.chunks_exact(kk);
     for i in 0..g.ho {
@@ -295,12 +438,45 @@ pub(crate) fn col2im_t<S: Scalar>(g: &Geom, dcol: &[S], dx: &mut [S]) {
                     let Some(h) = g.in_row(g.s * i + a) else {
                         continue;
                     };
-                    let start = h * g.w + g.s * j + b0 - g.p;
+                    // An output position wholly in the padding reads nothing.
+                    let Some(start) = (h * g.w + g.s * j + b0).checked_sub(g.p) else {
+                        continue;
+                    };
                     if let (Some(dst), Some(src)) =
                         (dx_c.get_mut(start..start + (b1 - b0)), r.get(b0..b1))
                     {
                         for (d, &v) in dst.iter_mut().zip(src) {
                             *d += v;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// [`col2im_t`] without padding, for kernel size `K` = `g.k`: position by position, the run
+/// of K taps (c, a, ·) is added onto input row (c, s·i + a) from column s·j on.
+#[inline(always)]
+fn scatter_t<S: Scalar, const K: usize>(g: &Geom, dcol: &[S], dx: &mut [S]) {
+    let plane_in = g.h * g.w;
+    let mut rows = dcol.chunks_exact(g.c * K * K);
+    for i in 0..g.ho {
+        for j in 0..g.wo {
+            let Some(row) = rows.next() else {
+                return;
+            };
+            let start = g.s * i * g.w + g.s * j;
+            for (dx_c, row_c) in dx.chunks_exact_mut(plane_in).zip(row.chunks_exact(K * K)) {
+                for (a, r) in row_c.chunks_exact(K).enumerate() {
+                    let at = start + a * g.w;
+                    if let (Some(d), Some(r)) = (
+                        dx_c.get_mut(at..at + K)
+                            .and_then(|d| d.first_chunk_mut::<K>()),
+                        r.first_chunk::<K>(),
+                    ) {
+                        for (dv, &v) in d.iter_mut().zip(r) {
+                            *dv += v;
                         }
                     }
                 }
@@ -517,6 +693,13 @@ fn dup_panel<A: Copy, B: Copy, S: Scalar, const MR: usize>(
     while j + 4 <= n {
         micro_dup::<A, B, S, MR>(&rows, &mut outs, j, n, kd, b, mul);
         j += 4;
+    }
+    if n % 4 == 3 && n >= 4 {
+        // The last three columns as one more block of four ending at column n − 1 (cheaper
+        // than three single columns): its first column is recomputed in the same order, so
+        // the same value is stored again.
+        micro_dup::<A, B, S, MR>(&rows, &mut outs, n - 4, n, kd, b, mul);
+        return;
     }
     while j < n {
         micro_dup1::<A, B, S, MR>(&rows, &mut outs, j, n, kd, b, mul);
@@ -881,6 +1064,161 @@ mod tests {
                 a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
                 "{c}×{h}×{w}"
             );
+        }
+    }
+
+    /// A convolution geometry (output size from the usual floor formula).
+    fn conv_geom(c: usize, h: usize, w: usize, o: usize, k: usize, s: usize, p: usize) -> Geom {
+        Geom {
+            c,
+            h,
+            w,
+            o,
+            ho: (h + 2 * p - k) / s + 1,
+            wo: (w + 2 * p - k) / s + 1,
+            k,
+            s,
+            p,
+        }
+    }
+
+    /// x[c, h, w] with zero padding, by definition.
+    fn tap(g: &Geom, x: &[f64], c: usize, hh: usize, ww: usize) -> f64 {
+        match (hh.checked_sub(g.p), ww.checked_sub(g.p)) {
+            (Some(h), Some(w)) if h < g.h && w < g.w => x[(c * g.h + h) * g.w + w],
+            _ => 0.0,
+        }
+    }
+
+    const GEOMS: [(usize, usize, usize, usize, usize, usize, usize); 9] = [
+        (1, 28, 28, 16, 8, 2, 2),
+        (16, 12, 12, 32, 4, 2, 0),
+        (3, 11, 9, 5, 3, 1, 1),
+        (2, 13, 10, 6, 5, 3, 2),
+        (4, 6, 6, 8, 2, 2, 1),
+        (2, 9, 8, 3, 6, 1, 2),
+        (1, 7, 7, 3, 7, 1, 3),
+        (3, 5, 6, 2, 1, 1, 0),
+        (2, 10, 9, 4, 3, 2, 0),
+    ];
+
+    #[test]
+    fn unrolled_inputs_match_their_definition_and_both_im2col_t_paths_agree() {
+        // Exact: the unrolling kernels only copy (and zero-pad), so every entry must equal
+        // x[c, s·i + a − p, s·j + b − p] bit for bit; the padded-copy and border-clipping
+        // paths of `im2col_t` must agree. Covers the specialised kernel sizes and others.
+        let mut r = Rng::from_seed(5);
+        for &(c, h, w, o, k, s, p) in &GEOMS {
+            let g = conv_geom(c, h, w, o, k, s, p);
+            let x: Vec<f64> = (0..c * h * w).map(|_| r.gaussian()).collect();
+            let (kk, np) = (c * k * k, g.ho * g.wo);
+            let mut col = vec![f64::NAN; g.pad_len()];
+            let (xm, poly) = col.split_at_mut(g.col_len());
+            im2col(&g, &x, xm, poly);
+            let mut colt = vec![f64::NAN; g.pad_len()];
+            im2col_t(&g, &x, &mut colt);
+            let mut bordered = vec![f64::NAN; g.col_len()];
+            im2col_t_bordered(&g, &x, &mut bordered);
+            for ci in 0..c {
+                for a in 0..k {
+                    for b in 0..k {
+                        let t = (ci * k + a) * k + b;
+                        for i in 0..g.ho {
+                            for j in 0..g.wo {
+                                let want = tap(&g, &x, ci, s * i + a, s * j + b).to_bits();
+                                let pos = i * g.wo + j;
+                                assert_eq!(xm[t * np + pos].to_bits(), want, "X {c}×{h}×{w} k{k}");
+                                assert_eq!(
+                                    colt[pos * kk + t].to_bits(),
+                                    want,
+                                    "Xᵀ {c}×{h}×{w} k{k}"
+                                );
+                                assert_eq!(bordered[pos * kk + t].to_bits(), want, "Xᵀ bordered");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn col2im_t_adds_in_position_order_bit_for_bit() {
+        // Exact: δx[c, h, w] must be the sum, from 0 and in increasing position order, of
+        // the δXᵀ entries whose tap reads x[c, h, w] (the unpadded fast path and the
+        // general loop alike); a naive scatter in that order is the reference.
+        let mut r = Rng::from_seed(6);
+        for &(c, h, w, o, k, s, p) in &GEOMS {
+            let g = conv_geom(c, h, w, o, k, s, p);
+            let (kk, np) = (c * k * k, g.ho * g.wo);
+            let dcol: Vec<f64> = (0..np * kk).map(|_| r.gaussian() * 1e3).collect();
+            let mut want = vec![0.0; c * h * w];
+            for pos in 0..np {
+                let (i, j) = (pos / g.wo, pos % g.wo);
+                for ci in 0..c {
+                    for a in 0..k {
+                        for b in 0..k {
+                            let (hh, ww) = (s * i + a, s * j + b);
+                            if let (Some(hi), Some(wi)) = (hh.checked_sub(p), ww.checked_sub(p)) {
+                                if hi < h && wi < w {
+                                    want[(ci * h + hi) * w + wi] +=
+                                        dcol[pos * kk + (ci * k + a) * k + b];
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            let mut dx = vec![f64::NAN; c * h * w];
+            col2im_t(&g, &dcol, &mut dx);
+            assert!(
+                dx.iter()
+                    .zip(&want)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "{c}×{h}×{w} k{k} s{s} p{p}"
+            );
+        }
+    }
+
+    #[test]
+    fn gemm_column_tails_equal_the_definition_bit_for_bit() {
+        // Exact: column tails (n mod 4 = 3: an overlapping block of four; else single
+        // columns) must still give the one-accumulator, increasing-k sum (the definition),
+        // for `gemm` and the duplicated-A kernels alike.
+        let mut r = Rng::from_seed(7);
+        for (m, n, kd) in [
+            (4, 5, 7),
+            (5, 6, 3),
+            (8, 7, 25),
+            (3, 3, 4),
+            (10, 25, 16),
+            (2, 1, 5),
+            (5, 11, 9),
+        ] {
+            let a: Vec<f64> = (0..m * kd).map(|_| r.gaussian()).collect();
+            let b: Vec<f64> = (0..kd * n).map(|_| r.gaussian()).collect();
+            let mut a2 = vec![0.0; 2 * m * kd];
+            duplicate(&a, &mut a2);
+            let (mut c1, mut c2, mut c3) = (vec![0.0; m * n], vec![1.0; m * n], vec![2.0; m * n]);
+            gemm(m, n, kd, &a, &b, &mut c1, |u: f64, v: f64| u * v);
+            // The definition: one accumulator from 0, k increasing.
+            for i in 0..m {
+                for j in 0..n {
+                    let mut acc = 0.0;
+                    for k in 0..kd {
+                        acc += a[i * kd + k] * b[k * n + j];
+                    }
+                    assert_eq!(c1[i * n + j].to_bits(), acc.to_bits(), "gemm {m}×{n}×{kd}");
+                }
+            }
+            gemm_dup(m, n, kd, &a2, &b, &mut c2, |u: f64, v: f64| u * v);
+            gemm_dup_fit(m, n, kd, &a2, &b, &mut c3, |u: f64, v: f64| u * v);
+            for c in [&c2, &c3] {
+                assert!(
+                    c.iter().zip(&c1).all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "{m}×{n}×{kd}"
+                );
+            }
         }
     }
 }

@@ -14,6 +14,8 @@ use crate::rng::Rng;
 #[path = "fil_norms.rs"]
 mod fil_norms;
 pub use fil_norms::FilWorkspace;
+#[path = "jvp_lanes.rs"]
+mod jvp_lanes;
 
 /// A feed-forward network: layers applied in order to one example, followed by a loss on the
 /// output (the logits). Shapes are inferred and checked when the model is built; parameters
@@ -40,8 +42,12 @@ pub struct Sequential {
 /// Reusable per-example buffers for a [`Sequential`] model with activations of type `S`:
 /// every layer's input and output, two gradient buffers and the convolution scratch (the
 /// unrolled input of a convolution, k²·C·ho·wo values, and its gradient, plus a padded copy of
-/// the input and two copies of an output). Memory O(Σ layer sizes · k²), independent of p. Make one with
-/// [`Sequential::workspace`] and reuse it for every example (the hot path allocates nothing).
+/// the input and two copies of an output): O(Σ layer sizes · k²) values. A `Dual<N>`
+/// workspace of a model with convolutions also holds the `f64` lane scratch of the JVP pass
+/// ([`Sequential::loss_and_grad_jvp`]), which includes N copies of the largest convolution's
+/// weights and one of all convolution parameters: O(Σ layer sizes · k² + N·p) in all. Make
+/// one with [`Sequential::workspace`] and reuse it for every example (the hot path allocates
+/// nothing).
 #[derive(Clone, Debug)]
 pub struct Workspace<S> {
     acts: Vec<S>,
@@ -56,6 +62,9 @@ pub struct Workspace<S> {
     /// seeded ones, which are handled sparsely): output, unrolled input.
     y64: Vec<f64>,
     pad64: Vec<f64>,
+    /// `f64` lane scratch of the struct-of-arrays convolutions in the JVP pass (empty for
+    /// `f64` workspaces).
+    lanes: jvp_lanes::LaneScratch,
 }
 
 fn inconsistent<T>(what: &'static str, value: usize) -> Result<T> {
@@ -110,10 +119,33 @@ fn nan_if_infinite(x: f64) -> f64 {
     x - x
 }
 
-/// `true` if every value (`re()`) is finite; vectorisable (no early exit inside a chunk).
+/// `true` if every value (`re()`) is finite.
 fn all_finite<S: Scalar>(v: &[S]) -> bool {
-    v.chunks(64)
-        .all(|c| c.iter().fold(true, |ok, x| ok & finite(x.re())))
+    all_finite_by(v, |x| x.re())
+}
+
+/// `true` if `f(x)` is finite for every x in `v`. Fast path, one addition per value: the sum
+/// of the values (in 8 interleaved partial sums, so SSE2 adds two at a time) is finite only if
+/// every term is, since ±∞ and NaN propagate (∞ + finite = ∞, ∞ − ∞ = NaN). A finite sum
+/// therefore certifies the vector; otherwise (a non-finite value, or an overflowing sum of
+/// finite ones) the exact test decides.
+#[inline(always)]
+fn all_finite_by<T: Copy>(v: &[T], f: impl Fn(T) -> f64 + Copy) -> bool {
+    let mut acc = [0.0f64; 8];
+    let chunks = v.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for (a, &x) in acc.iter_mut().zip(c) {
+            *a += f(x);
+        }
+    }
+    for (a, &x) in acc.iter_mut().zip(rest) {
+        *a += f(x);
+    }
+    let [a0, a1, a2, a3, a4, a5, a6, a7] = acc;
+    finite(((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)))
+        || v.chunks(64)
+            .all(|c| c.iter().fold(true, |ok, &x| ok & finite(f(x))))
 }
 
 /// The first non-finite value, for the error message.
@@ -336,6 +368,11 @@ impl Sequential {
             wide,
             y64,
             pad64,
+            // Tangent lanes of S: Dual<N> is N + 1 f64s, f64 has none.
+            lanes: jvp_lanes::LaneScratch::new(
+                self,
+                (core::mem::size_of::<S>() / core::mem::size_of::<f64>()).saturating_sub(1),
+            ),
         }
     }
 
@@ -358,10 +395,7 @@ impl Sequential {
         if params.len() != self.num_params {
             return inconsistent("params.len() must equal num_params()", params.len());
         }
-        if !params
-            .chunks(64)
-            .all(|c| c.iter().fold(true, |ok, w| ok & finite(w.value())))
-        {
+        if !all_finite_by(params, |w: W| w.value()) {
             let bad = params
                 .iter()
                 .map(|w| w.value())
@@ -770,6 +804,8 @@ impl Sequential {
     /// one weight W[r, c_k] linking it to x_{c_k}; backward, ∇W = δ ⊗ x has tangent
     /// δ̇ ⊗ x + δ ⊗ ẋ, where ẋ is e_{c_k} in lane k. Mathematically the same as the generic
     /// pass (to which other first layers fall back); roughly halves the first layer's cost.
+    /// Models with a convolution take [`jvp_lanes`](Self::jvp_lanes) instead (same first-layer
+    /// handling, convolutions in struct-of-arrays form; `jvp_lanes.rs`).
     fn jvp_unchecked<const N: usize>(
         &self,
         params: &[f64],
@@ -779,6 +815,10 @@ impl Sequential {
         grad: &mut [Dual<N>],
         ws: &mut Workspace<Dual<N>>,
     ) -> Dual<N> {
+        // With convolutions: the struct-of-arrays pass (jvp_lanes.rs).
+        if let Some(loss) = self.jvp_lanes(params, x, label, coords, grad, ws) {
+            return loss;
+        }
         let nan = Dual::constant(f64::NAN);
         let Some(node0) = self.nodes.first() else {
             return nan;
@@ -796,32 +836,11 @@ impl Sequential {
             }
             return self.run_unchecked(params, label, grad, None, ws);
         }
-        let (w, b) = layer_params(node0, params);
-        let out0 = node0.out_len;
-        let g = geom(node0);
-        let (Some(&a1), Some(y64)) = (self.act_offsets.get(1), ws.y64.get_mut(..out0)) else {
+        if self.jvp_first_forward(params, x, coords, ws).is_none() {
             return nan;
-        };
-        if let Layer::Dense { .. } = node0.layer {
-            kernels::dense_forward(w, b, x, y64);
-        } else if let Some(pad) = ws.pad64.get_mut(..g.pad_len()) {
-            kernels::conv_forward(&g, w, b, x, y64, pad);
         }
-        let Some(y) = ws.acts.get_mut(a1..a1 + out0) else {
-            return nan;
-        };
-        for (d, &v) in y.iter_mut().zip(y64.iter()) {
-            *d = Dual::constant(v);
-        }
-        for (lane, &c) in coords.iter().enumerate() {
-            for_each_input_tap(node0, c, |r, j| {
-                if let (Some(t), Some(&wv)) =
-                    (y.get_mut(r).and_then(|d| d.tangent.get_mut(lane)), w.get(j))
-                {
-                    *t = wv;
-                }
-            });
-        }
+        let (w, _) = layer_params(node0, params);
+        let (out0, g) = (node0.out_len, geom(node0));
         self.forward_unchecked(params, ws, 1);
         let loss = self.loss_and_backward(params, label, grad, None, ws, 1);
         let (Some(dy), Some(g0)) = (
@@ -839,17 +858,48 @@ impl Sequential {
         ) {
             kernels::conv_backward(&g, w, x, dy, gw, gb, None, pad, &mut [], wide);
         }
+        seed_first_backward(node0, coords, dy, gw);
+        loss
+    }
+
+    /// The first (dense or convolutional) layer of the JVP pass, forward: its output in `f64`
+    /// (`ws.y64`, the same kernel as [`loss_and_grad`](Self::loss_and_grad)), copied into
+    /// `ws.acts` as `Dual` constants, then in lane k the one weight W[r, c_k] linking output r
+    /// to the seeded coordinate x_{c_k}. `None` if a buffer is missing.
+    pub(super) fn jvp_first_forward<const N: usize>(
+        &self,
+        params: &[f64],
+        x: &[f64],
+        coords: &[usize],
+        ws: &mut Workspace<Dual<N>>,
+    ) -> Option<()> {
+        let node0 = self.nodes.first()?;
+        let (w, b) = layer_params(node0, params);
+        let out0 = node0.out_len;
+        let a1 = *self.act_offsets.get(1)?;
+        let y64 = ws.y64.get_mut(..out0)?;
+        match node0.layer {
+            Layer::Dense { .. } => kernels::dense_forward(w, b, x, y64),
+            Layer::Conv2d { .. } => {
+                let g = geom(node0);
+                kernels::conv_forward(&g, w, b, x, y64, ws.pad64.get_mut(..g.pad_len())?);
+            }
+            _ => return None,
+        }
+        let y = ws.acts.get_mut(a1..a1 + out0)?;
+        for (d, &v) in y.iter_mut().zip(y64.iter()) {
+            *d = Dual::constant(v);
+        }
         for (lane, &c) in coords.iter().enumerate() {
             for_each_input_tap(node0, c, |r, j| {
-                if let (Some(t), Some(d)) = (
-                    gw.get_mut(j).and_then(|v| v.tangent.get_mut(lane)),
-                    dy.get(r),
-                ) {
-                    *t += d.value;
+                if let (Some(t), Some(&wv)) =
+                    (y.get_mut(r).and_then(|d| d.tangent.get_mut(lane)), w.get(j))
+                {
+                    *t = wv;
                 }
             });
         }
-        loss
+        Some(())
     }
 
     /// Forward pass on the input already in `ws.acts[..d]`.
@@ -957,35 +1007,58 @@ fn for_each_input_tap(node: &Node, c: usize, mut f: impl FnMut(usize, usize)) {
                 f(o, o * node.in_len + c);
             }
         }
-        Layer::Conv2d {
-            out_channels,
-            kernel: k,
-            stride: s,
-            padding: p,
-        } => {
-            let (ch, h, w) = (node.input.channels, node.input.height, node.input.width);
-            let (ho, wo) = (node.output.height, node.output.width);
-            if h == 0 || w == 0 {
+        Layer::Conv2d { .. } => {
+            let g = geom(node);
+            let (plane, p, kk) = (g.h * g.w, g.ho * g.wo, g.c * g.k * g.k);
+            if plane == 0 || g.w == 0 {
                 return;
             }
-            let (ci, hh, ww) = (c / (h * w), (c / w) % h + p, c % w + p);
-            for o in 0..out_channels {
-                for a in 0..k.min(hh + 1) {
-                    if (hh - a) % s != 0 || (hh - a) / s >= ho {
-                        continue;
-                    }
-                    let i = (hh - a) / s;
-                    for b in 0..k.min(ww + 1) {
-                        if (ww - b) % s != 0 || (ww - b) / s >= wo {
-                            continue;
-                        }
-                        let j = (ww - b) / s;
-                        f((o * ho + i) * wo + j, ((o * ch + ci) * k + a) * k + b);
+            let (ci, h, w) = (c / plane, (c / g.w) % g.h, c % g.w);
+            let (ir, jr) = (
+                taps_reading(&g, h + g.p, g.ho),
+                taps_reading(&g, w + g.p, g.wo),
+            );
+            for o in 0..g.o {
+                for (a, i) in ir.clone() {
+                    for (b, j) in jr.clone() {
+                        f(o * p + i * g.wo + j, o * kk + (ci * g.k + a) * g.k + b);
                     }
                 }
             }
         }
         _ => {}
+    }
+}
+
+/// For padded coordinate t (row h + p or column w + p of the input): the pairs (kernel offset
+/// a < k, output index i < n) with s·i + a = t, in increasing a — the taps of one axis that
+/// read input row (or column) t − p.
+fn taps_reading(g: &Geom, t: usize, n: usize) -> impl Iterator<Item = (usize, usize)> + Clone {
+    let s = g.s.max(1);
+    let lo = t.saturating_sub(s * n.saturating_sub(1));
+    let a0 = lo + (t - lo) % s;
+    let end = g.k.min(t + 1);
+    (a0..end).step_by(s).map(move |a| (a, (t - a) / s))
+}
+
+/// The first layer of the JVP pass, backward: its input x is constant except for the seeded
+/// coordinates, so ∇W = δ ⊗ x (computed by the caller with `f64` x) has the extra tangent
+/// δ ⊗ ẋ — in lane k, δ_r's value added to the weight linking output r to x_{c_k}.
+pub(super) fn seed_first_backward<const N: usize>(
+    node0: &Node,
+    coords: &[usize],
+    dy: &[Dual<N>],
+    gw: &mut [Dual<N>],
+) {
+    for (lane, &c) in coords.iter().enumerate() {
+        for_each_input_tap(node0, c, |r, j| {
+            if let (Some(t), Some(d)) = (
+                gw.get_mut(j).and_then(|v| v.tangent.get_mut(lane)),
+                dy.get(r),
+            ) {
+                *t += d.value;
+            }
+        });
     }
 }
 
@@ -1098,4 +1171,33 @@ fn check_output<S: Scalar>(loss: f64, grad: &[S]) -> Result<f64> {
         });
     }
     Ok(loss)
+}
+
+#[cfg(test)]
+mod finite_tests {
+    use super::{all_finite, all_finite_by};
+    use alloc::vec;
+
+    #[test]
+    fn finiteness_scan_is_exact_including_overflowing_sums() {
+        // Exact booleans: the summing fast path may only certify, never decide "non-finite"
+        // (a finite vector whose sum overflows must still pass, via the exact test).
+        let huge = vec![f64::MAX; 37];
+        assert!(all_finite(&huge));
+        let mixed = [f64::MAX, -f64::MAX, f64::MAX, 1.0, -0.0];
+        assert!(all_finite_by(&mixed, |x| x));
+        for bad in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN] {
+            for at in [0, 5, 8, 20, 36] {
+                let mut v = vec![1.5; 37];
+                v[at] = bad;
+                assert!(!all_finite(&v), "{bad} at {at}");
+            }
+        }
+        // +∞ and −∞ in different partial sums meet as NaN; in the same one they give NaN too.
+        let mut v = vec![0.0; 16];
+        v[1] = f64::INFINITY;
+        v[2] = f64::NEG_INFINITY;
+        assert!(!all_finite(&v));
+        assert!(all_finite::<f64>(&[]));
+    }
 }
