@@ -14,3 +14,4 @@ pub mod linalg;
 pub mod normal;
 pub mod root;
 pub mod special;
+pub(crate) mod tanh;

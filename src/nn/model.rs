@@ -599,6 +599,17 @@ impl Sequential {
             input.copy_from_slice(x);
         }
         let loss = self.run_unchecked(params, label, grad, None, ws);
+        // A dense first layer's weight gradient (most of p for an MLP) is certified finite
+        // from bounds (dense0_bounded; ws.d0 still holds its δ) and the rest is swept; if
+        // that does not certify, the whole gradient is swept (same errors).
+        let dy = ws.d0.get(..self.nodes.first().map_or(0, |n| n.out_len));
+        if let Some(r) = dy.and_then(|dy| self.dense0_bounded(x, dy.iter().copied())) {
+            let (head, tail) = grad.split_at(r.start.min(grad.len()));
+            let tail = tail.get(r.len()..).unwrap_or_default();
+            if finite(loss) && all_finite(head) && all_finite(tail) {
+                return Ok(loss);
+            }
+        }
         check_output(loss, grad)
     }
 
@@ -761,12 +772,30 @@ impl Sequential {
         Ok(loss)
     }
 
-    /// After [`jvp_unchecked`](Self::jvp_unchecked) with a dense first layer: the range of
-    /// its weight gradient in `grad` if every entry is certified finite without reading it,
-    /// else `None`. Entry (o, i) is δ_o·x_i (value and lanes: `Dual × f64`), plus δ_o's value
-    /// in lane k when i = c_k; ws.d0 still holds δ. With m = max|x_i|, |fl(δ·x_i)| ≤
-    /// fl(|δ|·m) for every i, so finite bounds certify the products; the seeded entries (a sum)
-    /// are checked directly.
+    /// With a dense first layer: the range of its weight gradient in the flat gradient if
+    /// every entry is certified finite without reading it, else `None`. Entry (o, i) is the
+    /// product fl(δ_o·x_i) (a value or a tangent lane of δ_o times the constant x_i), and with
+    /// m = max|x_i|, |fl(δ·x_i)| ≤ fl(|δ|·m) since rounding is monotone: so it suffices that
+    /// fl(|v|·m) is finite for every value and tangent v of δ (`deltas`, read from `ws.d0`
+    /// by the caller).
+    fn dense0_bounded(
+        &self,
+        x: &[f64],
+        mut deltas: impl Iterator<Item = f64>,
+    ) -> Option<Range<usize>> {
+        let node0 = self.nodes.first()?;
+        let Layer::Dense { .. } = node0.layer else {
+            return None;
+        };
+        let m = x.iter().fold(0.0f64, |m, &v| m.max(libm::fabs(v)));
+        (finite(m) && deltas.all(|v| finite(libm::fabs(v) * m)))
+            .then_some(node0.offset..node0.offset + node0.weights)
+    }
+
+    /// [`dense0_bounded`](Self::dense0_bounded) after [`jvp_unchecked`](Self::jvp_unchecked):
+    /// entry (o, i) of the first layer's weight gradient is δ_o·x_i (value and lanes:
+    /// `Dual × f64`), plus δ_o's value in lane k when i = c_k; ws.d0 still holds δ. The seeded
+    /// entries (a sum) are checked directly.
     fn dense0_certified<const N: usize>(
         &self,
         x: &[f64],
@@ -774,28 +803,21 @@ impl Sequential {
         grad: &[Dual<N>],
         ws: &Workspace<Dual<N>>,
     ) -> Option<Range<usize>> {
-        let node0 = self.nodes.first()?;
-        let Layer::Dense { .. } = node0.layer else {
-            return None;
-        };
-        let dy = ws.d0.get(..node0.out_len)?;
-        let m = x.iter().fold(0.0f64, |m, &v| m.max(libm::fabs(v)));
-        if !finite(m) {
-            return None;
-        }
-        let bounded = dy.iter().all(|d| {
-            finite(libm::fabs(d.value) * m) && d.tangent.iter().all(|&t| finite(libm::fabs(t) * m))
-        });
-        let range = node0.offset..node0.offset + node0.weights;
+        let dy = ws.d0.get(..self.nodes.first()?.out_len)?;
+        let range = self.dense0_bounded(
+            x,
+            dy.iter()
+                .flat_map(|d| core::iter::once(d.value).chain(d.tangent.iter().copied())),
+        )?;
         let gw = grad.get(range.clone())?;
-        let n = node0.in_len;
+        let (n, outs) = (self.input_len, dy.len());
         let seeded_ok = coords.iter().all(|&c| {
-            (0..node0.out_len).all(|o| {
+            (0..outs).all(|o| {
                 gw.get(o * n + c)
                     .is_some_and(|g| finite(g.value) && g.tangent.iter().all(|&t| finite(t)))
             })
         });
-        (bounded && seeded_ok).then_some(range)
+        seeded_ok.then_some(range)
     }
 
     /// The JVP pass, validated inputs. When the first layer is dense or convolutional its input

@@ -813,6 +813,38 @@ fn sparse_first_layer_jvp_equals_generic_seeded_pass() {
 }
 
 #[test]
+fn loss_and_grad_reports_overflow_in_the_first_dense_layer_gradient() {
+    // loss_and_grad certifies a dense first layer's weight gradient δ_o·x_i from the bound
+    // fl(|δ|·max|x|) instead of sweeping it: the bound must not hide an overflow, and must not
+    // reject a finite gradient. Dense(1) → Dense(1) → logistic; w2 = 1e10 makes δ1 = 1e10.
+    let m = Sequential::new(
+        Shape::flat(2),
+        &[Layer::Dense { units: 1 }, Layer::Dense { units: 1 }],
+        Loss::Logistic,
+    )
+    .unwrap();
+    let mut ws = m.workspace::<f64>();
+    let mut grad = vec![0.0; m.num_params()];
+    let p = [1e-300, 0.0, 0.0, 1e10, 0.0];
+    // δ1·1e300 overflows in both weight-gradient entries.
+    let r = m.loss_and_grad(&p, &[1e300, 1e300], 0, &mut grad, &mut ws);
+    assert!(
+        matches!(r, Err(Error::Numerical { what, value }) if what == "non-finite gradient"
+            && value == f64::INFINITY),
+        "{r:?}"
+    );
+    // x = 1e290: z2 = 1, δ1 = σ(1)·1e10 and δ1·1e290 = σ(1)·1e300 is finite: accepted, and
+    // exact (σ(1) = 0.7310585786300049, to 1e-12).
+    let r = m.loss_and_grad(&p, &[1e290, 1e290], 0, &mut grad, &mut ws);
+    assert!(r.is_ok(), "{r:?}");
+    assert!(
+        (grad[0] / 0.7310585786300049e300 - 1.0).abs() < 1e-12,
+        "{}",
+        grad[0]
+    );
+}
+
+#[test]
 fn jvp_reports_overflow_in_the_first_dense_layer_gradient() {
     // Dense(1) → Dense(1) → logistic on x = (x0, 1e300). The first layer's weight gradient
     // δ1·x_i is certified finite from a bound instead of being read, so check that the
