@@ -43,4 +43,6 @@ pub use dual::Dual;
 #[cfg(feature = "alloc")]
 pub use jvp::{jvp_coordinates, jvp_directions};
 pub use jvp::{jvp_coordinates_in, jvp_directions_in, pass_count, ScalarFn};
+#[cfg(feature = "alloc")]
+pub(crate) use scalar::interleaved_sum;
 pub use scalar::{l2_norm, Scalar};

@@ -131,19 +131,7 @@ fn all_finite<S: Scalar>(v: &[S]) -> bool {
 /// finite ones) the exact test decides.
 #[inline(always)]
 fn all_finite_by<T: Copy>(v: &[T], f: impl Fn(T) -> f64 + Copy) -> bool {
-    let mut acc = [0.0f64; 8];
-    let chunks = v.chunks_exact(8);
-    let rest = chunks.remainder();
-    for c in chunks {
-        for (a, &x) in acc.iter_mut().zip(c) {
-            *a += f(x);
-        }
-    }
-    for (a, &x) in acc.iter_mut().zip(rest) {
-        *a += f(x);
-    }
-    let [a0, a1, a2, a3, a4, a5, a6, a7] = acc;
-    finite(((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)))
+    finite(crate::autodiff::interleaved_sum(v, f))
         || v.chunks(64)
             .all(|c| c.iter().fold(true, |ok, &x| ok & finite(f(x))))
 }
