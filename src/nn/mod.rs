@@ -41,7 +41,10 @@
 //! identical for every scalar type); convolutions are small matrix products on an unrolled
 //! (im2col) copy of the input, register-blocked (4 × 4 `f64` accumulators), each entry summed
 //! in a fixed order. [`Sequential::loss_and_grad_jvp`] runs a dense or convolutional first
-//! layer in `f64` and adds the seeded tangents sparsely. Figures: `benches/nn.rs` (criterion;
+//! layer in `f64` and adds the seeded tangents sparsely; on models with convolutions it
+//! computes each convolution's values with the `f64` kernels and its tangent lanes as `f64`
+//! products, summing a lane's input tangent only inside the box its pixel reaches
+//! (struct-of-arrays form, `jvp_lanes.rs`). Figures: `benches/nn.rs` (criterion;
 //! the measured medians are in the closing note of the issue that introduced them).
 //!
 //! # Smoothness
