@@ -126,6 +126,8 @@ impl<const N: usize> Default for Dual<N> {
 }
 
 impl<const N: usize> Scalar for Dual<N> {
+    const LANES: usize = N;
+
     #[inline]
     fn cst(c: f64) -> Self {
         Self::constant(c)

@@ -101,6 +101,14 @@ pub trait Scalar:
     + DivAssign<f64>
     + Sum
 {
+    /// The number of tangent lanes: 0 for `f64`, N for `Dual<N>`.
+    ///
+    /// ```
+    /// use reconbound::autodiff::{Dual, Scalar};
+    /// assert_eq!((<f64 as Scalar>::LANES, <Dual<8> as Scalar>::LANES), (0, 8));
+    /// ```
+    const LANES: usize = 0;
+
     /// The constant `c` (zero tangent).
     ///
     /// ```

@@ -1996,14 +1996,8 @@ mod tests {
     /// midpoints of the MNIST ConvNet. Same tolerance as `check`.
     #[test]
     fn every_coordinate_at_image_borders_matches_reference() {
+        use crate::nn::tests::{conv, pool};
         use Activation::*;
-        let conv = |out_channels, kernel, stride, padding| Layer::Conv2d {
-            out_channels,
-            kernel,
-            stride,
-            padding,
-        };
-        let pool = |kernel, stride| Layer::AvgPool2d { kernel, stride };
         let models = [
             (
                 // Stride 3 > kernel 2: a third of the rows and columns reach no output.

@@ -745,14 +745,8 @@ mod tests {
     /// feeding a convolution (through a reshape-free flat-to-(C,1,1) path), and the MNIST
     /// ConvNet.
     fn conv_models() -> Vec<(&'static str, Sequential)> {
+        use crate::nn::tests::{conv, pool};
         use Activation::*;
-        let conv = |out_channels, kernel, stride, padding| Layer::Conv2d {
-            out_channels,
-            kernel,
-            stride,
-            padding,
-        };
-        let pool = |kernel, stride| Layer::AvgPool2d { kernel, stride };
         let ce = Loss::SoftmaxCrossEntropy;
         let m = |shape, layers: &[Layer]| Sequential::new(shape, layers, ce).unwrap();
         alloc::vec![

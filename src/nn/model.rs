@@ -356,11 +356,7 @@ impl Sequential {
             wide,
             y64,
             pad64,
-            // Tangent lanes of S: Dual<N> is N + 1 f64s, f64 has none.
-            lanes: jvp_lanes::LaneScratch::new(
-                self,
-                (core::mem::size_of::<S>() / core::mem::size_of::<f64>()).saturating_sub(1),
-            ),
+            lanes: jvp_lanes::LaneScratch::new(self, S::LANES),
         }
     }
 

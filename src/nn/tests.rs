@@ -197,6 +197,21 @@ fn check_mixed_partials(
 
 /// The conv → act → pool → conv → tanh → dense stack of the small test models (input 2 × 7 × 6,
 /// stride 2 and padding 1 first), with `act` after the first convolution.
+/// A `Conv2d` layer, for building test models tersely.
+pub(crate) fn conv(out_channels: usize, kernel: usize, stride: usize, padding: usize) -> Layer {
+    Layer::Conv2d {
+        out_channels,
+        kernel,
+        stride,
+        padding,
+    }
+}
+
+/// An `AvgPool2d` layer, for building test models tersely.
+pub(crate) fn pool(kernel: usize, stride: usize) -> Layer {
+    Layer::AvgPool2d { kernel, stride }
+}
+
 pub(crate) fn conv_stack(act: Activation) -> Sequential {
     Sequential::new(
         Shape::new(2, 7, 6),
@@ -526,12 +541,6 @@ fn relu_jvp_matches_differences_away_from_kinks() {
 
 #[test]
 fn shape_errors_at_construction() {
-    let conv = |out_channels, kernel, stride, padding| Layer::Conv2d {
-        out_channels,
-        kernel,
-        stride,
-        padding,
-    };
     let ce = Loss::SoftmaxCrossEntropy;
     let s = Shape::new(1, 4, 4);
     let dense = Layer::Dense { units: 3 };
