@@ -1,7 +1,8 @@
 //! Packed matrix products of the FIL fast path (`f64` only).
 //!
 //! C = A·B with A packed in blocks of `MR` rows, each entry duplicated (SSE2 has no broadcast
-//! load, so a pair of equal values is one vector load), and B packed in blocks of 4 columns,
+//! load, so a pair of equal values is one vector load; AVX builds read the first of each pair
+//! with a broadcast load), and B packed in blocks of [`NB`] columns (4, or 8 with AVX),
 //! both laid out in the order the micro-kernel reads them (k-major inside a block): the inner
 //! loop has no strided access and no bounds checks. Every entry is summed from 0 over k in
 //! increasing order, as [`kernels::gemm`] does. Padding rows/columns
@@ -9,8 +10,8 @@
 
 use crate::nn::kernels::{self, Geom};
 
-/// Columns per block of packed B.
-pub(super) const NB: usize = 4;
+/// Columns per block of packed B: [`kernels::VEC_NR`] (8 with AVX, else 4).
+pub(super) const NB: usize = kernels::VEC_NR;
 
 /// Length of A (m × kd) packed with `mr` rows per block.
 pub(super) fn packed_a_len(m: usize, kd: usize, mr: usize) -> usize {
@@ -85,17 +86,32 @@ pub(super) fn gemm_packed<const MR: usize>(
         for (jb, bblk) in bp.chunks_exact(NB * kd).take(n.div_ceil(NB)).enumerate() {
             let mut acc = [[0.0f64; NB]; MR];
             for (ak, bk) in ablk.chunks_exact(2 * MR).zip(bblk.chunks_exact(NB)) {
-                let Some(&[b0, b1, b2, b3]) = bk.first_chunk::<NB>() else {
-                    continue;
-                };
-                for (acc_r, pair) in acc.iter_mut().zip(ak.chunks_exact(2)) {
-                    let Some(&[a0, a1]) = pair.first_chunk::<2>() else {
+                if NB == 4 {
+                    // SSE2: the pair (a, a) times (b0, b1) and (b2, b3).
+                    let Some(&[b0, b1, b2, b3]) = bk.first_chunk::<4>() else {
                         continue;
                     };
-                    acc_r[0] += a0 * b0;
-                    acc_r[1] += a1 * b1;
-                    acc_r[2] += a0 * b2;
-                    acc_r[3] += a1 * b3;
+                    for (acc_r, pair) in acc.iter_mut().zip(ak.chunks_exact(2)) {
+                        let Some(&[a0, a1]) = pair.first_chunk::<2>() else {
+                            continue;
+                        };
+                        acc_r[0] += a0 * b0;
+                        acc_r[1] += a1 * b1;
+                        acc_r[2] += a0 * b2;
+                        acc_r[3] += a1 * b3;
+                    }
+                } else {
+                    let Some(bv) = bk.first_chunk::<NB>() else {
+                        continue;
+                    };
+                    for (acc_r, pair) in acc.iter_mut().zip(ak.chunks_exact(2)) {
+                        let Some(&a0) = pair.first() else {
+                            continue;
+                        };
+                        for (s, &b) in acc_r.iter_mut().zip(bv) {
+                            *s += a0 * b;
+                        }
+                    }
                 }
             }
             for (r, acc_r) in acc.iter().enumerate() {
@@ -150,13 +166,11 @@ pub(super) fn pack_b_t(mat: &[f64], kd: usize, n: usize, out: &mut [f64]) {
                 .filter(|_| j0 + q < n)
                 .unwrap_or_default()
         };
-        let (r0, r1, r2, r3) = (row(0), row(1), row(2), row(3));
-        if r0.len() == kd && r1.len() == kd && r2.len() == kd && r3.len() == kd {
-            for ((((step, &v0), &v1), &v2), &v3) in
-                blk.chunks_exact_mut(NB).zip(r0).zip(r1).zip(r2).zip(r3)
-            {
-                if let Some(d) = step.first_chunk_mut::<NB>() {
-                    *d = [v0, v1, v2, v3];
+        let rows: [&[f64]; NB] = core::array::from_fn(row);
+        if rows.iter().all(|r| r.len() == kd) {
+            for (k, step) in blk.chunks_exact_mut(NB).enumerate() {
+                for (d, r) in step.iter_mut().zip(&rows) {
+                    *d = r.get(k).copied().unwrap_or(0.0);
                 }
             }
         } else {

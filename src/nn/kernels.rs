@@ -5,8 +5,8 @@
 //! Summation orders are fixed and independent of `S`, so the value computed with
 //! `S = Dual<N>` is bit-identical to the `f64` computation and lanes never interact. Only
 //! register blocking (which entries are computed together, never in which order an entry is
-//! summed) depends on the size of `S`: 4 × 4 `f64` accumulators (8 SSE2 registers), 2 × 1
-//! or 1 × 1 `Dual<N>` accumulators.
+//! summed) depends on the size of `S` and on the target: 4 × 4 `f64` accumulators (8 SSE2
+//! registers) or 4 × 8 with AVX ([`VEC_NR`]), 2 × 1 or 1 × 1 `Dual<N>` accumulators.
 
 use super::Weight;
 use crate::autodiff::Scalar;
@@ -463,7 +463,7 @@ pub(crate) fn gemm<A: Copy, B: Copy, S: Scalar>(
         core::mem::size_of::<S>(),
     );
     if ss <= 8 {
-        gemm_blocked::<A, B, S, 4, 4>(m, n, kd, a, b, c, mul);
+        gemm_blocked::<A, B, S, 4, VEC_NR>(m, n, kd, a, b, c, mul);
     } else if sa > 8 && sb > 8 {
         gemm_blocked::<A, B, S, DDM, DDN>(m, n, kd, a, b, c, mul);
     } else if sa > 8 {
@@ -472,6 +472,14 @@ pub(crate) fn gemm<A: Copy, B: Copy, S: Scalar>(
         gemm_blocked::<A, B, S, FDM, FDN>(m, n, kd, a, b, c, mul);
     }
 }
+/// Columns of C per register block of the `f64`-sized products: 8 (two 4-wide vectors per
+/// row) when the build targets AVX, else 4 (two SSE2 pairs). Blocking never changes an
+/// entry's summation order, so results are the same bits either way.
+#[cfg(target_feature = "avx")]
+pub(crate) const VEC_NR: usize = 8;
+/// Columns of C per register block of the `f64`-sized products (see the AVX variant).
+#[cfg(not(target_feature = "avx"))]
+pub(crate) const VEC_NR: usize = 4;
 const DDM: usize = 1;
 const DDN: usize = 1;
 const DFM: usize = 2;
@@ -644,6 +652,13 @@ fn dup_panel<A: Copy, B: Copy, S: Scalar, const MR: usize>(
         return;
     }
     let mut j = 0;
+    if VEC_NR == 8 {
+        // AVX: blocks of eight columns from broadcast loads of A (the first of each pair).
+        while j + 8 <= n {
+            micro_bcast::<A, B, S, MR, 8>(&rows, &mut outs, j, n, kd, b, mul);
+            j += 8;
+        }
+    }
     while j + 4 <= n {
         micro_dup::<A, B, S, MR>(&rows, &mut outs, j, n, kd, b, mul);
         j += 4;
@@ -691,6 +706,41 @@ fn micro_dup<A: Copy, B: Copy, S: Scalar, const MR: usize>(
     }
     for (acc_r, out) in acc.iter().zip(outs.iter_mut()) {
         if let Some(dst) = out.get_mut(j..j + 4) {
+            dst.copy_from_slice(acc_r);
+        }
+    }
+}
+
+/// Entries C[i0 + r, j + q], r < MR, q < NB, from duplicated A (reading the first of each
+/// pair, one broadcast load with AVX): the same products and order as [`micro_dup`].
+#[inline(always)]
+fn micro_bcast<A: Copy, B: Copy, S: Scalar, const MR: usize, const NB: usize>(
+    rows: &[&[A]; MR],
+    outs: &mut [&mut [S]; MR],
+    j: usize,
+    n: usize,
+    kd: usize,
+    b: &[B],
+    mul: impl Fn(A, B) -> S + Copy,
+) {
+    let mut acc = [[S::zero(); NB]; MR];
+    let mut off = j;
+    for k in 0..kd {
+        let Some(bv) = b.get(off..off + NB).and_then(|s| s.first_chunk::<NB>()) else {
+            break;
+        };
+        off += n;
+        for (acc_r, row) in acc.iter_mut().zip(rows) {
+            let Some(&a0) = row.get(2 * k) else {
+                continue;
+            };
+            for (s, &bq) in acc_r.iter_mut().zip(bv) {
+                *s += mul(a0, bq);
+            }
+        }
+    }
+    for (acc_r, out) in acc.iter().zip(outs.iter_mut()) {
+        if let Some(dst) = out.get_mut(j..j + NB) {
             dst.copy_from_slice(acc_r);
         }
     }

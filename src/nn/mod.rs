@@ -39,13 +39,20 @@
 //! One example per call, no allocation after [`Sequential::workspace`]. Dense layers are dot
 //! products with 8 interleaved accumulators (fixed order, so results are deterministic and
 //! identical for every scalar type); convolutions are small matrix products on an unrolled
-//! (im2col) copy of the input, register-blocked (4 × 4 `f64` accumulators), each entry summed
-//! in a fixed order. [`Sequential::loss_and_grad_jvp`] runs a dense or convolutional first
+//! (im2col) copy of the input, register-blocked (4 × 4 `f64` accumulators, 4 × 8 when the
+//! build targets AVX), each entry summed in a fixed order. [`Sequential::loss_and_grad_jvp`] runs a dense or convolutional first
 //! layer in `f64` and adds the seeded tangents sparsely; on models with convolutions it
 //! computes each convolution's values with the `f64` kernels and its tangent lanes as `f64`
 //! products, summing a lane's input tangent only inside the box its pixel reaches
 //! (struct-of-arrays form, `jvp_lanes.rs`). Figures: `benches/nn.rs` (criterion;
 //! the measured medians are in the closing note of the issue that introduced them).
+//!
+//! The code is portable Rust (no `unsafe`, no intrinsics); wider vectors come from the target
+//! the crate is compiled for. This repository's own builds use `-C target-cpu=native` without
+//! AVX-512 (`.cargo/config.toml`); a crate that depends on reconbound chooses its own target.
+//! Results are the same bits for every target: blocking changes which entries are computed
+//! together, never an entry's summation order, and Rust never fuses a·b + c into an FMA
+//! (`tests/golden_bits.rs`, which `.ci/run` also runs on a baseline x86-64 build).
 //!
 //! # Smoothness
 //!

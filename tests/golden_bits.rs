@@ -1,0 +1,210 @@
+//! Bit-for-bit golden values of the numeric core, the same for every build.
+//!
+//! The repository's own builds target the host CPU (`.cargo/config.toml`), so the product
+//! kernels pick wider register blocks when AVX is there. Blocking never changes an entry's
+//! summation order and Rust never fuses a·b + c into an FMA, so every result must be the same
+//! bits as a baseline x86-64 build. This test hashes (FNV-1a over `f64::to_bits`) the outputs
+//! of the paths those kernels serve — `tanh`, `loss_and_grad`, `clip`, `loss_and_grad_jvp`,
+//! both FIL kernels and short DP-SGD runs — on the five architectures, and compares them with
+//! constants recorded from a build with `RUSTFLAGS="-C target-cpu=x86-64"` (SSE2 only).
+//! `.ci/run` runs it under both flag sets. Tolerance: none (exact bits).
+
+use reconbound::autodiff::{Dual, Scalar};
+use reconbound::data::{embedded_mnist, Dataset};
+use reconbound::nn::{arch, Activation, Sequential};
+use reconbound::train::clip::{clip, ClipMethod};
+use reconbound::train::dpsgd::{train, Clipping, DpSgdConfig};
+use reconbound::train::sampling::Sampling;
+
+/// FNV-1a over the bit patterns of a stream of floats.
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+    fn f(&mut self, v: f64) {
+        for b in v.to_bits().to_le_bytes() {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn all(&mut self, v: &[f64]) {
+        for &x in v {
+            self.f(x);
+        }
+    }
+}
+
+/// A deterministic input in [0, 1] for models the embedded data does not fit.
+fn pseudo_image(len: usize, salt: u64) -> Vec<f64> {
+    let mut s = salt.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..len)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        })
+        .collect()
+}
+
+fn models() -> Vec<(&'static str, Sequential)> {
+    vec![
+        (
+            "mlp-elu",
+            arch::mlp(784, &[10], 10, Activation::Elu).unwrap(),
+        ),
+        (
+            "mlp-tanh",
+            arch::mlp(784, &[100], 10, Activation::Tanh).unwrap(),
+        ),
+        ("mnist-convnet", arch::mnist_tanh_convnet().unwrap()),
+        ("cifar-convnet", arch::cifar10_tanh_convnet().unwrap()),
+        ("logreg", arch::logistic_regression(784).unwrap()),
+    ]
+}
+
+/// Hash of every per-example output of one model at two seeds.
+fn model_hash(model: &Sequential, data: &Dataset) -> u64 {
+    let mut h = Fnv::new();
+    let d = model.input_len();
+    let classes = model.num_classes().max(2);
+    for seed in [3u64, 11] {
+        let params = model.init_params(seed);
+        let x = match data.example(seed as usize) {
+            Ok((x, _)) if x.len() == d => x.to_vec(),
+            _ => pseudo_image(d, seed),
+        };
+        let label = (seed as usize) % classes.min(model.output_len().max(2));
+        let mut ws = model.workspace::<f64>();
+        let mut g = vec![0.0; model.num_params()];
+        h.f(model
+            .loss_and_grad(&params, &x, label, &mut g, &mut ws)
+            .unwrap());
+        h.all(&g);
+        for (method, c) in [(ClipMethod::Gelu, 0.05), (ClipMethod::Hard, 0.05)] {
+            let mut gc = g.clone();
+            h.f(clip(&mut gc, method, c).unwrap());
+            h.all(&gc);
+        }
+        // Eight coordinates spread over the image, one repeated.
+        let coords: Vec<usize> = (0..8).map(|i| (i * 97 + 301 + seed as usize) % d).collect();
+        let mut coords = coords;
+        coords[7] = coords[2];
+        let mut wd = model.workspace::<Dual<8>>();
+        let mut gd = vec![Dual::<8>::default(); model.num_params()];
+        h.f(model
+            .loss_and_grad_jvp(&params, &x, label, &coords, &mut gd, &mut wd)
+            .unwrap());
+        for v in &gd {
+            h.f(v.value);
+            h.all(&v.tangent);
+        }
+        let fil_coords: Vec<usize> = (0..50).map(|i| (i * 41 + 7 * seed as usize) % d).collect();
+        let mut fw = model.fil_workspace(fil_coords.len());
+        let mut sq = vec![0.0; fil_coords.len()];
+        h.f(model
+            .clipped_jvp_sq_norms(
+                &params,
+                &x,
+                label,
+                &fil_coords,
+                ClipMethod::Gelu,
+                0.1,
+                &mut sq,
+                &mut fw,
+            )
+            .unwrap());
+        h.all(&sq);
+        let mut gram = vec![0.0; 36];
+        h.f(model
+            .clipped_jvp_gram(
+                &params,
+                &x,
+                label,
+                &fil_coords[..6],
+                ClipMethod::Hard,
+                0.1,
+                &mut gram,
+                &mut fw,
+            )
+            .unwrap());
+        h.all(&gram);
+    }
+    h.0
+}
+
+fn dpsgd_hash(model: &Sequential, data: &Dataset, seed: u64) -> u64 {
+    let config = DpSgdConfig {
+        learning_rate: 0.1,
+        momentum: 0.5,
+        weight_decay: 1e-4,
+        clipping: Some(Clipping {
+            method: ClipMethod::Gelu,
+            norm: 1.0,
+        }),
+        noise_multiplier: 1.0,
+        sampling: Sampling::Poisson,
+        batch_size: 16,
+        steps: 4,
+        seed,
+    };
+    let mut params = model.init_params(seed);
+    train(model, data, &config, &mut params, &mut ()).unwrap();
+    let mut h = Fnv::new();
+    h.all(&params);
+    h.0
+}
+
+#[test]
+fn golden_bits_are_the_same_for_every_target_cpu() {
+    let data = embedded_mnist().unwrap();
+    let small = Dataset::new(
+        data.features()[..128 * 784].to_vec(),
+        data.labels()[..128].to_vec(),
+        data.shape(),
+        data.num_classes(),
+    )
+    .unwrap();
+    let mut got = Vec::new();
+    let mut t = Fnv::new();
+    for i in -4000..=4000 {
+        t.f(Scalar::tanh(f64::from(i) * 0.00731));
+        let d = Dual::<2>::variable(f64::from(i) * 0.0113, 0)
+            .unwrap()
+            .tanh();
+        t.f(d.value);
+        t.all(&d.tangent);
+    }
+    got.push(("tanh".to_string(), t.0));
+    for (name, model) in models() {
+        got.push((name.to_string(), model_hash(&model, &data)));
+    }
+    let mnist = arch::mnist_tanh_convnet().unwrap();
+    let mlp = arch::mlp(784, &[10], 10, Activation::Elu).unwrap();
+    got.push(("dpsgd-convnet".to_string(), dpsgd_hash(&mnist, &small, 5)));
+    got.push(("dpsgd-mlp".to_string(), dpsgd_hash(&mlp, &small, 6)));
+    let want: [(&str, u64); 8] = [
+        ("tanh", 0xf6faccabcc58c53c),
+        ("mlp-elu", 0x935b31aed590e52a),
+        ("mlp-tanh", 0x32eda5cd08ad728d),
+        ("mnist-convnet", 0x42ae6a88b1fb3932),
+        ("cifar-convnet", 0x962d351a5f40e58e),
+        ("logreg", 0x3d8bc15b7ecbc11c),
+        ("dpsgd-convnet", 0xbb99592fd66f8c93),
+        ("dpsgd-mlp", 0xa419cbc7f12ffa6e),
+    ];
+    let report: Vec<String> = got
+        .iter()
+        .map(|(n, v)| format!("(\"{n}\", {v:#018x}),"))
+        .collect();
+    for ((name, v), (wname, w)) in got.iter().zip(want) {
+        assert_eq!(name, wname);
+        assert_eq!(
+            *v,
+            w,
+            "{name}: bits differ from the baseline x86-64 build; all values:\n{}",
+            report.join("\n")
+        );
+    }
+}
