@@ -358,10 +358,10 @@ fn box_through(g: &Geom, b: [usize; 4]) -> [usize; 4] {
     [r0, r1, c0, c1]
 }
 
-/// Calls `f(idx)` for the flat indices (c·H + r)·W + q of every channel c < C and (r, q) in
+/// Calls `f(idx, [c, r, q])` for the flat indices (c·H + r)·W + q of every channel c < C and (r, q) in
 /// the box `b` (inclusive) of a C × H × W tensor.
 #[inline]
-fn for_box(c: usize, h: usize, w: usize, b: [usize; 4], mut f: impl FnMut(usize)) {
+fn for_box(c: usize, h: usize, w: usize, b: [usize; 4], mut f: impl FnMut(usize, [usize; 3])) {
     if b[0] > b[1] || b[2] > b[3] || b[1] >= h || b[3] >= w {
         return;
     }
@@ -369,7 +369,7 @@ fn for_box(c: usize, h: usize, w: usize, b: [usize; 4], mut f: impl FnMut(usize)
         for r in b[0]..=b[1] {
             let base = (ch * h + r) * w;
             for q in b[2]..=b[3] {
-                f(base + q);
+                f(base + q, [ch, r, q]);
             }
         }
     }
@@ -1201,7 +1201,7 @@ impl Sequential {
                 Layer::AvgPool2d { .. } => {
                     let g = geom(node);
                     let inv = 1.0 / (g.k * g.k) as f64;
-                    let (pin, pout) = (g.h * g.w, g.ho * g.wo);
+                    let pin = g.h * g.w;
                     for ((xk, yk), bk) in xin
                         .chunks_exact(n_in)
                         .zip(lanes_out)
@@ -1216,8 +1216,7 @@ impl Sequential {
                         let ob = box_through(&g, b);
                         bk.copy_from_slice(&ob);
                         yk.fill(0.0);
-                        for_box(g.c, g.ho, g.wo, ob, |idx| {
-                            let (ch, i, j) = (idx / pout, (idx / g.wo) % g.ho, idx % g.wo);
+                        for_box(g.c, g.ho, g.wo, ob, |idx, [ch, i, j]| {
                             let mut acc = 0.0;
                             for a in 0..g.k {
                                 let base = ch * pin + (g.s * i + a) * g.w + g.s * j;
@@ -1672,7 +1671,7 @@ impl Sequential {
                                 for ((nv, &tv), &al) in nk.iter_mut().zip(tk).zip(ca.iter()) {
                                     *nv = al * tv;
                                 }
-                                for_box(g.c, g.h, g.w, b, |idx| {
+                                for_box(g.c, g.h, g.w, b, |idx, _| {
                                     if let (Some(nv), Some(&sv), Some(&be)) =
                                         (nk.get_mut(idx), sk.get(idx), cb.get(idx))
                                     {

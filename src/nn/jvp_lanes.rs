@@ -4,7 +4,7 @@
 //! `Dual<N>` arithmetic except the convolutions (and the first layer, as in the generic sparse
 //! path). A convolution's values come from the very `f64` kernels of
 //! [`Sequential::loss_and_grad`] (same operations, same bits); its N tangent lanes come from
-//! `f64` matrix products ([`kernels::gemm_dup`]) in which every lane is computed by the same
+//! `f64` matrix products ([`lane_products`]) in which every lane is computed by the same
 //! operations whatever N is and whatever the other lanes hold (a lane equals its `Dual<1>`
 //! run bit for bit).
 //!
@@ -14,10 +14,10 @@
 //!   (a small box), so each output position sums t·Wᵀ\[tap\] over its taps reading a non-zero
 //!   tangent t inside the lane's bounding box (eight channels at a time in registers);
 //! - weight gradient ∇W = δY·Xᵀ: tangent δ̇Y·Xᵀ, one product per output channel with the
-//!   lanes as rows, plus δY·Ẋᵀ, per tap a sum over the positions reading a non-zero tangent;
+//!   lanes as columns (read and written in the `Dual` layout), plus δY·Ẋᵀ, per tap a sum over the positions reading a non-zero tangent;
 //!   bias Σ_pos δ̇Y;
 //! - input gradient δX = col2im(δYᵀ·W): tangent col2im(δ̇Yᵀ·W), one product per position with
-//!   the lanes as rows, then one col2im on `Dual`s.
+//!   the lanes as columns, then one col2im on `Dual`s.
 //!
 //! Each tangent entry is summed in a fixed order (products in increasing inner index, sparse
 //! sums in increasing input index); exactly-zero input tangents are skipped, which changes at
@@ -51,10 +51,7 @@ pub(super) struct LaneScratch {
     wide: Vec<f64>,
     /// The sparse weight-gradient term δY·Ẋᵀ, taps × channels × lanes.
     sp: Vec<f64>,
-    /// One channel's or position's lane tangents, taps × lanes.
-    cb: Vec<f64>,
-    /// Per lane, a layer's output tangent (forward); backward, lane tangents of δY written
-    /// duplicated (2·lanes·max(P, O)).
+    /// Per lane, a convolution's output tangent (forward).
     la: Vec<f64>,
     /// The (tap or position, tangent) pairs of one output position or one tap (up to K·P).
     qi: Vec<usize>,
@@ -72,7 +69,6 @@ struct Sizes {
     weights: usize,
     pad: usize,
     wide: usize,
-    taps: usize,
     kernel: usize,
     lanes: usize,
 }
@@ -86,7 +82,6 @@ impl Sizes {
             weights: 0,
             pad: model.pad_len,
             wide: model.wide_len,
-            taps: 0,
             kernel: 0,
             lanes,
         };
@@ -96,7 +91,6 @@ impl Sizes {
                 any = true;
                 s.params = s.params.max(n.weights.checked_add(n.biases)?);
                 s.weights = s.weights.max(n.weights);
-                s.taps = s.taps.max(n.fan_in);
                 if let Layer::Conv2d { kernel, .. } = n.layer {
                     s.kernel = s.kernel.max(kernel);
                 }
@@ -125,8 +119,7 @@ impl LaneScratch {
             dpad: v(Some(s.pad)),
             wide: v(Some(s.wide)),
             sp: v(s.weights.checked_mul(lanes)),
-            cb: v(s.taps.checked_mul(lanes)),
-            la: v(s.act.checked_mul(2 * lanes)),
+            la: v(s.act.checked_mul(lanes)),
             qi: u(Some(s.pad)),
             qv: v(Some(s.pad)),
             tab: u(s.kernel.checked_mul(4)),
@@ -145,8 +138,7 @@ impl LaneScratch {
             && big(&self.dpad, Some(s.pad))
             && big(&self.wide, Some(s.wide))
             && big(&self.sp, s.weights.checked_mul(s.lanes))
-            && big(&self.cb, s.taps.checked_mul(s.lanes))
-            && big(&self.la, s.act.checked_mul(2 * s.lanes))
+            && big(&self.la, s.act.checked_mul(s.lanes))
             && self.qv.len() >= s.pad
             && self.qi.len() >= s.pad
             && s.kernel.checked_mul(4).is_some_and(|n| self.tab.len() >= n)
@@ -336,12 +328,82 @@ enum ConvInput<'a, const N: usize> {
     Dual(&'a [Dual<N>]),
 }
 
-/// Weight-gradient entries of a convolution in `Dual` layout: per output channel ch,
-/// C = T_chᵀ·Xᵀ (N × K, [`kernels::gemm_dup`]: each lane summed from 0 in position order) with
-/// T_chᵀ the lanes of δY\[ch, ·\] (N × P, written duplicated into `a2`) and `xt` = Xᵀ (P × K);
-/// then gw\[ch·k + tap\] = (gv\[ch·k + tap\]; C\[·, tap\] (+ the sparse term
-/// sp\[(tap·o + ch)·N..\])). `a2` (2·N·P) and `cb` (N·K) are scratch.
+/// Rows of a register block of [`lane_products`]: with 8 lanes, 4 rows are 8 4-wide AVX
+/// accumulators (6 rows measured slower); SSE2 has half the width, so half the rows.
+const LANE_MR: usize = if kernels::VEC_NR == 8 { 4 } else { 2 };
+
+/// C\[r\]\[lane\] = Σ_{q < len} dy\[t0 + q·ts\].tangent\[lane\]·a\[a0 + q·sa + r\] for r < MR,
+/// each sum from 0 in increasing q (products t·a): MR rows of a lanes-as-columns product, read
+/// straight from the `Dual` layout (the N tangents of an entry are contiguous).
+#[inline(always)]
 #[allow(clippy::too_many_arguments)]
+fn lane_products<const N: usize, const MR: usize>(
+    dy: &[Dual<N>],
+    t0: usize,
+    ts: usize,
+    a: &[f64],
+    a0: usize,
+    sa: usize,
+    len: usize,
+) -> [[f64; N]; MR] {
+    let mut acc = [[0.0f64; N]; MR];
+    for q in 0..len {
+        let (Some(d), Some(av)) = (
+            dy.get(t0 + q * ts),
+            a.get(a0 + q * sa..).and_then(|s| s.first_chunk::<MR>()),
+        ) else {
+            break;
+        };
+        for (acc_r, &ar) in acc.iter_mut().zip(av) {
+            for (c, &t) in acc_r.iter_mut().zip(&d.tangent) {
+                *c += t * ar;
+            }
+        }
+    }
+    acc
+}
+
+/// For every tap < k, `emit(tap, lanes)` with the lanes of
+/// Σ_{q < len} dy\[t0 + q·ts\].tangent·a\[q·sa + tap\] ([`lane_products`], [`LANE_MR`] taps at
+/// a time, then 2 and 1).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn lane_products_all<const N: usize>(
+    dy: &[Dual<N>],
+    t0: usize,
+    ts: usize,
+    a: &[f64],
+    sa: usize,
+    len: usize,
+    k: usize,
+    mut emit: impl FnMut(usize, &[f64; N]),
+) {
+    let mut tap = 0;
+    while tap + LANE_MR <= k {
+        let c = lane_products::<N, LANE_MR>(dy, t0, ts, a, tap, sa, len);
+        for (r, c_r) in c.iter().enumerate() {
+            emit(tap + r, c_r);
+        }
+        tap += LANE_MR;
+    }
+    if LANE_MR > 2 && tap + 2 <= k {
+        let c = lane_products::<N, 2>(dy, t0, ts, a, tap, sa, len);
+        for (r, c_r) in c.iter().enumerate() {
+            emit(tap + r, c_r);
+        }
+        tap += 2;
+    }
+    while tap < k {
+        let [c] = lane_products::<N, 1>(dy, t0, ts, a, tap, sa, len);
+        emit(tap, &c);
+        tap += 1;
+    }
+}
+
+/// Weight-gradient entries of a convolution in `Dual` layout: per output channel ch and tap,
+/// the lanes of Σ_pos δ̇Y\[ch, pos\]·Xᵀ\[pos, tap\] (each lane summed from 0 in position order)
+/// with `xt` = Xᵀ (P × K); then gw\[ch·k + tap\] = (gv\[ch·k + tap\]; those lanes (+ the
+/// sparse term sp\[(tap·o + ch)·N..\])).
 fn wgrad_lanes<const N: usize>(
     (o, k, p): (usize, usize, usize),
     dy: &[Dual<N>],
@@ -349,83 +411,58 @@ fn wgrad_lanes<const N: usize>(
     gv: &[f64],
     sp: Option<&[f64]>,
     gw: &mut [Dual<N>],
-    a2: &mut [f64],
-    cb: &mut [f64],
 ) -> Option<()> {
     if k == 0 || p == 0 || N == 0 {
         return Some(());
     }
-    let (a2, cb) = (a2.get_mut(..2 * N * p)?, cb.get_mut(..k * N)?);
-    for (ch, ((g_row, v_row), dy_row)) in gw
+    if dy.len() < o * p || xt.len() < p * k || gv.len() < o * k || gw.len() < o * k {
+        return None;
+    }
+    for (ch, (g_row, v_row)) in gw
         .chunks_exact_mut(k)
         .zip(gv.chunks_exact(k))
-        .zip(dy.chunks_exact(p))
+        .take(o)
         .enumerate()
     {
-        for (pos, d) in dy_row.iter().enumerate() {
-            for (lane, &t) in d.tangent.iter().enumerate() {
-                let at = 2 * (lane * p + pos);
-                a2.get_mut(at..at + 2)?.fill(t);
-            }
-        }
-        kernels::gemm_dup(N, k, p, a2, xt, cb, |t: f64, x: f64| t * x);
-        for (gd, &v) in g_row.iter_mut().zip(v_row) {
-            gd.value = v;
-        }
-        for (lane, c_row) in cb.chunks_exact(k).enumerate() {
-            for (gd, &c) in g_row.iter_mut().zip(c_row) {
-                if let Some(t) = gd.tangent.get_mut(lane) {
-                    *t = c;
+        lane_products_all(dy, ch * p, 1, xt, k, p, k, |tap, c| {
+            if let (Some(gd), Some(&v)) = (g_row.get_mut(tap), v_row.get(tap)) {
+                gd.value = v;
+                gd.tangent = *c;
+                if let Some(s) =
+                    sp.and_then(|sp| sp.get((tap * o + ch) * N..(tap * o + ch + 1) * N))
+                {
+                    for (a, &b) in gd.tangent.iter_mut().zip(s) {
+                        *a += b;
+                    }
                 }
             }
-        }
-        for (tap, gd) in g_row.iter_mut().enumerate() {
-            if let Some(s) = sp.and_then(|sp| sp.get((tap * o + ch) * N..(tap * o + ch + 1) * N)) {
-                for (a, &b) in gd.tangent.iter_mut().zip(s) {
-                    *a += b;
-                }
-            }
-        }
+        });
     }
     Some(())
 }
 
 /// Unrolled input-gradient tangents of a convolution in `Dual` layout (values 0): per
-/// position pos, C = T_posᵀ·W (N × K, [`kernels::gemm_dup`]: each lane summed from 0 in
-/// channel order) with T_posᵀ the lanes of δY\[·, pos\] (N × O, written duplicated into
-/// `a2`); dcol\[pos·k + tap\].tangent = C\[·, tap\]. `a2` (2·N·O) and `cb` (N·K) are scratch.
-#[allow(clippy::too_many_arguments)]
+/// position pos and tap, dcol\[pos·k + tap\].tangent = the lanes of Σ_ch δ̇Y\[ch, pos\]·W\[ch, tap\]
+/// (each lane summed from 0 in channel order).
 fn dgrad_lanes<const N: usize>(
     (o, k, p): (usize, usize, usize),
     dy: &[Dual<N>],
     w: &[f64],
     dcol: &mut [Dual<N>],
-    a2: &mut [f64],
-    cb: &mut [f64],
 ) -> Option<()> {
     if k == 0 || o == 0 || N == 0 {
         return Some(());
     }
-    let (a2, cb) = (a2.get_mut(..2 * N * o)?, cb.get_mut(..k * N)?);
+    if dy.len() < o * p || w.len() < o * k || dcol.len() < p * k {
+        return None;
+    }
     for (pos, drow) in dcol.chunks_exact_mut(k).take(p).enumerate() {
-        for ch in 0..o {
-            let d = dy.get(ch * p + pos)?;
-            for (lane, &t) in d.tangent.iter().enumerate() {
-                let at = 2 * (lane * o + ch);
-                a2.get_mut(at..at + 2)?.fill(t);
+        lane_products_all(dy, pos, p, w, k, o, k, |tap, c| {
+            if let Some(dd) = drow.get_mut(tap) {
+                dd.value = 0.0;
+                dd.tangent = *c;
             }
-        }
-        kernels::gemm_dup(N, k, o, a2, w, cb, |t: f64, wv: f64| t * wv);
-        for dd in drow.iter_mut() {
-            dd.value = 0.0;
-        }
-        for (lane, c_row) in cb.chunks_exact(k).enumerate() {
-            for (dd, &c) in drow.iter_mut().zip(c_row) {
-                if let Some(t) = dd.tangent.get_mut(lane) {
-                    *t = c;
-                }
-            }
-        }
+        });
     }
     Some(())
 }
@@ -461,8 +498,6 @@ fn conv_backward_lanes<const N: usize>(
         dpad,
         wide,
         sp,
-        cb,
-        la,
         qi,
         qv,
         tab,
@@ -592,13 +627,13 @@ fn conv_backward_lanes<const N: usize>(
         None
     };
     // δ̇Y·Xᵀ with Xᵀ (P × K) left in `pad` by conv_backward, plus the sparse term.
-    wgrad_lanes((o, k, p), dy, pad.get(..p * k)?, gw64, sparse, gw, la, cb)?;
+    wgrad_lanes((o, k, p), dy, pad.get(..p * k)?, gw64, sparse, gw)?;
     let Some(dx) = dx else {
         return Some(());
     };
     // δ̇X = col2im(δ̇Yᵀ·W), all lanes at once in Dual layout.
     let dcol = dcol.get_mut(..k * p)?;
-    dgrad_lanes((o, k, p), dy, w, dcol, la, cb)?;
+    dgrad_lanes((o, k, p), dy, w, dcol)?;
     kernels::col2im_t(&g, dcol, dx);
     for (d, &v) in dx.iter_mut().zip(dxv.iter()) {
         d.value = v;
