@@ -5,13 +5,15 @@
 //! summation order and Rust never fuses a·b + c into an FMA, so every result must be the same
 //! bits as a baseline x86-64 build. This test hashes (FNV-1a over `f64::to_bits`) the outputs
 //! of the paths those kernels serve — `tanh`, `loss_and_grad`, `clip`, `loss_and_grad_jvp`,
-//! both FIL kernels and short DP-SGD runs — on the five architectures, and compares them with
-//! constants recorded from a build with `RUSTFLAGS="-C target-cpu=x86-64"` (SSE2 only).
+//! both FIL kernels and short DP-SGD runs — on the five architectures and a small ConvNet
+//! with odd tap and channel counts (the tails of every register block), with 8 tangent lanes
+//! and, on the ConvNets, 1 and 3; and compares them with constants recorded from a build with
+//! `RUSTFLAGS="-C target-cpu=x86-64"` (SSE2 only) of the code before the AVX blocks.
 //! `.ci/run` runs it under both flag sets. Tolerance: none (exact bits).
 
 use reconbound::autodiff::{Dual, Scalar};
 use reconbound::data::{embedded_mnist, Dataset};
-use reconbound::nn::{arch, Activation, Sequential};
+use reconbound::nn::{arch, Activation, Layer, Loss, Sequential, Shape};
 use reconbound::train::clip::{clip, ClipMethod};
 use reconbound::train::dpsgd::{train, Clipping, DpSgdConfig};
 use reconbound::train::sampling::Sampling;
@@ -61,7 +63,53 @@ fn models() -> Vec<(&'static str, Sequential)> {
         ("mnist-convnet", arch::mnist_tanh_convnet().unwrap()),
         ("cifar-convnet", arch::cifar10_tanh_convnet().unwrap()),
         ("logreg", arch::logistic_regression(784).unwrap()),
+        ("odd-conv", odd_conv()),
     ]
+}
+
+/// Tap counts 27, 52 and 63 and odd channel counts: the tails of every register block.
+fn odd_conv() -> Sequential {
+    let conv = |out_channels, kernel, stride, padding| Layer::Conv2d {
+        out_channels,
+        kernel,
+        stride,
+        padding,
+    };
+    Sequential::new(
+        Shape::new(3, 7, 5),
+        &[
+            conv(13, 3, 1, 1),
+            Layer::Act(Activation::Tanh),
+            conv(7, 2, 1, 0),
+            Layer::Act(Activation::Elu),
+            conv(9, 3, 2, 1),
+            Layer::Act(Activation::Tanh),
+            Layer::Dense { units: 5 },
+        ],
+        Loss::SoftmaxCrossEntropy,
+    )
+    .unwrap()
+}
+
+/// Hash of `loss_and_grad_jvp` with N lanes along `coords` (at most N of them).
+fn jvp_hash<const N: usize>(
+    model: &Sequential,
+    params: &[f64],
+    x: &[f64],
+    label: usize,
+    coords: &[usize],
+) -> u64 {
+    let mut h = Fnv::new();
+    let mut wd = model.workspace::<Dual<N>>();
+    let mut gd = vec![Dual::<N>::default(); model.num_params()];
+    h.f(model
+        .loss_and_grad_jvp(params, x, label, coords, &mut gd, &mut wd)
+        .unwrap());
+    for v in &gd {
+        h.f(v.value);
+        h.all(&v.tangent);
+    }
+    h.0
 }
 
 /// Hash of every per-example output of one model at two seeds.
@@ -91,14 +139,19 @@ fn model_hash(model: &Sequential, data: &Dataset) -> u64 {
         let coords: Vec<usize> = (0..8).map(|i| (i * 97 + 301 + seed as usize) % d).collect();
         let mut coords = coords;
         coords[7] = coords[2];
-        let mut wd = model.workspace::<Dual<8>>();
-        let mut gd = vec![Dual::<8>::default(); model.num_params()];
-        h.f(model
-            .loss_and_grad_jvp(&params, &x, label, &coords, &mut gd, &mut wd)
-            .unwrap());
-        for v in &gd {
-            h.f(v.value);
-            h.all(&v.tangent);
+        h.0 ^= jvp_hash::<8>(model, &params, &x, label, &coords);
+        h.f(0.0);
+        // Other lane counts (1 and 3) on the models with convolutions.
+        if model.num_params() < 30_000
+            && model.input_len() < 1000
+            && model
+                .layer(0)
+                .is_some_and(|(l, _, _)| matches!(l, Layer::Conv2d { .. }))
+        {
+            h.0 ^= jvp_hash::<1>(model, &params, &x, label, &coords[..1]);
+            h.f(1.0);
+            h.0 ^= jvp_hash::<3>(model, &params, &x, label, &coords[5..8]);
+            h.f(3.0);
         }
         let fil_coords: Vec<usize> = (0..50).map(|i| (i * 41 + 7 * seed as usize) % d).collect();
         let mut fw = model.fil_workspace(fil_coords.len());
@@ -184,13 +237,14 @@ fn golden_bits_are_the_same_for_every_target_cpu() {
     let mlp = arch::mlp(784, &[10], 10, Activation::Elu).unwrap();
     got.push(("dpsgd-convnet".to_string(), dpsgd_hash(&mnist, &small, 5)));
     got.push(("dpsgd-mlp".to_string(), dpsgd_hash(&mlp, &small, 6)));
-    let want: [(&str, u64); 8] = [
+    let want: [(&str, u64); 9] = [
         ("tanh", 0xf6faccabcc58c53c),
-        ("mlp-elu", 0x935b31aed590e52a),
-        ("mlp-tanh", 0x32eda5cd08ad728d),
-        ("mnist-convnet", 0x42ae6a88b1fb3932),
-        ("cifar-convnet", 0x962d351a5f40e58e),
-        ("logreg", 0x3d8bc15b7ecbc11c),
+        ("mlp-elu", 0x9693409f213954ee),
+        ("mlp-tanh", 0x115eef4a17b3b3c5),
+        ("mnist-convnet", 0x361f20ca34b3ff0a),
+        ("cifar-convnet", 0x1f41e5456a415e92),
+        ("logreg", 0x52a6e441ac0ae6f8),
+        ("odd-conv", 0xd63d26b839127e0f),
         ("dpsgd-convnet", 0xbb99592fd66f8c93),
         ("dpsgd-mlp", 0xa419cbc7f12ffa6e),
     ];

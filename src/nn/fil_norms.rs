@@ -358,8 +358,8 @@ fn box_through(g: &Geom, b: [usize; 4]) -> [usize; 4] {
     [r0, r1, c0, c1]
 }
 
-/// Calls `f(idx, [c, r, q])` for the flat indices (c·H + r)·W + q of every channel c < C and (r, q) in
-/// the box `b` (inclusive) of a C × H × W tensor.
+/// Calls `f(idx, [c, r, q])` for the flat indices idx = (c·H + r)·W + q of every channel
+/// c < C and (r, q) in the box `b` (inclusive) of a C × H × W tensor.
 #[inline]
 fn for_box(c: usize, h: usize, w: usize, b: [usize; 4], mut f: impl FnMut(usize, [usize; 3])) {
     if b[0] > b[1] || b[2] > b[3] || b[1] >= h || b[3] >= w {

@@ -14,8 +14,8 @@
 //!   (a small box), so each output position sums t·Wᵀ\[tap\] over its taps reading a non-zero
 //!   tangent t inside the lane's bounding box (eight channels at a time in registers);
 //! - weight gradient ∇W = δY·Xᵀ: tangent δ̇Y·Xᵀ, one product per output channel with the
-//!   lanes as columns (read and written in the `Dual` layout), plus δY·Ẋᵀ, per tap a sum over the positions reading a non-zero tangent;
-//!   bias Σ_pos δ̇Y;
+//!   lanes as columns (read and written in the `Dual` layout), plus δY·Ẋᵀ, per tap a sum
+//!   over the positions reading a non-zero tangent; bias Σ_pos δ̇Y;
 //! - input gradient δX = col2im(δYᵀ·W): tangent col2im(δ̇Yᵀ·W), one product per position with
 //!   the lanes as columns, then one col2im on `Dual`s.
 //!
@@ -45,8 +45,8 @@ pub(super) struct LaneScratch {
     gw: Vec<f64>,
     /// Transposed weights (taps × channels).
     wt: Vec<f64>,
-    /// Unrolled input gradient (values, then one lane at a time) and the output-gradient
-    /// scratch of [`kernels::conv_backward`].
+    /// Unrolled input gradient (values) and the output-gradient scratch of
+    /// [`kernels::conv_backward`].
     dpad: Vec<f64>,
     wide: Vec<f64>,
     /// The sparse weight-gradient term δY·Ẋᵀ, taps × channels × lanes.

@@ -40,19 +40,20 @@
 //! products with 8 interleaved accumulators (fixed order, so results are deterministic and
 //! identical for every scalar type); convolutions are small matrix products on an unrolled
 //! (im2col) copy of the input, register-blocked (4 × 4 `f64` accumulators, 4 × 8 when the
-//! build targets AVX), each entry summed in a fixed order. [`Sequential::loss_and_grad_jvp`] runs a dense or convolutional first
-//! layer in `f64` and adds the seeded tangents sparsely; on models with convolutions it
-//! computes each convolution's values with the `f64` kernels and its tangent lanes as `f64`
-//! products, summing a lane's input tangent only inside the box its pixel reaches
-//! (struct-of-arrays form, `jvp_lanes.rs`). Figures: `benches/nn.rs` (criterion;
+//! build targets AVX), each entry summed in a fixed order. [`Sequential::loss_and_grad_jvp`]
+//! runs a dense or convolutional first layer in `f64` and adds the seeded tangents sparsely;
+//! on models with convolutions it computes each convolution's values with the `f64` kernels
+//! and its tangent lanes as `f64` products, summing a lane's input tangent only inside the box
+//! its pixel reaches (struct-of-arrays form, `jvp_lanes.rs`). Figures: `benches/nn.rs` (criterion;
 //! the measured medians are in the closing note of the issue that introduced them).
 //!
 //! The code is portable Rust (no `unsafe`, no intrinsics); wider vectors come from the target
 //! the crate is compiled for. This repository's own builds use `-C target-cpu=native` without
 //! AVX-512 (`.cargo/config.toml`); a crate that depends on reconbound chooses its own target.
-//! Results are the same bits for every target: blocking changes which entries are computed
-//! together, never an entry's summation order, and Rust never fuses a·b + c into an FMA
-//! (`tests/golden_bits.rs`, which `.ci/run` also runs on a baseline x86-64 build).
+//! Results are the same bits for every x86-64 CPU level (and any target with IEEE binary64
+//! arithmetic, i.e. not x87): blocking changes which entries are computed together, never an
+//! entry's summation order, and Rust never fuses a·b + c into an FMA (`tests/golden_bits.rs`,
+//! which `.ci/run` also runs on a baseline x86-64 build).
 //!
 //! # Smoothness
 //!
