@@ -525,18 +525,20 @@ fn panel<A: Copy, B: Copy, S: Scalar, const MR: usize, const NR: usize>(
     }
     let mut j = 0;
     while j + NR <= n {
-        micro::<A, B, S, MR, NR>(&rows, &mut outs, j, n, kd, b, mul);
+        micro::<A, B, S, MR, NR, 1>(&rows, &mut outs, j, n, kd, b, mul);
         j += NR;
     }
     while j < n {
-        micro::<A, B, S, MR, 1>(&rows, &mut outs, j, n, kd, b, mul);
+        micro::<A, B, S, MR, 1, 1>(&rows, &mut outs, j, n, kd, b, mul);
         j += 1;
     }
 }
 
-/// Entries C[i0 + r, j + q], r < MR, q < NR (rows of A in `rows`, of C in `outs`).
+/// Entries C[i0 + r, j + q], r < MR, q < NR (rows of A in `rows`, of C in `outs`), A\[i, k\]
+/// read at `rows[i][AS·k]`: `AS` = 2 reads the first of each pair of a duplicated A ([`gemm_dup`];
+/// one broadcast load with AVX), with the same products and order as [`micro_dup`].
 #[inline(always)]
-fn micro<A: Copy, B: Copy, S: Scalar, const MR: usize, const NR: usize>(
+fn micro<A: Copy, B: Copy, S: Scalar, const MR: usize, const NR: usize, const AS: usize>(
     rows: &[&[A]; MR],
     outs: &mut [&mut [S]; MR],
     j: usize,
@@ -553,7 +555,7 @@ fn micro<A: Copy, B: Copy, S: Scalar, const MR: usize, const NR: usize>(
         };
         off += n;
         for (acc_r, row) in acc.iter_mut().zip(rows) {
-            let Some(&av) = row.get(k) else {
+            let Some(&av) = row.get(AS * k) else {
                 continue;
             };
             for (s, &bq) in acc_r.iter_mut().zip(bv) {
@@ -655,7 +657,7 @@ fn dup_panel<A: Copy, B: Copy, S: Scalar, const MR: usize>(
     if VEC_NR == 8 {
         // AVX: blocks of eight columns from broadcast loads of A (the first of each pair).
         while j + 8 <= n {
-            micro_bcast::<A, B, S, MR, 8>(&rows, &mut outs, j, n, kd, b, mul);
+            micro::<A, B, S, MR, 8, 2>(&rows, &mut outs, j, n, kd, b, mul);
             j += 8;
         }
     }
@@ -706,41 +708,6 @@ fn micro_dup<A: Copy, B: Copy, S: Scalar, const MR: usize>(
     }
     for (acc_r, out) in acc.iter().zip(outs.iter_mut()) {
         if let Some(dst) = out.get_mut(j..j + 4) {
-            dst.copy_from_slice(acc_r);
-        }
-    }
-}
-
-/// Entries C[i0 + r, j + q], r < MR, q < NB, from duplicated A (reading the first of each
-/// pair, one broadcast load with AVX): the same products and order as [`micro_dup`].
-#[inline(always)]
-fn micro_bcast<A: Copy, B: Copy, S: Scalar, const MR: usize, const NB: usize>(
-    rows: &[&[A]; MR],
-    outs: &mut [&mut [S]; MR],
-    j: usize,
-    n: usize,
-    kd: usize,
-    b: &[B],
-    mul: impl Fn(A, B) -> S + Copy,
-) {
-    let mut acc = [[S::zero(); NB]; MR];
-    let mut off = j;
-    for k in 0..kd {
-        let Some(bv) = b.get(off..off + NB).and_then(|s| s.first_chunk::<NB>()) else {
-            break;
-        };
-        off += n;
-        for (acc_r, row) in acc.iter_mut().zip(rows) {
-            let Some(&a0) = row.get(2 * k) else {
-                continue;
-            };
-            for (s, &bq) in acc_r.iter_mut().zip(bv) {
-                *s += mul(a0, bq);
-            }
-        }
-    }
-    for (acc_r, out) in acc.iter().zip(outs.iter_mut()) {
-        if let Some(dst) = out.get_mut(j..j + NB) {
             dst.copy_from_slice(acc_r);
         }
     }
