@@ -36,7 +36,9 @@ use super::clip::{clip, ClipMethod};
 use super::observer::{check_fits, Observer, StepInfo};
 use super::sampling::{BatchSampler, Sampling};
 use crate::data::Dataset;
-use crate::error::{check_non_negative, check_positive, check_steps, Error, Result};
+use crate::error::{
+    check_non_negative, check_positive, check_steps, invalid as invalid_value, Error, Result,
+};
 use crate::nn::{Sequential, Workspace};
 use crate::rng::Rng;
 use alloc::vec::Vec;
@@ -155,10 +157,15 @@ impl DpSgdConfig {
 pub struct StepStats {
     /// The step index.
     pub step: u64,
-    /// The realised batch size.
+    /// The realised batch size (without the secret).
     pub batch_size: usize,
-    /// The sum of the per-example losses of the batch (before the update).
+    /// The sum of the per-example losses of the batch (before the update; without the
+    /// secret).
     pub loss_sum: f64,
+    /// `true` if the [`Secret`] was drawn into this step's batch (always `false` without
+    /// one). For the caller that runs an experiment (e.g. to check an audit), never for an
+    /// adversary.
+    pub secret_in_batch: bool,
 }
 
 /// What a run did.
@@ -166,7 +173,8 @@ pub struct StepStats {
 pub struct TrainSummary {
     /// Steps taken.
     pub steps: u64,
-    /// Per-example gradients computed (the sum of the realised batch sizes).
+    /// Per-example gradients computed (the sum of the realised batch sizes, the secret
+    /// included).
     pub examples: u64,
     /// The sampling rate q = B/n used by the accountants (1 for the full batch).
     pub sampling_rate: f64,
@@ -192,6 +200,76 @@ pub struct DpSgd<'a> {
     batch: Vec<usize>,
     step: u64,
     examples: u64,
+    secret: Option<Secret<'a>>,
+    /// The secret's clipped gradient, then the whole sum (batch sum + secret) of a step
+    /// that includes it (empty without a secret).
+    secret_grad: Vec<f64>,
+}
+
+/// A contribution to the training batch that observers are not shown as a batch index: the
+/// target of a reconstruction attack, or an audit's canary (Nasr et al. 2021, crafters 1–5).
+///
+/// [`DpSgd::with_secret`] trains on the training set D⁻ plus the secret as example number
+/// n = |D⁻|: it is sampled exactly like an example with that index (Poisson at rate
+/// q = B/(n + 1), in every fixed-size or shuffled batch it is drawn into, always for the full
+/// batch), its clipped gradient is added to the batch sum **last** (after the examples of D⁻,
+/// as for the highest index), and noise is added to the whole sum. An observer sees the batch
+/// without the secret, and [`StepInfo::batch_sum`] without its gradient: what an informed
+/// adversary knows. With a [`Secret::Example`] the released gradients are bit-identical to
+/// training on D⁻ with the example appended.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Secret<'a> {
+    /// A training example (features, label).
+    Example {
+        /// The features (length d).
+        x: &'a [f64],
+        /// The label (a class of the model).
+        label: u32,
+    },
+    /// A gradient canary (Nasr et al. 2021, Sec. IV, crafters 4–5): a pseudo-example whose
+    /// **unclipped** gradient is this vector (length p) at every step; it is clipped like any
+    /// example (a vector of norm ≤ C is used as is under hard clipping).
+    Gradient(&'a [f64]),
+}
+
+impl Secret<'_> {
+    /// Its clipped gradient at `params`, written into `out` (length p): clip(∇_w ℓ(w; x,
+    /// label)) for an example, clip(g) for a gradient canary — what the trainer adds when the
+    /// secret is drawn, and what an adversary computes for a hypothesised candidate. The
+    /// unclipped gradient with `clipping = None`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Sequential::loss_and_grad`] and [`clip`]; [`Error::Inconsistent`] if a canary or
+    /// `out` is not of length p.
+    pub fn clipped_gradient(
+        &self,
+        model: &Sequential,
+        params: &[f64],
+        clipping: Option<Clipping>,
+        out: &mut [f64],
+        ws: &mut Workspace<f64>,
+    ) -> Result<()> {
+        match *self {
+            Secret::Example { x, label } => {
+                model.loss_and_grad(params, x, label as usize, out, ws)?;
+            }
+            Secret::Gradient(g) => {
+                if g.len() != out.len() || out.len() != model.num_params() {
+                    return Err(Error::Inconsistent {
+                        what:
+                            "a canary gradient and `out` must have the model's num_params() entries",
+                        value: g.len() as f64,
+                    });
+                }
+                out.copy_from_slice(g);
+            }
+        }
+        if let Some(c) = clipping {
+            clip(out, c.method, c.norm)?;
+        }
+        Ok(())
+    }
 }
 
 impl<'a> DpSgd<'a> {
@@ -222,7 +300,87 @@ impl<'a> DpSgd<'a> {
             batch: Vec::new(),
             step: 0,
             examples: 0,
+            secret: None,
+            secret_grad: Vec::new(),
         })
+    }
+
+    /// A trainer for `model` on the training set `data` (D⁻) plus a [`Secret`] that observers
+    /// do not see (see its docs): the target of an attack or a canary. `config.batch_size` is
+    /// B for a population of n + 1 (the sampling rate is B/(n + 1)).
+    ///
+    /// # Errors
+    ///
+    /// As [`DpSgd::new`] with n + 1 examples; for [`Secret::Example`],
+    /// [`Error::Inconsistent`] if `x` is not of length d, [`Error::InvalidParameter`] `x` if a
+    /// value is not finite, [`Error::InvalidCount`] `label` unless a class of the model; for
+    /// [`Secret::Gradient`], [`Error::Inconsistent`] unless of length p and
+    /// [`Error::InvalidParameter`] `canary_gradient` if a value is not finite.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use reconbound::data::synthetic::gaussian_blobs;
+    /// use reconbound::nn::arch;
+    /// use reconbound::train::dpsgd::{DpSgd, DpSgdConfig, Secret};
+    ///
+    /// let data = gaussian_blobs(20, 4, 2, 0.15, 1)?;
+    /// let model = arch::logistic_regression(4)?;
+    /// let config = DpSgdConfig { batch_size: 7, steps: 5, ..DpSgdConfig::default() };
+    /// let target = [0.5, 0.1, 0.2, 0.9];
+    /// let secret = Secret::Example { x: &target, label: 1 };
+    /// let mut trainer = DpSgd::with_secret(&model, &data, &config, secret)?;
+    /// assert_eq!(trainer.sampling_rate(), 7.0 / 21.0);
+    /// let mut params = model.init_params(3);
+    /// trainer.run(&mut params, &mut ())?;
+    /// # Ok::<(), reconbound::Error>(())
+    /// ```
+    pub fn with_secret(
+        model: &'a Sequential,
+        data: &'a Dataset,
+        config: &DpSgdConfig,
+        secret: Secret<'a>,
+    ) -> Result<Self> {
+        let mut trainer = Self::new(model, data, config)?;
+        match secret {
+            Secret::Example { x, label } => {
+                if x.len() != model.input_len() {
+                    return Err(Error::Inconsistent {
+                        what: "the secret example's length differs from the model's input length",
+                        value: x.len() as f64,
+                    });
+                }
+                if let Some(&v) = x.iter().find(|v| !v.is_finite()) {
+                    return invalid_value("x", v, "finite");
+                }
+                if label as usize >= model.num_classes() {
+                    return Err(Error::InvalidCount {
+                        name: "label",
+                        value: u64::from(label),
+                        expected: "< the number of classes of the model",
+                    });
+                }
+            }
+            Secret::Gradient(g) => {
+                if g.len() != model.num_params() {
+                    return Err(Error::Inconsistent {
+                        what: "the canary gradient's length differs from the model's num_params()",
+                        value: g.len() as f64,
+                    });
+                }
+                if let Some(&v) = g.iter().find(|v| !v.is_finite()) {
+                    return invalid_value("canary_gradient", v, "finite");
+                }
+            }
+        }
+        let n = data.len().checked_add(1).ok_or(Error::Inconsistent {
+            what: "training set too large",
+            value: data.len() as f64,
+        })?;
+        trainer.sampler = BatchSampler::new(config.sampling, n, config.batch_size)?;
+        trainer.secret = Some(secret);
+        trainer.secret_grad = alloc::vec![0.0; model.num_params()];
+        Ok(trainer)
     }
 
     /// The sampling rate q = B/n (1 for the full batch): what the accountants need.
@@ -266,6 +424,11 @@ impl<'a> DpSgd<'a> {
         let mut sampling_rng = Rng::for_trial(seed, t.wrapping_mul(2));
         self.sampler
             .next_batch(&mut sampling_rng, &mut self.batch)?;
+        // The secret is example number n (batches are ascending, so it is last if drawn).
+        let secret_in_batch = self.secret.is_some() && self.batch.last() == Some(&self.data.len());
+        if secret_in_batch {
+            self.batch.pop();
+        }
         let keep = observer.wants_per_example();
         if keep {
             self.per_example.clear();
@@ -298,15 +461,34 @@ impl<'a> DpSgd<'a> {
                 *s += *gi;
             }
         }
+        // With the secret drawn: its clipped gradient, added to the batch sum last (the same
+        // additions as accumulating it after the others), into `secret_grad`.
+        let total: &[f64] = match self.secret {
+            Some(secret) if secret_in_batch => {
+                let gs = &mut self.secret_grad[..];
+                secret.clipped_gradient(
+                    self.model,
+                    params,
+                    self.config.clipping,
+                    gs,
+                    &mut self.ws,
+                )?;
+                for (g, &s) in gs.iter_mut().zip(&self.sum) {
+                    *g += s; // s + g: IEEE addition commutes
+                }
+                &self.secret_grad
+            }
+            _ => &self.sum,
+        };
         let b = self.sampler.batch_size() as f64;
         if self.noise_std > 0.0 {
             let mut noise_rng = Rng::for_trial(seed, t.wrapping_mul(2).wrapping_add(1));
             let s = self.noise_std;
-            for (r, &sum) in self.released.iter_mut().zip(&self.sum) {
+            for (r, &sum) in self.released.iter_mut().zip(total) {
                 *r = (sum + s * noise_rng.gaussian()) / b;
             }
         } else {
-            for (r, &sum) in self.released.iter_mut().zip(&self.sum) {
+            for (r, &sum) in self.released.iter_mut().zip(total) {
                 *r = sum / b;
             }
         }
@@ -320,6 +502,7 @@ impl<'a> DpSgd<'a> {
                 None
             },
             released: &self.released,
+            batch_sum: &self.sum,
             loss_sum,
             normaliser: b,
             noise_std: self.noise_std / b,
@@ -361,11 +544,12 @@ impl<'a> DpSgd<'a> {
         core::mem::swap(&mut self.velocity, &mut self.sum);
         params.copy_from_slice(&self.grad);
         self.step += 1;
-        self.examples += self.batch.len() as u64;
+        self.examples += self.batch.len() as u64 + u64::from(secret_in_batch);
         Ok(StepStats {
             step: t,
             batch_size: self.batch.len(),
             loss_sum,
+            secret_in_batch,
         })
     }
 

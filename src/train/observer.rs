@@ -27,7 +27,15 @@ pub struct StepInfo<'a> {
     /// The released gradient ḡ_t = (Σ_i g̃_i + N(0, s²I)) / B (length p), before weight
     /// decay and momentum; s = [`noise_std`](Self::noise_std)·B.
     pub released: &'a [f64],
-    /// The sum of the per-example losses of the batch at `params` (0 for an empty batch).
+    /// Σ_{i ∈ batch} g̃_i: the sum of the clipped gradients of the examples listed in `batch`
+    /// (length p). Without a [secret](crate::train::dpsgd::Secret) this is the whole sum
+    /// behind `released`; with one, the secret's clipped gradient is **not** in it (it is
+    /// added after, if sampled). It is a function of the parameters, the training set and
+    /// `batch` alone — what an informed adversary who knows the training set apart from the
+    /// secret computes itself — so attacks reuse it instead of recomputing it.
+    pub batch_sum: &'a [f64],
+    /// The sum of the per-example losses of the examples in `batch` at `params` (0 for an
+    /// empty batch; the secret's loss is not included).
     pub loss_sum: f64,
     /// The normaliser B: the expected batch size (Poisson), the fixed batch size, or n.
     pub normaliser: f64,

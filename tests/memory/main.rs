@@ -149,6 +149,7 @@ fn guo22_eq5_fil_step_memory_is_far_below_the_jacobian() {
         batch: &[0, 5, 7],
         clipped: None,
         released: &released,
+        batch_sum: &released,
         loss_sum: 0.0,
         normaliser: 4.0,
         noise_std: fil.noise_std_of_sum() / 4.0,

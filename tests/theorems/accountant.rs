@@ -89,6 +89,7 @@ fn step_info<'a>(
         batch,
         clipped: None,
         released: params,
+        batch_sum: params,
         loss_sum: 0.0,
         normaliser: 4.0,
         noise_std: noise_std_of_sum / 4.0,

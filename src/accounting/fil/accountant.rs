@@ -1233,6 +1233,7 @@ mod tests {
             batch,
             clipped: None,
             released: params,
+            batch_sum: params,
             loss_sum: 0.0,
             normaliser: 5.0,
             noise_std,

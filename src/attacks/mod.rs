@@ -1,0 +1,10 @@
+//! Attacks against the bounds: each runs on the crate's own training, uses only what its
+//! adversary knows, and is reported beside the bound it must not beat.
+//!
+//! - [`trial`]: trials as pure functions of (master seed, trial index), the thread runner,
+//!   shards, success rates with Clopper–Pearson intervals;
+//! - [`prior_aware`]: the prior-aware attacks of Hayes, Mahloujifar, Balle 2023 (Alg. 2,
+//!   Alg. 3, App. G) as DP-SGD observers, against the ReRo bound γ.
+
+pub mod prior_aware;
+pub mod trial;

@@ -1,0 +1,421 @@
+//! Prior-aware attacks (Hayes, Mahloujifar, Balle 2023, Alg. 2, Alg. 3, App. G) and the
+//! trainer's secret hook they rely on.
+
+use reconbound::accounting::rero::dpsgd::gamma;
+use reconbound::attacks::prior_aware::{
+    orthogonal_success_probability, top_count, PriorAwareAttack, PriorAwareSetup, Score,
+};
+use reconbound::attacks::trial::{run_trials, success_rate};
+use reconbound::data::synthetic::gaussian_blobs;
+use reconbound::data::{embedded_mnist, Dataset};
+use reconbound::math::beta::clopper_pearson;
+use reconbound::nn::{arch, Activation, Sequential};
+use reconbound::rng::Rng;
+use reconbound::train::clip::{clip, ClipMethod};
+use reconbound::train::dpsgd::{Clipping, DpSgd, DpSgdConfig, Secret};
+use reconbound::train::observer::{Observer, StepInfo};
+use reconbound::train::sampling::Sampling;
+use reconbound::Error;
+
+fn hard(norm: f64) -> Clipping {
+    Clipping {
+        method: ClipMethod::Hard,
+        norm,
+    }
+}
+
+/// Records what an observer is shown.
+#[derive(Default)]
+struct Recorder {
+    batches: Vec<Vec<usize>>,
+    released: Vec<Vec<f64>>,
+    batch_sums: Vec<Vec<f64>>,
+    params: Vec<Vec<f64>>,
+}
+
+impl Observer for Recorder {
+    fn observe(&mut self, info: &StepInfo<'_>) -> reconbound::Result<()> {
+        self.batches.push(info.batch.to_vec());
+        self.released.push(info.released.to_vec());
+        self.batch_sums.push(info.batch_sum.to_vec());
+        self.params.push(info.params.to_vec());
+        Ok(())
+    }
+}
+
+fn append(data: &Dataset, x: &[f64], label: u32) -> Dataset {
+    let mut f = data.features().to_vec();
+    f.extend_from_slice(x);
+    let mut l = data.labels().to_vec();
+    l.push(label);
+    Dataset::new(f, l, data.shape(), data.num_classes()).unwrap()
+}
+
+#[test]
+fn secret_example_trains_bit_identically_to_the_appended_dataset() {
+    // Training on D⁻ with a secret example must release exactly the gradients of training on
+    // D⁻ ++ [z], for every sampling scheme; observers see the batch without index n, and
+    // batch_sum equals what the adversary computes from D⁻ alone.
+    let data = gaussian_blobs(30, 5, 3, 0.6, 4).unwrap();
+    let model = arch::mlp(5, &[4], 3, Activation::Tanh).unwrap();
+    let target = [0.3, 0.2, 0.9, 0.1, 0.5];
+    let full = append(&data, &target, 2);
+    for sampling in [
+        Sampling::Poisson,
+        Sampling::FixedSize,
+        Sampling::Shuffle,
+        Sampling::FullBatch,
+    ] {
+        let config = DpSgdConfig {
+            sampling,
+            batch_size: 8,
+            steps: 12,
+            seed: 99,
+            clipping: Some(hard(0.5)),
+            ..DpSgdConfig::default()
+        };
+        let secret = Secret::Example {
+            x: &target,
+            label: 2,
+        };
+        let mut a = DpSgd::with_secret(&model, &data, &config, secret).unwrap();
+        let mut b = DpSgd::new(&model, &full, &config).unwrap();
+        assert_eq!(a.sampling_rate(), b.sampling_rate());
+        let (mut pa, mut pb) = (model.init_params(1), model.init_params(1));
+        let (mut ra, mut rb) = (Recorder::default(), Recorder::default());
+        let mut included = 0;
+        for _ in 0..config.steps {
+            let sa = a.step(&mut pa, &mut ra).unwrap();
+            b.step(&mut pb, &mut rb).unwrap();
+            included += u64::from(sa.secret_in_batch);
+        }
+        assert_eq!(pa, pb, "{sampling:?}: parameters differ");
+        assert_eq!(
+            ra.released, rb.released,
+            "{sampling:?}: released gradients differ"
+        );
+        let n = data.len();
+        let mut seen_secret = 0;
+        for (t, (ba, bb)) in ra.batches.iter().zip(&rb.batches).enumerate() {
+            assert!(
+                ba.iter().all(|&i| i < n),
+                "{sampling:?}: observer saw the secret's index"
+            );
+            let with: Vec<usize> = bb.iter().copied().filter(|&i| i < n).collect();
+            assert_eq!(ba, &with, "{sampling:?} step {t}");
+            seen_secret += u64::from(bb.last() == Some(&n));
+            // The adversary's own known sum.
+            let mut ws = model.workspace();
+            let mut g = vec![0.0; model.num_params()];
+            let mut own = vec![0.0; model.num_params()];
+            for &i in ba {
+                let (x, y) = data.example(i).unwrap();
+                model
+                    .loss_and_grad(&ra.params[t], x, y as usize, &mut g, &mut ws)
+                    .unwrap();
+                clip(&mut g, ClipMethod::Hard, 0.5).unwrap();
+                for (o, v) in own.iter_mut().zip(&g) {
+                    *o += v;
+                }
+            }
+            assert_eq!(own, ra.batch_sums[t], "{sampling:?} step {t}: batch_sum");
+        }
+        assert_eq!(included, seen_secret, "{sampling:?}");
+        if sampling == Sampling::FullBatch {
+            assert_eq!(included, config.steps);
+        }
+    }
+}
+
+#[test]
+fn secret_gradient_canary_is_the_residual_without_noise() {
+    // σ = 0 is not allowed with clipping? It is (σ ≥ 0): the residual B·ḡ − batch_sum is then
+    // the clipped canary when drawn and 0 otherwise, up to the rounding of ×B and /B.
+    let data = gaussian_blobs(20, 3, 2, 0.5, 1).unwrap();
+    let model = arch::logistic_regression(3).unwrap();
+    let canary = [3.0, 0.0, 4.0, 0.0]; // norm 5, clipped to C = 1: (0.6, 0, 0.8, 0)
+    let config = DpSgdConfig {
+        noise_multiplier: 0.0,
+        batch_size: 7,
+        steps: 40,
+        clipping: Some(hard(1.0)),
+        ..DpSgdConfig::default()
+    };
+    let mut t = DpSgd::with_secret(&model, &data, &config, Secret::Gradient(&canary)).unwrap();
+    let mut rec = Recorder::default();
+    let mut params = model.init_params(0);
+    let mut drawn = Vec::new();
+    for _ in 0..config.steps {
+        drawn.push(t.step(&mut params, &mut rec).unwrap().secret_in_batch);
+    }
+    assert!(drawn.iter().any(|&d| d) && drawn.iter().any(|&d| !d));
+    for (s, &d) in drawn.iter().enumerate() {
+        let expect = if d { [0.6, 0.0, 0.8, 0.0] } else { [0.0; 4] };
+        for (j, e) in expect.iter().enumerate() {
+            let r = 7.0 * rec.released[s][j] - rec.batch_sums[s][j];
+            assert!((r - e).abs() < 1e-14, "step {s} coord {j}: {r}");
+        }
+    }
+    // Bad secrets.
+    let bad = [1.0, f64::NAN, 0.0, 0.0];
+    assert!(DpSgd::with_secret(&model, &data, &config, Secret::Gradient(&bad)).is_err());
+    assert!(DpSgd::with_secret(&model, &data, &config, Secret::Gradient(&canary[..3])).is_err());
+    let x = [0.1, 0.2, 0.3];
+    let e = DpSgd::with_secret(&model, &data, &config, Secret::Example { x: &x, label: 2 })
+        .unwrap_err();
+    assert_eq!(e.parameter(), Some("label"));
+}
+
+/// One synthetic trial: m orthogonal gradient canaries C·e_c (constant over steps), the
+/// target canary drawn by the trial, full batch, T steps at σ = √T/μ.
+fn orthogonal_trial(
+    m: usize,
+    steps: u64,
+    sigma: f64,
+    data: &Dataset,
+    model: &Sequential,
+    seed: u64,
+    trial: u64,
+) -> reconbound::Result<[bool; 3]> {
+    let p = model.num_params();
+    let c = 0.5;
+    let canaries: Vec<Vec<f64>> = (0..m)
+        .map(|k| {
+            let mut g = vec![0.0; p];
+            g[k] = c;
+            g
+        })
+        .collect();
+    let candidates: Vec<Secret<'_>> = canaries.iter().map(|g| Secret::Gradient(g)).collect();
+    let mut rng = Rng::for_trial(seed, trial);
+    let target = rng.below(m as u64)? as usize;
+    let config = DpSgdConfig {
+        learning_rate: 0.05,
+        momentum: 0.0,
+        sampling: Sampling::FullBatch,
+        steps,
+        noise_multiplier: sigma,
+        clipping: Some(hard(c)),
+        seed: rng.next_u64(),
+        ..DpSgdConfig::default()
+    };
+    let mut trainer = DpSgd::with_secret(model, data, &config, candidates[target])?;
+    let mut attack = PriorAwareAttack::new(model, &candidates, None, hard(c), 1.0, sigma)?;
+    let mut params = model.init_params(rng.next_u64());
+    trainer.run(&mut params, &mut attack)?;
+    let mut coin = Rng::from_seed(rng.next_u64());
+    let mut out = [false; 3];
+    for (o, s) in out.iter_mut().zip(Score::ALL) {
+        *o = attack.guess(s, &mut coin)? == target;
+    }
+    Ok(out)
+}
+
+#[test]
+fn hayes23_alg2_orthogonal_canaries_meet_the_closed_form_and_stay_below_gamma() {
+    // Orthogonal candidate gradients of norm C, constant over steps, full batch: Alg. 2
+    // succeeds with probability ∫φ(x − μ)Φ(x)^{m−1}dx (μ = √T/σ), which is below
+    // γ = Φ(Φ⁻¹(1/m) + μ). 6 configurations × 2 checks at α = 5e-8 each (family ≤ 6e-7).
+    // At q = 1 with equal-norm candidates all three scores order the candidates alike.
+    let data = gaussian_blobs(24, 11, 2, 0.5, 3).unwrap();
+    let model = arch::logistic_regression(11).unwrap(); // p = 12 ≥ m
+    let steps = 4u64;
+    let trials = 6000u64;
+    let seed = 20261124;
+    let idx: Vec<u64> = (0..trials).collect();
+    for m in [2usize, 10] {
+        for mu in [0.5f64, 1.5, 3.0] {
+            let sigma = (steps as f64).sqrt() / mu;
+            let out = run_trials(
+                &idx,
+                2,
+                |i| orthogonal_trial(m, steps, sigma, &data, &model, seed + m as u64, i),
+                &|_| {},
+            )
+            .unwrap();
+            let expect = orthogonal_success_probability(m as u64, mu).unwrap();
+            let g = gamma(1.0 / m as f64, 1.0, sigma, steps).unwrap().gamma;
+            assert!(
+                expect <= g + 1e-12,
+                "m {m} μ {mu}: closed form {expect} > γ {g}"
+            );
+            for s in Score::ALL {
+                let k = out.iter().filter(|o| o[s.index()]).count() as u64;
+                let ci = clopper_pearson(k, trials, 2.5e-8).unwrap();
+                assert!(
+                    ci.lower <= expect && expect <= ci.upper,
+                    "m {m} μ {mu} {}: {k}/{trials} vs {expect} (seed {})",
+                    s.name(),
+                    seed + m as u64
+                );
+                assert!(
+                    ci.lower <= g,
+                    "m {m} μ {mu}: attack {k}/{trials} beats γ = {g}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn hayes23_alg2_catches_a_trainer_with_too_little_noise() {
+    // The same closed-form check must fail when the released noise is smaller than the σ the
+    // attack (and the bound) assume: train at σ/2, score as if σ. m = 10, μ = 1.5.
+    let data = gaussian_blobs(24, 11, 2, 0.5, 3).unwrap();
+    let model = arch::logistic_regression(11).unwrap();
+    let (m, steps, mu) = (10usize, 4u64, 1.5f64);
+    let sigma = (steps as f64).sqrt() / mu;
+    let idx: Vec<u64> = (0..3000).collect();
+    let out = run_trials(
+        &idx,
+        2,
+        |i| orthogonal_trial(m, steps, sigma / 2.0, &data, &model, 7, i),
+        &|_| {},
+    )
+    .unwrap();
+    let k = out.iter().filter(|o| o[0]).count() as u64;
+    let ci = clopper_pearson(k, 3000, 2.5e-8).unwrap();
+    let g = gamma(0.1, 1.0, sigma, steps).unwrap().gamma;
+    assert!(
+        ci.lower > g,
+        "too little noise not detected: {k}/3000, γ = {g}"
+    );
+}
+
+#[test]
+fn hayes23_scores_top_count_and_validation() {
+    assert_eq!(top_count(0.02, 1000), 20);
+    assert_eq!(top_count(1.0, 100), 100);
+    assert_eq!(top_count(0.013, 100), 2);
+    assert_eq!(top_count(1e-9, 10), 1);
+    let model = arch::logistic_regression(2).unwrap();
+    let a = [0.1, 0.2];
+    let b = [0.3, 0.4];
+    let one = [Secret::Example { x: &a, label: 0 }];
+    let e = PriorAwareAttack::new(&model, &one, None, hard(1.0), 1.0, 1.0).unwrap_err();
+    assert_eq!(e.parameter(), Some("prior_size"));
+    let dup = [
+        Secret::Example { x: &a, label: 0 },
+        Secret::Example { x: &a, label: 0 },
+    ];
+    assert!(matches!(
+        PriorAwareAttack::new(&model, &dup, None, hard(1.0), 1.0, 1.0),
+        Err(Error::Inconsistent { .. })
+    ));
+    let bad_label = [
+        Secret::Example { x: &a, label: 0 },
+        Secret::Example { x: &b, label: 2 },
+    ];
+    let e = PriorAwareAttack::new(&model, &bad_label, None, hard(1.0), 1.0, 1.0).unwrap_err();
+    assert_eq!(e.parameter(), Some("label"));
+    let ok = [
+        Secret::Example { x: &a, label: 0 },
+        Secret::Example { x: &b, label: 1 },
+    ];
+    for (q, s) in [(0.0, 1.0), (1.5, 1.0), (0.5, 0.0), (0.5, f64::NAN)] {
+        assert!(PriorAwareAttack::new(&model, &ok, None, hard(1.0), q, s).is_err());
+    }
+    assert!(PriorAwareAttack::new(&model, &ok, Some(&[0.5, 0.6]), hard(1.0), 1.0, 1.0).is_err());
+    let attack =
+        PriorAwareAttack::new(&model, &ok, Some(&[0.3, 0.7]), hard(1.0), 1.0, 1.0).unwrap();
+    assert!(attack.scores(Score::Sum).is_err(), "no step observed yet");
+}
+
+/// A small real-data configuration: MLP 784-10-10 (ELU) on the embedded MNIST subset.
+fn mnist_setup<'a>(
+    model: &'a Sequential,
+    pool: &'a Dataset,
+    sampling: Sampling,
+    batch_size: usize,
+    steps: u64,
+    sigma: f64,
+) -> PriorAwareSetup<'a> {
+    PriorAwareSetup {
+        model,
+        pool,
+        train_size: 99,
+        prior_size: 10,
+        dpsgd: DpSgdConfig {
+            learning_rate: 1.0,
+            momentum: 0.0,
+            clipping: Some(hard(0.1)),
+            noise_multiplier: sigma,
+            sampling,
+            batch_size,
+            steps,
+            ..DpSgdConfig::default()
+        },
+    }
+}
+
+#[test]
+fn hayes23_prior_aware_attack_on_mnist_stays_below_gamma() {
+    // Real data, full batch and Poisson: the attack's 1 − 1e-7 Clopper–Pearson lower limit is
+    // never above the certified γ for κ = 1/m (3 scores × 2 settings, family ≤ 6e-7), and the
+    // attack does far better than the baseline 1/m (it is not a no-op).
+    let pool = embedded_mnist().unwrap().flatten();
+    let model = arch::mlp(784, &[10], 10, Activation::Elu).unwrap();
+    for (sampling, b, steps, sigma) in [
+        (Sampling::FullBatch, 0, 20, 2.0),
+        (Sampling::Poisson, 10, 50, 1.0),
+    ] {
+        let setup = mnist_setup(&model, &pool, sampling, b, steps, sigma);
+        let q = if sampling == Sampling::FullBatch {
+            1.0
+        } else {
+            0.1
+        };
+        let idx: Vec<u64> = (0..300).collect();
+        let out = run_trials(&idx, 2, |i| setup.run_trial(5, i), &|_| {}).unwrap();
+        let g = gamma(0.1, q, sigma, steps).unwrap().gamma;
+        for s in Score::ALL {
+            let k = out.iter().filter(|o| o.success(s)).count() as u64;
+            let ci = clopper_pearson(k, 300, 5e-8).unwrap();
+            assert!(
+                ci.lower <= g,
+                "{sampling:?} {}: {k}/300 beats γ = {g}",
+                s.name()
+            );
+            let r = success_rate(k, 300, 0.95).unwrap();
+            assert!(
+                r.lower > 0.1,
+                "{sampling:?} {}: {k}/300 not above the baseline",
+                s.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn prior_aware_trials_are_pure_functions_of_seed_and_index() {
+    let pool = embedded_mnist().unwrap().flatten();
+    let model = arch::mlp(784, &[10], 10, Activation::Elu).unwrap();
+    let setup = mnist_setup(&model, &pool, Sampling::Poisson, 10, 10, 1.0);
+    let idx: Vec<u64> = (0..12).collect();
+    let one = run_trials(&idx, 1, |i| setup.run_trial(3, i), &|_| {}).unwrap();
+    let two = run_trials(&idx, 2, |i| setup.run_trial(3, i), &|_| {}).unwrap();
+    assert_eq!(one, two);
+    // A shard's trials are the same trials.
+    let odd: Vec<u64> = (0..12).filter(|i| i % 2 == 1).collect();
+    let part = run_trials(&odd, 2, |i| setup.run_trial(3, i), &|_| {}).unwrap();
+    assert_eq!(
+        part,
+        one.iter()
+            .copied()
+            .filter(|o| o.trial % 2 == 1)
+            .collect::<Vec<_>>()
+    );
+    // Another seed gives other draws.
+    let other = run_trials(&idx, 2, |i| setup.run_trial(4, i), &|_| {}).unwrap();
+    assert_ne!(one, other);
+    // Bad set-ups.
+    let mut bad = setup;
+    bad.prior_size = 1;
+    assert_eq!(
+        bad.run_trial(0, 0).unwrap_err().parameter(),
+        Some("prior_size")
+    );
+    let mut bad = setup;
+    bad.train_size = 5000;
+    assert_eq!(bad.run_trial(0, 0).unwrap_err().parameter(), Some("pool"));
+}
