@@ -1,6 +1,7 @@
 //! A minimal JSON object writer for the command line's `--json` output: one object per
 //! command, keys in insertion order, numbers in Rust's shortest round-trip form. Non-finite
-//! numbers (which the library never returns as results) are written as `null`.
+//! numbers (which the library never returns as results) are written as `null`. [`parse`]
+//! reads it back (the shard files of `attack` and `merge`).
 
 use std::format;
 use std::string::String;
@@ -121,6 +122,223 @@ fn write_string(s: &str, out: &mut String) {
     out.push('"');
 }
 
+impl Object {
+    /// The value of `key` (the first, if repeated).
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// The entries, in order.
+    pub fn entries(&self) -> &[(String, Value)] {
+        &self.0
+    }
+}
+
+impl Value {
+    /// A non-negative integer (`Int`, or a `Num` that is an integer below 2⁵³).
+    pub fn as_u64(&self) -> Option<u64> {
+        match *self {
+            Value::Int(n) => Some(n),
+            Value::Num(x) if (0.0..9_007_199_254_740_992.0).contains(&x) && x == libm::floor(x) => {
+                Some(x as u64)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The largest nesting depth [`parse`] accepts.
+const MAX_DEPTH: usize = 32;
+
+/// Parses one JSON value (the whole of `text`, surrounding white space allowed): objects,
+/// arrays, strings (with the escapes [`Object::render`] writes, and `\uXXXX` of the basic
+/// plane), numbers (non-negative integers below 2⁶⁴ as `Int`, others as `Num`, parsed to the
+/// nearest f64, so that rendered numbers read back bit for bit), `true`, `false`, `null`.
+///
+/// # Errors
+///
+/// A one-line description with the byte offset of the first problem.
+pub fn parse(text: &str) -> Result<Value, String> {
+    let mut p = Parser {
+        s: text.as_bytes(),
+        i: 0,
+    };
+    let v = p.value(0)?;
+    p.ws();
+    if p.i != p.s.len() {
+        return Err(format!("unexpected text at byte {}", p.i));
+    }
+    Ok(v)
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl Parser<'_> {
+    fn ws(&mut self) {
+        while matches!(self.s.get(self.i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, c: u8) -> Result<(), String> {
+        self.ws();
+        if self.s.get(self.i) == Some(&c) {
+            self.i += 1;
+            Ok(())
+        } else {
+            Err(format!("expected '{}' at byte {}", c as char, self.i))
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Value, String> {
+        if depth > MAX_DEPTH {
+            return Err(format!(
+                "nesting deeper than {MAX_DEPTH} at byte {}",
+                self.i
+            ));
+        }
+        self.ws();
+        match self.s.get(self.i) {
+            Some(b'{') => {
+                self.i += 1;
+                let mut o = Object::new();
+                self.ws();
+                if self.s.get(self.i) == Some(&b'}') {
+                    self.i += 1;
+                    return Ok(Value::Obj(o));
+                }
+                loop {
+                    self.ws();
+                    let k = self.string()?;
+                    self.eat(b':')?;
+                    let v = self.value(depth + 1)?;
+                    o.put(&k, v);
+                    self.ws();
+                    match self.s.get(self.i) {
+                        Some(b',') => self.i += 1,
+                        Some(b'}') => {
+                            self.i += 1;
+                            return Ok(Value::Obj(o));
+                        }
+                        _ => return Err(format!("expected ',' or '}}' at byte {}", self.i)),
+                    }
+                }
+            }
+            Some(b'[') => {
+                self.i += 1;
+                let mut items = Vec::new();
+                self.ws();
+                if self.s.get(self.i) == Some(&b']') {
+                    self.i += 1;
+                    return Ok(Value::Arr(items));
+                }
+                loop {
+                    items.push(self.value(depth + 1)?);
+                    self.ws();
+                    match self.s.get(self.i) {
+                        Some(b',') => self.i += 1,
+                        Some(b']') => {
+                            self.i += 1;
+                            return Ok(Value::Arr(items));
+                        }
+                        _ => return Err(format!("expected ',' or ']' at byte {}", self.i)),
+                    }
+                }
+            }
+            Some(b'"') => self.string().map(Value::Str),
+            Some(b't') => self.word("true", Value::Bool(true)),
+            Some(b'f') => self.word("false", Value::Bool(false)),
+            Some(b'n') => self.word("null", Value::Null),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            _ => Err(format!("expected a value at byte {}", self.i)),
+        }
+    }
+
+    fn word(&mut self, w: &str, v: Value) -> Result<Value, String> {
+        if self.s.get(self.i..self.i + w.len()) == Some(w.as_bytes()) {
+            self.i += w.len();
+            Ok(v)
+        } else {
+            Err(format!("expected '{w}' at byte {}", self.i))
+        }
+    }
+
+    fn number(&mut self) -> Result<Value, String> {
+        let start = self.i;
+        while matches!(
+            self.s.get(self.i),
+            Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+        ) {
+            self.i += 1;
+        }
+        let text = core::str::from_utf8(self.s.get(start..self.i).unwrap_or_default())
+            .map_err(|_| format!("bad number at byte {start}"))?;
+        if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+            if let Ok(n) = text.parse::<u64>() {
+                return Ok(Value::Int(n));
+            }
+        }
+        match text.parse::<f64>() {
+            Ok(x) if x.is_finite() => Ok(Value::Num(x)),
+            _ => Err(format!("bad number '{text}' at byte {start}")),
+        }
+    }
+
+    fn string(&mut self) -> Result<String, String> {
+        if self.s.get(self.i) != Some(&b'"') {
+            return Err(format!("expected a string at byte {}", self.i));
+        }
+        self.i += 1;
+        let mut out: Vec<u8> = Vec::new();
+        loop {
+            match self.s.get(self.i) {
+                None => return Err(String::from("unterminated string")),
+                Some(b'"') => {
+                    self.i += 1;
+                    return String::from_utf8(out)
+                        .map_err(|_| format!("invalid UTF-8 in a string before byte {}", self.i));
+                }
+                Some(b'\\') => {
+                    let esc = self.s.get(self.i + 1).copied();
+                    self.i += 2;
+                    let c = match esc {
+                        Some(b'"') => '"',
+                        Some(b'\\') => '\\',
+                        Some(b'/') => '/',
+                        Some(b'n') => '\n',
+                        Some(b'r') => '\r',
+                        Some(b't') => '\t',
+                        Some(b'u') => {
+                            let hex = self
+                                .s
+                                .get(self.i..self.i + 4)
+                                .and_then(|h| core::str::from_utf8(h).ok())
+                                .and_then(|h| u32::from_str_radix(h, 16).ok())
+                                .and_then(char::from_u32)
+                                .ok_or_else(|| format!("bad \\u escape at byte {}", self.i))?;
+                            self.i += 4;
+                            hex
+                        }
+                        _ => return Err(format!("bad escape at byte {}", self.i - 1)),
+                    };
+                    let mut buf = [0u8; 4];
+                    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                }
+                Some(&b) if b < 0x20 => {
+                    return Err(format!("control character in a string at byte {}", self.i))
+                }
+                Some(&b) => {
+                    out.push(b);
+                    self.i += 1;
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,5 +357,48 @@ mod tests {
             r#"{"a": 0.1, "b": 1e-300, "c": null, "n": 7, "s": "x\"y", "arr": [3.0, 2.5]}"#
         );
         assert_eq!(number(7.329111).parse::<f64>().unwrap(), 7.329111);
+    }
+
+    #[test]
+    fn parses_what_it_renders_bit_for_bit() {
+        let mut o = Object::new();
+        o.num("a", 0.1)
+            .num("b", -1e-300)
+            .num("tiny", 5e-324)
+            .int("n", u64::MAX)
+            .str("s", "x\"y\\z\n\u{1}é");
+        o.put(
+            "arr",
+            Value::Arr(vec![Value::Num(3.0), Value::Bool(true), Value::Null]),
+        );
+        let mut inner = Object::new();
+        inner.put("e", Value::Arr(vec![]));
+        o.put("o", Value::Obj(inner));
+        let text = o.render();
+        assert_eq!(parse(&text).unwrap(), Value::Obj(o.clone()));
+        assert_eq!(
+            parse(&text).unwrap(),
+            parse(&format!("  {text}\n")).unwrap()
+        );
+        for bad in [
+            "",
+            "{",
+            "{\"a\" 1}",
+            "[1,]",
+            "[1 2]",
+            "\"abc",
+            "nul",
+            "1.2.3",
+            "{} x",
+            "\"\\q\"",
+            "-",
+            "1e999",
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?} parsed");
+        }
+        let deep = "[".repeat(40) + &"]".repeat(40);
+        assert!(parse(&deep).is_err());
+        assert_eq!(parse("12").unwrap().as_u64(), Some(12));
+        assert_eq!(parse("1.5").unwrap().as_u64(), None);
     }
 }

@@ -9,10 +9,13 @@
 //! implementations. See `reconbound <subcommand> --help`.
 
 pub mod args;
+mod attack;
 mod commands;
 mod fil_logreg;
 pub mod format;
 pub mod json;
+mod merge;
+mod output;
 mod svg;
 mod train;
 
@@ -66,6 +69,8 @@ commands:
   calibrate  the noise multiplier for a target ε or a target γ
   train      DP-SGD (or output-perturbed logistic regression) on MNIST/CIFAR-10: accuracy, ε, time
   fil-logreg per-example Fisher information leakage of output-perturbed logistic regression (Guo §7.1)
+  attack     run an attack beside the bound it must not beat (prior-aware: Hayes et al. 2023)
+  merge      reassemble the shard files of an 'attack --shard K/M' run into the whole run's result
 ";
 
 /// Run the command line on `args` (without the program name).
@@ -87,10 +92,12 @@ pub fn run(args: &[String]) -> Outcome {
         "calibrate" => commands::calibrate(&rest),
         "train" => train::train(&rest),
         "fil-logreg" => fil_logreg::fil_logreg(&rest),
+        "attack" => attack::attack(&rest),
+        "merge" => merge::merge(&rest),
         other => {
             let shown: String = other.chars().filter(|c| !c.is_control()).take(40).collect();
             return Outcome::usage(&format!(
-                "unknown command '{shown}' (commands: bound, rdp, epsilon, rero, fano, calibrate, train, fil-logreg)"
+                "unknown command '{shown}' (commands: bound, rdp, epsilon, rero, fano, calibrate, train, fil-logreg, attack, merge)"
             ));
         }
     };

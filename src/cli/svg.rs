@@ -2,6 +2,8 @@
 //!
 //! - [`histogram_svg`]: a histogram of positive values on a log₁₀ x-axis with labelled
 //!   vertical marker lines (the per-example MSE lower bounds of Guo et al. 2022, Fig. 2);
+//! - [`curve_plot_svg`]: bounds (lines) and measured rates with intervals (markers with error
+//!   bars) against ε on a log₂ axis (Hayes et al. 2023, Fig. 2);
 //! - [`image_grid_svg`]: rows of small images drawn as `<rect>` pixels with a caption under
 //!   each image and a label per row (Guo et al. 2022, Fig. 6: highest and lowest dFIL).
 //!
@@ -524,6 +526,239 @@ fn header(width: f64, height: f64) -> String {
         w = num(width),
         h = num(height)
     )
+}
+
+/// A curve of [`curve_plot_svg`]: a line through `points` (x, y), dashed or solid.
+#[derive(Debug, Clone)]
+pub(crate) struct Curve {
+    /// Legend text.
+    pub label: String,
+    /// (x, y) in data units, x ascending.
+    pub points: Vec<(f64, f64)>,
+    /// `#rrggbb`.
+    pub colour: &'static str,
+    /// SVG dash pattern (`""` for solid).
+    pub dash: &'static str,
+}
+
+/// Measured values with intervals: a marker at each estimate with an error bar.
+#[derive(Debug, Clone)]
+pub(crate) struct Estimates {
+    /// Legend text.
+    pub label: String,
+    /// (x, estimate, lower, upper) in data units.
+    pub points: Vec<(f64, f64, f64, f64)>,
+    /// `#rrggbb`.
+    pub colour: &'static str,
+}
+
+/// What [`curve_plot_svg`] draws: curves and estimates over a log₂ x-axis (the privacy
+/// parameter ε of Hayes et al. 2023 Fig. 2) and a linear y-axis over [0, 1] (probabilities).
+#[derive(Debug, Clone)]
+pub(crate) struct CurvePlot<'a> {
+    /// Title.
+    pub title: &'a str,
+    /// Second line under the title (may be empty).
+    pub subtitle: &'a str,
+    /// x-axis label.
+    pub x_label: &'a str,
+    /// y-axis label.
+    pub y_label: &'a str,
+    /// Lines (bounds).
+    pub curves: Vec<Curve>,
+    /// Markers with error bars (attack success rates).
+    pub estimates: Vec<Estimates>,
+}
+
+/// Bounds and measured rates against ε (Hayes et al. 2023 Fig. 2): each curve a `<path
+/// class="curve">`, each estimate a `<circle class="estimate" data-y="…">` with a vertical
+/// error bar (the series side by side, 8 px apart), ticks at the powers of two spanned by the
+/// x values (x > 0; others dropped), y from 0 to 1, a legend.
+pub(crate) fn curve_plot_svg(plot: &CurvePlot<'_>) -> String {
+    let xs: Vec<f64> = plot
+        .curves
+        .iter()
+        .flat_map(|c| c.points.iter().map(|p| p.0))
+        .chain(
+            plot.estimates
+                .iter()
+                .flat_map(|e| e.points.iter().map(|p| p.0)),
+        )
+        .filter(|&x| drawable(x))
+        .collect();
+    let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (a, b) = if lo.is_finite() && hi.is_finite() {
+        let (a, b) = (libm::floor(libm::log2(lo)), libm::ceil(libm::log2(hi)));
+        if b > a {
+            (a, b)
+        } else {
+            (a - 1.0, b + 1.0)
+        }
+    } else {
+        (0.0, 1.0)
+    };
+    let entries = plot.curves.len() + plot.estimates.len();
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let top = HEAD + LEGEND_ROW * entries as f64 + 10.0;
+    let height = top + PLOT_H + BOTTOM;
+    let y0 = top + PLOT_H;
+    let px = |x: f64| LEFT + (libm::log2(x) - a) / (b - a) * plot_w;
+    let py = |y: f64| y0 - y.clamp(0.0, 1.0) * PLOT_H;
+
+    let mut s = header(WIDTH, height);
+    s.push_str(&format!(
+        "<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n",
+        num(WIDTH),
+        num(height)
+    ));
+    titles(&mut s, WIDTH, plot.title, plot.subtitle);
+    s.push_str("<g font-size=\"12\">\n");
+    for k in 0..=10u32 {
+        let y = f64::from(k) / 10.0;
+        s.push_str(&format!(
+            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#e0e0e0\"/>\n",
+            num(LEFT),
+            num(py(y)),
+            num(LEFT + plot_w),
+            num(py(y))
+        ));
+        if k % 2 == 0 {
+            s.push_str(&format!(
+                "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{y:.1}</text>\n",
+                num(LEFT - 6.0),
+                num(py(y) + 4.0)
+            ));
+        }
+    }
+    let mut e = a;
+    while e <= b {
+        let x = LEFT + (e - a) / (b - a) * plot_w;
+        s.push_str(&format!(
+            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#000000\"/>\n",
+            num(x),
+            num(y0),
+            num(x),
+            num(y0 + 5.0)
+        ));
+        s.push_str(&format!(
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+            num(x),
+            num(y0 + 20.0),
+            escape(&format!("{}", libm::exp2(e)))
+        ));
+        e += 1.0;
+    }
+    s.push_str("</g>\n");
+    s.push_str(&format!(
+        "<path d=\"M{} {}V{}H{}\" fill=\"none\" stroke=\"#000000\"/>\n",
+        num(LEFT),
+        num(top),
+        num(y0),
+        num(LEFT + plot_w)
+    ));
+    s.push_str(&format!(
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"13\">{}</text>\n",
+        num(LEFT + plot_w / 2.0),
+        num(height - 18.0),
+        escape(plot.x_label)
+    ));
+    s.push_str(&format!(
+        "<text x=\"18\" y=\"{}\" text-anchor=\"middle\" font-size=\"13\" transform=\"rotate(-90 18 {})\">{}</text>\n",
+        num(top + PLOT_H / 2.0),
+        num(top + PLOT_H / 2.0),
+        escape(plot.y_label)
+    ));
+    let mut legend_y = HEAD + 12.0;
+    let lx = LEFT + 10.0;
+    for c in &plot.curves {
+        let mut d = String::new();
+        for &(x, y) in c.points.iter().filter(|p| drawable(p.0) && p.1.is_finite()) {
+            d.push_str(&format!(
+                "{}{} {}",
+                if d.is_empty() { "M" } else { "L" },
+                num(px(x)),
+                num(py(y))
+            ));
+        }
+        let dash = if c.dash.is_empty() {
+            String::new()
+        } else {
+            format!(" stroke-dasharray=\"{}\"", c.dash)
+        };
+        if !d.is_empty() {
+            s.push_str(&format!(
+                "<path class=\"curve\" d=\"{d}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{dash}/>\n",
+                c.colour
+            ));
+        }
+        s.push_str(&format!(
+            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2\"{dash}/>\n",
+            num(lx),
+            num(legend_y - 4.0),
+            num(lx + 24.0),
+            num(legend_y - 4.0),
+            c.colour
+        ));
+        s.push_str(&format!(
+            "<text x=\"{}\" y=\"{}\" font-size=\"12\">{}</text>\n",
+            num(lx + 30.0),
+            num(legend_y),
+            escape(&c.label)
+        ));
+        legend_y += LEGEND_ROW;
+    }
+    // Series side by side around each x (8 px apart), so that equal rates stay visible.
+    let mid = (plot.estimates.len() as f64 - 1.0) / 2.0;
+    for (i, est) in plot.estimates.iter().enumerate() {
+        let shift = (i as f64 - mid) * 8.0;
+        for &(x, y, l, u) in est
+            .points
+            .iter()
+            .filter(|p| drawable(p.0) && p.1.is_finite())
+        {
+            let x = px(x) + shift;
+            s.push_str(&format!(
+                "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"1.5\"/>\n",
+                num(x),
+                num(py(l)),
+                num(x),
+                num(py(u)),
+                est.colour
+            ));
+            for v in [l, u] {
+                s.push_str(&format!(
+                    "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"1.5\"/>\n",
+                    num(x - 4.0),
+                    num(py(v)),
+                    num(x + 4.0),
+                    num(py(v)),
+                    est.colour
+                ));
+            }
+            s.push_str(&format!(
+                "<circle class=\"estimate\" data-y=\"{y}\" cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"/>\n",
+                num(x),
+                num(py(y)),
+                est.colour
+            ));
+        }
+        s.push_str(&format!(
+            "<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"/>\n",
+            num(lx + 12.0),
+            num(legend_y - 4.0),
+            est.colour
+        ));
+        s.push_str(&format!(
+            "<text x=\"{}\" y=\"{}\" font-size=\"12\">{}</text>\n",
+            num(lx + 30.0),
+            num(legend_y),
+            escape(&est.label)
+        ));
+        legend_y += LEGEND_ROW;
+    }
+    s.push_str("</svg>\n");
+    s
 }
 
 /// A coordinate with two decimals (no `-0.00`).

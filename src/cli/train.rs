@@ -180,7 +180,7 @@ fn usage(msg: String) -> Failure {
     Failure::Usage(UsageError(msg))
 }
 
-fn load_data(spec: &str) -> Result<Dataset, Failure> {
+pub(crate) fn load_data(spec: &str) -> Result<Dataset, Failure> {
     let shown: String = spec.chars().filter(|c| !c.is_control()).take(80).collect();
     if spec == "embedded" {
         return Ok(data::embedded_mnist()?);

@@ -9,4 +9,5 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod cli;
 mod prior_aware;

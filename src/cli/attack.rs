@@ -1,0 +1,1160 @@
+//! `reconbound attack <name>`: run an attack against the bound it must not beat.
+//!
+//! `attack prior-aware` runs the prior-aware attacks of Hayes et al. 2023 on the crate's own
+//! DP-SGD (trials spread over threads, or one shard of them written as JSON lines for
+//! `reconbound merge`), and prints each success rate with its Clopper–Pearson interval beside
+//! the certified ReRo bound γ (Hayes et al.) and Balle et al.'s γ from RDP.
+
+use super::args::{parse, Flags, Spec, UsageError};
+use super::commands::{shown, Failure};
+use super::format::{sig, Side};
+use super::json::{self, Object, Value};
+use super::output::{check_writable, write_whole, Progress};
+use super::svg;
+use crate::accounting::{rdp, rero};
+use crate::attacks::prior_aware::{PriorAwareOutcome, PriorAwareSetup, Score};
+use crate::attacks::trial::{default_threads, run_trials, success_rate, Shard, SuccessRate};
+use crate::data::Dataset;
+use crate::nn::{arch, Activation, Sequential};
+use crate::train::clip::ClipMethod;
+use crate::train::dpsgd::{Clipping, DpSgdConfig};
+use crate::train::sampling::Sampling;
+use std::format;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+type Out = Result<String, Failure>;
+
+fn usage(msg: String) -> Failure {
+    Failure::Usage(UsageError(msg))
+}
+
+const fn v(name: &'static str) -> Spec {
+    Spec {
+        name,
+        takes_value: true,
+    }
+}
+
+const fn s(name: &'static str) -> Spec {
+    Spec {
+        name,
+        takes_value: false,
+    }
+}
+
+/// The attacks `reconbound attack` runs.
+const ATTACKS: &str = "prior-aware";
+
+const HELP: &str = "\
+usage: reconbound attack <attack> [flags]    (reconbound attack <attack> --help)
+
+attacks:
+  prior-aware  Hayes et al. 2023 Alg. 2 / Alg. 3 / App. G on DP-SGD, against the ReRo bound γ
+";
+
+/// `reconbound attack <name> …`.
+pub(crate) fn attack(args: &[String]) -> Out {
+    match args.first().map(String::as_str) {
+        None | Some("--help" | "-h" | "help") => Ok(String::from(HELP)),
+        Some("prior-aware") => prior_aware(args.get(1..).unwrap_or_default()),
+        Some(other) => Err(usage(format!(
+            "unknown attack '{}' (attacks: {ATTACKS})",
+            other
+                .chars()
+                .filter(|c| !c.is_control())
+                .take(40)
+                .collect::<String>()
+        ))),
+    }
+}
+
+/// Documented defaults of `attack prior-aware`: Hayes et al. 2023 App. A on MNIST.
+mod defaults {
+    /// |D⁻|.
+    pub const TRAIN_SIZE: u64 = 999;
+    /// m.
+    pub const PRIOR_SIZE: u64 = 10;
+    /// T.
+    pub const STEPS: u64 = 100;
+    /// C.
+    pub const CLIP: f64 = 0.1;
+    /// Learning rate (no momentum, as Hayes et al.; they sweep it per ε).
+    pub const LR: f64 = 10.0;
+    /// ε when neither --epsilon nor --noise-multiplier is given.
+    pub const EPSILON: f64 = 8.0;
+    /// δ.
+    pub const DELTA: f64 = 1e-5;
+    /// Trials per point.
+    pub const TRIALS: u64 = 500;
+}
+
+const PRIOR_AWARE_HELP: &str = "\
+usage: reconbound attack prior-aware [--model mlp|mnist-convnet] [--data embedded|<idx dir>]
+         [--prior-size M] [--train-size N] [--sampling-rate Q] [--steps T] [--clip C] [--lr R]
+         [--noise-multiplier S | --epsilon E1,E2,... [--delta D]] [--trials R] [--seed X]
+         [--score sum|top|loglik] [--threads K] [--shard K/M] [--csv FILE] [--plot FILE.svg]
+         [--quiet] [--json]
+
+The prior-aware reconstruction attack of Hayes, Mahloujifar, Balle 2023 against the bound it
+must not beat. Per trial (a pure function of the seed and the trial index): draw D⁻ (N
+examples) and a uniform prior of M further candidates from the data, pick the target
+uniformly from the prior, train the model by DP-SGD on D⁻ plus the target (hard clipping at
+C, noise multiplier S, T steps, Poisson sampling at rate Q, or the full batch for Q = 1, no
+momentum), and let the adversary — who knows D⁻, which of D⁻ is in each batch, every θ_t and
+released gradient, Q, C, S and the prior — guess the target by
+
+  sum     Alg. 2: Σ_t ⟨clip(∇ℓ(θ_t; z)), r_t⟩/C², r_t the released gradient sum minus D⁻'s part
+  top     Alg. 3: the sum of the ⌈QT⌉ largest per-step terms
+  loglik  App. G: Σ_t ln(1 − Q + Q·exp((‖r_t‖² − ‖r_t − g_t^z‖²)/(2S²C²))) + ln(1/M)
+
+All three are computed in every trial; --score picks the one in the table (default sum).
+Success rates carry two-sided 95 % Clopper–Pearson intervals, beside the certified ReRo bound
+γ of Hayes et al. (κ = 1/M) and Balle et al.'s γ from RDP: an attack whose interval lies above
+γ is a bug. With a list of ε, S is calibrated per point by RDP (δ = D) and the trials of every
+point share their draws (same seed and indices).
+
+Defaults (Hayes et al. App. A): MLP 784-10-10 (ELU), embedded MNIST, N = 999, M = 10, Q = 1,
+T = 100, C = 0.1, learning rate 10, ε = 8 at δ = 1e-5, 500 trials, seed 0, all cores.
+Q·(N + 1) must be an integer (the expected batch size B).
+
+--shard K/M runs only the trials with index ≡ K (mod M) and prints them as JSON lines (a
+header with the whole configuration, then one line per trial) for 'reconbound merge', which
+prints exactly what the unsharded run prints. Threads never change a result.
+
+JSON keys: command, attack, model, data, train_size, prior_size, sampling_rate, batch_size,
+steps, clip, lr, delta, seed, score, kappa, confidence, points (one object per ε or σ:
+epsilon, noise_multiplier, trials, successes, success_rate, success_lower, success_upper,
+gamma, gamma_lower, gamma_balle, gamma_balle_order, above_bound, scores {sum, top, loglik}:
+{successes, success_rate, success_lower, success_upper}); with one point its keys are also
+at the top level.
+";
+
+/// A parsed `--shard K/M`.
+fn parse_shard(f: &Flags) -> Result<Option<Shard>, Failure> {
+    let Some(raw) = f.raw("shard") else {
+        return Ok(None);
+    };
+    let bad = || {
+        usage(format!(
+            "flag '--shard': '{}' is not K/M with integers 0 <= K < M",
+            raw.chars()
+                .filter(|c| !c.is_control())
+                .take(40)
+                .collect::<String>()
+        ))
+    };
+    let (k, m) = raw.split_once('/').ok_or_else(bad)?;
+    let k: u64 = k.trim().parse().map_err(|_| bad())?;
+    let m: u64 = m.trim().parse().map_err(|_| bad())?;
+    if m == 0 || k >= m {
+        return Err(usage(format!(
+            "--shard = {k}/{m} is out of range: must be K/M with 0 <= K < M"
+        )));
+    }
+    Ok(Some(Shard::new(k, m)?))
+}
+
+/// Everything that determines the trials and the summary of a prior-aware run (the shard
+/// header): two runs with equal configurations give equal outcomes for equal indices.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PriorAwareConfig {
+    model: String,
+    data: String,
+    train_size: u64,
+    prior_size: u64,
+    sampling_rate: f64,
+    batch_size: u64,
+    steps: u64,
+    clip: f64,
+    lr: f64,
+    delta: f64,
+    /// The ε of each point (`None` when σ was given).
+    epsilons: Option<Vec<f64>>,
+    noise_multipliers: Vec<f64>,
+    trials: u64,
+    seed: u64,
+    score: Score,
+}
+
+impl PriorAwareConfig {
+    fn to_json(&self) -> Object {
+        let mut o = Object::new();
+        o.str("model", &self.model)
+            .str("data", &self.data)
+            .int("train_size", self.train_size)
+            .int("prior_size", self.prior_size)
+            .num("sampling_rate", self.sampling_rate)
+            .int("batch_size", self.batch_size)
+            .int("steps", self.steps)
+            .num("clip", self.clip)
+            .num("lr", self.lr)
+            .num("delta", self.delta);
+        match &self.epsilons {
+            Some(e) => o.put("epsilons", nums(e)),
+            None => o.put("epsilons", Value::Null),
+        };
+        o.put("noise_multipliers", nums(&self.noise_multipliers))
+            .int("trials", self.trials)
+            .int("seed", self.seed)
+            .str("score", self.score.name());
+        o
+    }
+
+    fn from_json(o: &Object) -> Result<Self, String> {
+        let num = |k: &str| match o.get(k) {
+            Some(Value::Num(x)) => Ok(*x),
+            Some(Value::Int(n)) => Ok(*n as f64),
+            _ => Err(format!("missing or non-numeric '{k}'")),
+        };
+        let int = |k: &str| {
+            o.get(k)
+                .and_then(Value::as_u64)
+                .ok_or_else(|| format!("missing or non-integer '{k}'"))
+        };
+        let text = |k: &str| match o.get(k) {
+            Some(Value::Str(s)) => Ok(s.clone()),
+            _ => Err(format!("missing or non-string '{k}'")),
+        };
+        let list = |v: Option<&Value>, k: &str| -> Result<Vec<f64>, String> {
+            match v {
+                Some(Value::Arr(items)) if !items.is_empty() => items
+                    .iter()
+                    .map(|x| match x {
+                        Value::Num(x) => Ok(*x),
+                        Value::Int(n) => Ok(*n as f64),
+                        _ => Err(format!("non-numeric entry in '{k}'")),
+                    })
+                    .collect(),
+                _ => Err(format!("missing or empty '{k}'")),
+            }
+        };
+        let epsilons = match o.get("epsilons") {
+            Some(Value::Null) => None,
+            v => Some(list(v, "epsilons")?),
+        };
+        let score = text("score")?;
+        Ok(PriorAwareConfig {
+            model: text("model")?,
+            data: text("data")?,
+            train_size: int("train_size")?,
+            prior_size: int("prior_size")?,
+            sampling_rate: num("sampling_rate")?,
+            batch_size: int("batch_size")?,
+            steps: int("steps")?,
+            clip: num("clip")?,
+            lr: num("lr")?,
+            delta: num("delta")?,
+            epsilons,
+            noise_multipliers: list(o.get("noise_multipliers"), "noise_multipliers")?,
+            trials: int("trials")?,
+            seed: int("seed")?,
+            score: Score::from_name(&score).ok_or_else(|| format!("unknown score '{score}'"))?,
+        })
+    }
+
+    fn points(&self) -> usize {
+        self.noise_multipliers.len()
+    }
+}
+
+fn nums(xs: &[f64]) -> Value {
+    Value::Arr(xs.iter().map(|&x| Value::Num(x)).collect())
+}
+
+/// The model of `--model` for data of dimension `dim` with `classes` classes.
+fn build_model(name: &str, data: &Dataset) -> Result<Sequential, Failure> {
+    match name {
+        "mlp" => Ok(arch::mlp(
+            data.dim(),
+            &[10],
+            data.num_classes().max(2),
+            Activation::Elu,
+        )?),
+        "mnist-convnet" => {
+            if data.shape() != (1, 28, 28) {
+                return Err(usage(format!(
+                    "--model mnist-convnet needs 1×28×28 images; --data gives {:?}",
+                    data.shape()
+                )));
+            }
+            Ok(arch::mnist_tanh_convnet()?)
+        }
+        other => Err(usage(format!(
+            "flag '--model': '{}' is not one of mlp, mnist-convnet",
+            other.chars().take(20).collect::<String>()
+        ))),
+    }
+}
+
+fn setup<'a>(
+    c: &PriorAwareConfig,
+    model: &'a Sequential,
+    pool: &'a Dataset,
+    sigma: f64,
+) -> PriorAwareSetup<'a> {
+    PriorAwareSetup {
+        model,
+        pool,
+        train_size: c.train_size as usize,
+        prior_size: c.prior_size as usize,
+        dpsgd: DpSgdConfig {
+            learning_rate: c.lr,
+            momentum: 0.0,
+            weight_decay: 0.0,
+            clipping: Some(Clipping {
+                method: ClipMethod::Hard,
+                norm: c.clip,
+            }),
+            noise_multiplier: sigma,
+            sampling: if c.sampling_rate == 1.0 {
+                Sampling::FullBatch
+            } else {
+                Sampling::Poisson
+            },
+            batch_size: c.batch_size as usize,
+            steps: c.steps,
+            seed: 0,
+        },
+    }
+}
+
+/// The pool of `--data` for `--model`: MNIST-shaped data flattened for the MLP.
+fn load_pool(c: &PriorAwareConfig) -> Result<(Sequential, Dataset), Failure> {
+    let data = super::train::load_data(&c.data)?;
+    let data = if c.model == "mlp" {
+        data.flatten()
+    } else {
+        data
+    };
+    let model = build_model(&c.model, &data)?;
+    let need = c.train_size.saturating_add(c.prior_size);
+    if (data.len() as u64) < need {
+        return Err(usage(format!(
+            "--train-size + --prior-size = {need} is out of range: --data has only {} examples",
+            data.len()
+        )));
+    }
+    Ok((model, data))
+}
+
+fn parse_prior_aware(f: &Flags) -> Result<PriorAwareConfig, Failure> {
+    let model = f.raw("model").unwrap_or("mlp").to_string();
+    if !matches!(model.as_str(), "mlp" | "mnist-convnet") {
+        return Err(usage(format!(
+            "flag '--model': '{}' is not one of mlp, mnist-convnet",
+            model.chars().take(20).collect::<String>()
+        )));
+    }
+    let data = f.raw("data").unwrap_or("embedded").to_string();
+    let train_size = f.u64("train-size")?.unwrap_or(defaults::TRAIN_SIZE);
+    if train_size == 0 {
+        return Err(usage(String::from(
+            "--train-size = 0 is out of range: must be >= 1",
+        )));
+    }
+    let prior_size = f.u64("prior-size")?.unwrap_or(defaults::PRIOR_SIZE);
+    if !(2..=1_000_000).contains(&prior_size) {
+        return Err(usage(format!(
+            "--prior-size = {prior_size} is out of range: must be in 2..=1000000"
+        )));
+    }
+    let q = f.f64("sampling-rate")?.unwrap_or(1.0);
+    if !(q > 0.0 && q <= 1.0) {
+        return Err(usage(format!(
+            "--sampling-rate = {} is out of range: must be in (0, 1]",
+            shown(q)
+        )));
+    }
+    let n1 = (train_size + 1) as f64;
+    let b = libm::round(q * n1);
+    if libm::fabs(q * n1 - b) > 1e-9 * q * n1 || b < 1.0 {
+        return Err(usage(format!(
+            "--sampling-rate = {} is out of range: Q·(N + 1) = {} must be an integer >= 1 (the expected batch size B of the {} training examples)",
+            shown(q),
+            shown(q * n1),
+            train_size + 1
+        )));
+    }
+    let batch_size = b as u64;
+    let sampling_rate = if q == 1.0 { 1.0 } else { b / n1 };
+    let steps = f.u64("steps")?.unwrap_or(defaults::STEPS);
+    if steps == 0 || steps > 10_000_000 {
+        return Err(usage(format!(
+            "--steps = {steps} is out of range: must be in 1..=10000000"
+        )));
+    }
+    let clip = f.f64("clip")?.unwrap_or(defaults::CLIP);
+    if !(clip > 0.0 && clip.is_finite()) {
+        return Err(usage(format!(
+            "--clip = {} is out of range: must be finite and > 0",
+            shown(clip)
+        )));
+    }
+    let lr = f.f64("lr")?.unwrap_or(defaults::LR);
+    if !(lr > 0.0 && lr.is_finite()) {
+        return Err(usage(format!(
+            "--lr = {} is out of range: must be finite and > 0",
+            shown(lr)
+        )));
+    }
+    f.exclusive("noise-multiplier", "epsilon")?;
+    let delta = f.f64("delta")?.unwrap_or(defaults::DELTA);
+    if !(delta > 0.0 && delta < 1.0) {
+        return Err(usage(format!(
+            "--delta = {} is out of range: must be in (0, 1)",
+            shown(delta)
+        )));
+    }
+    if f.has("noise-multiplier") && f.has("delta") {
+        return Err(usage(String::from(
+            "flag '--delta' applies only with '--epsilon' (σ is calibrated to (ε, δ))",
+        )));
+    }
+    let (epsilons, noise_multipliers) = match f.f64_list("noise-multiplier")? {
+        Some(sigmas) => {
+            for &s in &sigmas {
+                if !(s > 0.0 && s.is_finite()) {
+                    return Err(usage(format!(
+                        "--noise-multiplier = {} is out of range: must be finite and > 0",
+                        shown(s)
+                    )));
+                }
+            }
+            (None, sigmas)
+        }
+        None => {
+            let eps = f
+                .f64_list("epsilon")?
+                .unwrap_or_else(|| std::vec![defaults::EPSILON]);
+            let mut sigmas = Vec::with_capacity(eps.len());
+            for &e in &eps {
+                if !(e > 0.0 && e.is_finite()) {
+                    return Err(usage(format!(
+                        "--epsilon = {} is out of range: must be finite and > 0",
+                        shown(e)
+                    )));
+                }
+                let s = rdp::calibrate_noise_multiplier(
+                    e,
+                    delta,
+                    sampling_rate,
+                    steps,
+                    rdp::Conversion::Improved,
+                )
+                .map_err(|err| usage(format!("--epsilon = {}: {err}", shown(e))))?;
+                sigmas.push(s);
+            }
+            (Some(eps), sigmas)
+        }
+    };
+    if noise_multipliers.len() > 64 {
+        return Err(usage(format!(
+            "--epsilon / --noise-multiplier: {} values is out of range: at most 64",
+            noise_multipliers.len()
+        )));
+    }
+    let trials = f.u64("trials")?.unwrap_or(defaults::TRIALS);
+    if !(1..=1_000_000).contains(&trials) {
+        return Err(usage(format!(
+            "--trials = {trials} is out of range: must be in 1..=1000000"
+        )));
+    }
+    let seed = f.u64("seed")?.unwrap_or(0);
+    let score = match f.raw("score") {
+        None => Score::Sum,
+        Some(name) => Score::from_name(name).ok_or_else(|| {
+            usage(format!(
+                "flag '--score': '{}' is not one of sum, top, loglik",
+                name.chars().take(20).collect::<String>()
+            ))
+        })?,
+    };
+    Ok(PriorAwareConfig {
+        model,
+        data,
+        train_size,
+        prior_size,
+        sampling_rate,
+        batch_size,
+        steps,
+        clip,
+        lr,
+        delta,
+        epsilons,
+        noise_multipliers,
+        trials,
+        seed,
+        score,
+    })
+}
+
+/// Output options of `attack prior-aware` and `merge` (checked before any work).
+pub(crate) struct OutputOptions {
+    json: bool,
+    csv: Option<String>,
+    plot: Option<String>,
+}
+
+impl OutputOptions {
+    pub(crate) fn parse(f: &Flags) -> Result<Self, Failure> {
+        let csv = f.raw("csv").map(String::from);
+        let plot = f.raw("plot").map(String::from);
+        if let Some(p) = &csv {
+            check_writable("csv", p)?;
+        }
+        if let Some(p) = &plot {
+            check_writable("plot", p)?;
+        }
+        Ok(OutputOptions {
+            json: f.has("json"),
+            csv,
+            plot,
+        })
+    }
+}
+
+fn prior_aware(args: &[String]) -> Out {
+    let f = parse(
+        args,
+        &[
+            v("model"),
+            v("data"),
+            v("prior-size"),
+            v("train-size"),
+            v("sampling-rate"),
+            v("steps"),
+            v("clip"),
+            v("lr"),
+            v("noise-multiplier"),
+            v("epsilon"),
+            v("delta"),
+            v("trials"),
+            v("seed"),
+            v("score"),
+            v("threads"),
+            v("shard"),
+            v("csv"),
+            v("plot"),
+            s("quiet"),
+            s("json"),
+        ],
+    )?;
+    if f.help {
+        return Ok(String::from(PRIOR_AWARE_HELP));
+    }
+    let config = parse_prior_aware(&f)?;
+    let shard = parse_shard(&f)?;
+    let threads = match f.u64("threads")? {
+        None => default_threads(),
+        Some(t) if (1..=1024).contains(&t) => t as usize,
+        Some(t) => {
+            return Err(usage(format!(
+                "--threads = {t} is out of range: must be in 1..=1024"
+            )))
+        }
+    };
+    if shard.is_some() {
+        for flag in ["csv", "plot", "json"] {
+            if f.has(flag) {
+                return Err(usage(format!(
+                    "flag '--{flag}' does not apply with '--shard' (a shard prints JSON lines; 'reconbound merge' writes the summary)"
+                )));
+            }
+        }
+    }
+    let outputs = OutputOptions::parse(&f)?;
+    let (model, pool) = load_pool(&config)?;
+    // Every bound first: a configuration they cannot certify fails before any training.
+    let bounds = prior_aware_bounds(&config)?;
+    let shard_used = shard.unwrap_or(Shard::WHOLE);
+    let indices: Vec<u64> = shard_used.trials(config.trials).collect();
+    let progress = Progress::new(
+        String::from("attack prior-aware"),
+        indices.len() * config.points(),
+        f.has("quiet"),
+    );
+    let mut outcomes: Vec<Vec<PriorAwareOutcome>> = Vec::with_capacity(config.points());
+    for (j, &sigma) in config.noise_multipliers.iter().enumerate() {
+        let su = setup(&config, &model, &pool, sigma);
+        let base = j * indices.len();
+        let out = run_trials(
+            &indices,
+            threads,
+            |i| su.run_trial(config.seed, i),
+            &|done| progress.tick(base + done),
+        )?;
+        outcomes.push(out);
+    }
+    progress.finish();
+    if let Some(sh) = shard {
+        return Ok(shard_lines(&config, sh, &outcomes));
+    }
+    if !f.has("quiet") {
+        eprintln!(
+            "attack prior-aware: {} trials in {:.1} s on {threads} thread(s)",
+            indices.len() * config.points(),
+            progress.seconds()
+        );
+    }
+    summarise(&config, &bounds, &outcomes, &outputs)
+}
+
+/// The bounds of each point: (Hayes γ, its certified lower end, Balle γ, its order).
+struct PointBounds {
+    gamma: f64,
+    gamma_lower: f64,
+    gamma_balle: f64,
+    gamma_balle_order: f64,
+}
+
+fn prior_aware_bounds(c: &PriorAwareConfig) -> Result<Vec<PointBounds>, Failure> {
+    let kappa = 1.0 / c.prior_size as f64;
+    let orders = rdp::DEFAULT_ORDERS.to_vec();
+    c.noise_multipliers
+        .iter()
+        .map(|&sigma| {
+            let h = rero::dpsgd::gamma(kappa, c.sampling_rate, sigma, c.steps)?;
+            let curve = rdp::rdp_curve(c.sampling_rate, sigma, c.steps, &orders)?;
+            let b = rero::balle::gamma_from_rdp(kappa, &orders, &curve)?;
+            Ok(PointBounds {
+                gamma: h.gamma,
+                gamma_lower: h.lower,
+                gamma_balle: b.gamma,
+                gamma_balle_order: b.order,
+            })
+        })
+        .collect()
+}
+
+/// The JSON lines of a shard: a header, then one line per trial.
+fn shard_lines(c: &PriorAwareConfig, shard: Shard, outcomes: &[Vec<PriorAwareOutcome>]) -> String {
+    let mut header = Object::new();
+    header
+        .str("reconbound_shard", "attack prior-aware")
+        .str("version", env!("CARGO_PKG_VERSION"))
+        .int("shard_index", shard.index())
+        .int("shard_count", shard.count())
+        .put("config", Value::Obj(c.to_json()));
+    let mut out = header.render();
+    out.push('\n');
+    for (j, point) in outcomes.iter().enumerate() {
+        for o in point {
+            let mut line = Object::new();
+            line.int("point", j as u64)
+                .int("trial", o.trial)
+                .int("target", u64::from(o.target))
+                .put(
+                    "guesses",
+                    Value::Arr(
+                        o.guesses
+                            .iter()
+                            .map(|&g| Value::Int(u64::from(g)))
+                            .collect(),
+                    ),
+                )
+                .int("steps_in_batch", o.steps_in_batch);
+            out.push_str(&line.render());
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Reassembles shard files of `attack prior-aware` into the outcomes of the whole run.
+pub(crate) fn merge_prior_aware(
+    files: &[(String, String)],
+) -> Result<(PriorAwareConfig, Vec<Vec<PriorAwareOutcome>>), Failure> {
+    let mut config: Option<PriorAwareConfig> = None;
+    let mut count: Option<u64> = None;
+    let mut seen_shards: Vec<u64> = Vec::new();
+    let mut slots: Vec<Vec<Option<PriorAwareOutcome>>> = Vec::new();
+    for (name, text) in files {
+        let bad = |msg: String| usage(format!("merge: '{name}': {msg}"));
+        let mut lines = text.lines().enumerate();
+        let (_, head) = lines
+            .next()
+            .ok_or_else(|| bad(String::from("empty file")))?;
+        let head = match json::parse(head) {
+            Ok(Value::Obj(o)) => o,
+            Ok(_) => return Err(bad(String::from("line 1: not a JSON object"))),
+            Err(e) => return Err(bad(format!("line 1: {e}"))),
+        };
+        match head.get("reconbound_shard") {
+            Some(Value::Str(k)) if k == "attack prior-aware" => {}
+            _ => {
+                return Err(bad(String::from(
+                    "line 1 is not the header of an 'attack prior-aware --shard' file",
+                )))
+            }
+        }
+        match head.get("version") {
+            Some(Value::Str(v)) if v == env!("CARGO_PKG_VERSION") => {}
+            _ => {
+                return Err(bad(format!(
+                    "written by another version of reconbound (this is {})",
+                    env!("CARGO_PKG_VERSION")
+                )))
+            }
+        }
+        let k = head
+            .get("shard_index")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| bad(String::from("header without shard_index")))?;
+        let m = head
+            .get("shard_count")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| bad(String::from("header without shard_count")))?;
+        let shard = Shard::new(k, m).map_err(|e| bad(format!("header: {e}")))?;
+        let c = match head.get("config") {
+            Some(Value::Obj(o)) => {
+                PriorAwareConfig::from_json(o).map_err(|e| bad(format!("header: {e}")))?
+            }
+            _ => return Err(bad(String::from("header without config"))),
+        };
+        match &config {
+            None => {
+                slots = (0..c.points())
+                    .map(|_| (0..c.trials).map(|_| None).collect())
+                    .collect();
+                config = Some(c.clone());
+            }
+            Some(prev) if *prev != c => {
+                return Err(bad(String::from(
+                    "another configuration or seed than the first file (shards of one run only)",
+                )))
+            }
+            Some(_) => {}
+        }
+        match count {
+            None => count = Some(m),
+            Some(prev) if prev != m => {
+                return Err(bad(format!(
+                    "shard {k}/{m}, but the first file is a shard of {prev}"
+                )))
+            }
+            Some(_) => {}
+        }
+        if seen_shards.contains(&k) {
+            return Err(bad(format!("shard {k}/{m} given twice")));
+        }
+        seen_shards.push(k);
+        for (l, line) in lines {
+            let at = |msg: &str| bad(format!("line {}: {msg}", l + 1));
+            if line.trim().is_empty() {
+                continue;
+            }
+            let o = match json::parse(line) {
+                Ok(Value::Obj(o)) => o,
+                _ => return Err(at("not a JSON object")),
+            };
+            let int = |key: &str| o.get(key).and_then(Value::as_u64);
+            let (Some(point), Some(trial), Some(target), Some(steps_in_batch)) = (
+                int("point"),
+                int("trial"),
+                int("target"),
+                int("steps_in_batch"),
+            ) else {
+                return Err(at("missing point, trial, target or steps_in_batch"));
+            };
+            let guesses: Vec<u64> = match o.get("guesses") {
+                Some(Value::Arr(g)) => g.iter().filter_map(Value::as_u64).collect(),
+                _ => Vec::new(),
+            };
+            let prior = config.as_ref().map_or(0, |c| c.prior_size);
+            let (Ok([g0, g1, g2]), true) = (<[u64; 3]>::try_from(guesses), target < prior) else {
+                return Err(at("guesses must be 3 candidates and target < prior_size"));
+            };
+            if [g0, g1, g2].iter().any(|&g| g >= prior) {
+                return Err(at("a guess is not a candidate (>= prior_size)"));
+            }
+            if !shard.contains(trial) {
+                return Err(at(&format!(
+                    "trial {trial} does not belong to shard {k}/{m}"
+                )));
+            }
+            let slot = slots
+                .get_mut(point as usize)
+                .and_then(|p| p.get_mut(trial as usize))
+                .ok_or_else(|| at("point or trial index outside the configuration"))?;
+            if slot.is_some() {
+                return Err(at(&format!("trial {trial} of point {point} appears twice")));
+            }
+            *slot = Some(PriorAwareOutcome {
+                trial,
+                target: target as u32,
+                guesses: [g0 as u32, g1 as u32, g2 as u32],
+                steps_in_batch,
+            });
+        }
+    }
+    let (Some(config), Some(m)) = (config, count) else {
+        return Err(usage(String::from("merge: no shard files given")));
+    };
+    if (seen_shards.len() as u64) != m {
+        let missing: Vec<String> = (0..m)
+            .filter(|k| !seen_shards.contains(k))
+            .take(10)
+            .map(|k| format!("{k}/{m}"))
+            .collect();
+        return Err(usage(format!(
+            "merge: shards missing: {} (every shard K/{m}, K = 0..{}, is needed)",
+            missing.join(", "),
+            m - 1
+        )));
+    }
+    let mut outcomes = Vec::with_capacity(slots.len());
+    for (j, point) in slots.into_iter().enumerate() {
+        let mut out = Vec::with_capacity(point.len());
+        for (i, o) in point.into_iter().enumerate() {
+            out.push(o.ok_or_else(|| {
+                usage(format!(
+                    "merge: trial {i} of point {j} is missing (a shard file is incomplete)"
+                ))
+            })?);
+        }
+        outcomes.push(out);
+    }
+    Ok((config, outcomes))
+}
+
+/// `merge` of prior-aware shards: the summary the unsharded run prints.
+pub(crate) fn merged_summary(
+    config: &PriorAwareConfig,
+    outcomes: &[Vec<PriorAwareOutcome>],
+    outputs: &OutputOptions,
+) -> Out {
+    let bounds = prior_aware_bounds(config)?;
+    summarise(config, &bounds, outcomes, outputs)
+}
+
+const CONFIDENCE: f64 = 0.95;
+
+struct PointSummary {
+    rates: [SuccessRate; 3],
+}
+
+fn summarise(
+    c: &PriorAwareConfig,
+    bounds: &[PointBounds],
+    outcomes: &[Vec<PriorAwareOutcome>],
+    outputs: &OutputOptions,
+) -> Out {
+    let mut points = Vec::with_capacity(outcomes.len());
+    for point in outcomes {
+        let n = point.len() as u64;
+        let mut rates = Vec::with_capacity(3);
+        for score in Score::ALL {
+            let k = point.iter().filter(|o| o.success(score)).count() as u64;
+            rates.push(success_rate(k, n, CONFIDENCE)?);
+        }
+        let rates: [SuccessRate; 3] = rates
+            .try_into()
+            .map_err(|_| Failure::Compute(String::from("internal: three scores expected")))?;
+        points.push(PointSummary { rates });
+    }
+    let kappa = 1.0 / c.prior_size as f64;
+    let h = c.score.index();
+    let headline = |p: &PointSummary| p.rates.get(h).copied();
+
+    if let Some(path) = &outputs.csv {
+        write_whole("csv", path, &csv(c, bounds, &points))?;
+    }
+    if let Some(path) = &outputs.plot {
+        write_whole("plot", path, &plot(c, bounds, &points))?;
+    }
+
+    if outputs.json {
+        let mut o = Object::new();
+        o.str("command", "attack").str("attack", "prior-aware");
+        for (k, val) in c.to_json().entries() {
+            if !matches!(k.as_str(), "epsilons" | "noise_multipliers" | "trials") {
+                o.put(k, val.clone());
+            }
+        }
+        o.num("kappa", kappa).num("confidence", CONFIDENCE);
+        let mut arr = Vec::new();
+        for (j, (p, b)) in points.iter().zip(bounds).enumerate() {
+            let mut po = Object::new();
+            match &c.epsilons {
+                Some(e) => po.num("epsilon", e.get(j).copied().unwrap_or(f64::NAN)),
+                None => po.put("epsilon", Value::Null),
+            };
+            po.num(
+                "noise_multiplier",
+                c.noise_multipliers.get(j).copied().unwrap_or(f64::NAN),
+            );
+            if let Some(r) = headline(p) {
+                po.int("trials", r.trials)
+                    .int("successes", r.successes)
+                    .num("success_rate", r.rate)
+                    .num("success_lower", r.lower)
+                    .num("success_upper", r.upper);
+                po.num("gamma", b.gamma)
+                    .num("gamma_lower", b.gamma_lower)
+                    .num("gamma_balle", b.gamma_balle)
+                    .num("gamma_balle_order", b.gamma_balle_order)
+                    .put("above_bound", Value::Bool(r.lower > b.gamma));
+            }
+            let mut so = Object::new();
+            for (score, r) in Score::ALL.iter().zip(&p.rates) {
+                let mut ro = Object::new();
+                ro.int("successes", r.successes)
+                    .num("success_rate", r.rate)
+                    .num("success_lower", r.lower)
+                    .num("success_upper", r.upper);
+                so.put(score.name(), Value::Obj(ro));
+            }
+            po.put("scores", Value::Obj(so));
+            arr.push(po);
+        }
+        if let [only] = arr.as_slice() {
+            for (k, val) in only.entries() {
+                o.put(k, val.clone());
+            }
+        }
+        o.put(
+            "points",
+            Value::Arr(arr.into_iter().map(Value::Obj).collect()),
+        );
+        let mut text = o.render();
+        text.push('\n');
+        return Ok(text);
+    }
+
+    let mut t = String::new();
+    t.push_str(&format!(
+        "prior-aware attack (Hayes, Mahloujifar, Balle 2023, {}) against ReRo bounds\n",
+        match c.score {
+            Score::Sum => "Alg. 2",
+            Score::Top => "Alg. 3",
+            Score::LogLikelihood => "App. G",
+        }
+    ));
+    t.push_str(&format!(
+        "  model {} on {}, |D⁻| = {}, prior of m = {} (κ = {}), {}, T = {}, C = {}, lr = {}\n",
+        if c.model == "mlp" {
+            "MLP (ELU, 10 hidden)"
+        } else {
+            c.model.as_str()
+        },
+        c.data,
+        c.train_size,
+        c.prior_size,
+        shown(kappa),
+        if c.sampling_rate == 1.0 {
+            String::from("full batch")
+        } else {
+            format!(
+                "Poisson q = {} (B = {})",
+                shown(c.sampling_rate),
+                c.batch_size
+            )
+        },
+        c.steps,
+        shown(c.clip),
+        shown(c.lr)
+    ));
+    t.push_str(&format!(
+        "  {} trials per point, seed {}, two-sided 95 % Clopper–Pearson intervals\n\n",
+        c.trials, c.seed
+    ));
+    t.push_str(&format!(
+        "  {:>8}  {:>10}  {:>24}  {:>9}  {:>9}  {:>9}  {:>8}\n",
+        if c.epsilons.is_some() { "ε" } else { "" },
+        "σ",
+        format!("success ({})", c.score.name()),
+        "γ Hayes",
+        "γ Balle",
+        "γ − rate",
+        ""
+    ));
+    let mut above = 0usize;
+    for (j, (p, b)) in points.iter().zip(bounds).enumerate() {
+        let Some(r) = headline(p) else { continue };
+        let eps = c
+            .epsilons
+            .as_ref()
+            .and_then(|e| e.get(j))
+            .map_or(String::new(), |&e| shown(e));
+        let sigma = c.noise_multipliers.get(j).copied().unwrap_or(f64::NAN);
+        let verdict = if r.lower > b.gamma {
+            above += 1;
+            "ABOVE γ"
+        } else {
+            "≤ γ"
+        };
+        t.push_str(&format!(
+            "  {eps:>8}  {:>10}  {:>24}  {:>9}  {:>9}  {:>9}  {verdict:>8}\n",
+            sig(sigma, 6, Side::Nearest),
+            format!(
+                "{} [{}, {}]",
+                sig(r.rate, 4, Side::Nearest),
+                sig(r.lower, 4, Side::Down),
+                sig(r.upper, 4, Side::Up)
+            ),
+            sig(b.gamma, 4, Side::Up),
+            sig(b.gamma_balle, 4, Side::Up),
+            sig(b.gamma - r.rate, 3, Side::Nearest),
+        ));
+    }
+    t.push_str("\n  other scores (success rate [95 % interval]):\n");
+    for (j, p) in points.iter().enumerate() {
+        let label = match &c.epsilons {
+            Some(e) => format!("ε = {}", shown(e.get(j).copied().unwrap_or(f64::NAN))),
+            None => format!(
+                "σ = {}",
+                sig(
+                    c.noise_multipliers.get(j).copied().unwrap_or(f64::NAN),
+                    6,
+                    Side::Nearest
+                )
+            ),
+        };
+        let parts: Vec<String> = Score::ALL
+            .iter()
+            .zip(&p.rates)
+            .map(|(s, r)| {
+                format!(
+                    "{} {} [{}, {}]",
+                    s.name(),
+                    sig(r.rate, 4, Side::Nearest),
+                    sig(r.lower, 4, Side::Down),
+                    sig(r.upper, 4, Side::Up)
+                )
+            })
+            .collect();
+        t.push_str(&format!("    {label}: {}\n", parts.join("; ")));
+    }
+    if above > 0 {
+        t.push_str(&format!(
+            "\n  WARNING: at {above} point(s) the attack's whole interval lies above the bound γ — a bug in the bound, the trainer or the attack (or a 2.5 % chance per point).\n"
+        ));
+    }
+    Ok(t)
+}
+
+fn csv(c: &PriorAwareConfig, bounds: &[PointBounds], points: &[PointSummary]) -> String {
+    let mut s = String::from(
+        "epsilon,noise_multiplier,score,trials,successes,success_rate,success_lower,success_upper,gamma,gamma_lower,gamma_balle,kappa\n",
+    );
+    for (j, (p, b)) in points.iter().zip(bounds).enumerate() {
+        let eps = c
+            .epsilons
+            .as_ref()
+            .and_then(|e| e.get(j))
+            .map_or(String::new(), |e| json::number(*e));
+        let sigma = c.noise_multipliers.get(j).copied().unwrap_or(f64::NAN);
+        for (score, r) in Score::ALL.iter().zip(&p.rates) {
+            s.push_str(&format!(
+                "{eps},{},{},{},{},{},{},{},{},{},{},{}\n",
+                json::number(sigma),
+                score.name(),
+                r.trials,
+                r.successes,
+                json::number(r.rate),
+                json::number(r.lower),
+                json::number(r.upper),
+                json::number(b.gamma),
+                json::number(b.gamma_lower),
+                json::number(b.gamma_balle),
+                json::number(1.0 / c.prior_size as f64)
+            ));
+        }
+    }
+    s
+}
+
+fn plot(c: &PriorAwareConfig, bounds: &[PointBounds], points: &[PointSummary]) -> String {
+    // x: ε, or σ when no ε was given.
+    let xs: Vec<f64> = match &c.epsilons {
+        Some(e) => e.clone(),
+        None => c.noise_multipliers.clone(),
+    };
+    let mut order: Vec<usize> = (0..xs.len()).collect();
+    order.sort_by(|&a, &b| {
+        xs.get(a)
+            .unwrap_or(&0.0)
+            .total_cmp(xs.get(b).unwrap_or(&0.0))
+    });
+    let at = |j: usize| xs.get(j).copied().unwrap_or(f64::NAN);
+    let curve = |f: &dyn Fn(&PointBounds) -> f64| -> Vec<(f64, f64)> {
+        order
+            .iter()
+            .filter_map(|&j| bounds.get(j).map(|b| (at(j), f(b))))
+            .collect()
+    };
+    let kappa = 1.0 / c.prior_size as f64;
+    let colours = ["#4c72b0", "#dd8452", "#55a868"];
+    let estimates = Score::ALL
+        .iter()
+        .zip(colours)
+        .map(|(score, colour)| svg::Estimates {
+            label: format!(
+                "attack: {} ({}), 95 % interval",
+                score.name(),
+                match score {
+                    Score::Sum => "Alg. 2",
+                    Score::Top => "Alg. 3",
+                    Score::LogLikelihood => "App. G",
+                }
+            ),
+            points: order
+                .iter()
+                .filter_map(|&j| {
+                    points
+                        .get(j)
+                        .and_then(|p| p.rates.get(score.index()))
+                        .map(|r| (at(j), r.rate, r.lower, r.upper))
+                })
+                .collect(),
+            colour,
+        })
+        .collect();
+    let subtitle = format!(
+        "{}, |D⁻| = {}, m = {}, {}, T = {}, C = {}, {} trials per point, seed {}",
+        c.model,
+        c.train_size,
+        c.prior_size,
+        if c.sampling_rate == 1.0 {
+            String::from("full batch")
+        } else {
+            format!("q = {}", sig(c.sampling_rate, 4, Side::Nearest))
+        },
+        c.steps,
+        sig(c.clip, 4, Side::Nearest),
+        c.trials,
+        c.seed
+    );
+    svg::curve_plot_svg(&svg::CurvePlot {
+        title: "Reconstruction success against the ReRo bound (Hayes et al. 2023, Fig. 2)",
+        subtitle: &subtitle,
+        x_label: if c.epsilons.is_some() {
+            "ε (δ fixed; σ calibrated by RDP)"
+        } else {
+            "noise multiplier σ"
+        },
+        y_label: "probability of successful reconstruction",
+        curves: std::vec![
+            svg::Curve {
+                label: String::from("γ, Hayes et al. Thm 2 (certified)"),
+                points: curve(&|b| b.gamma),
+                colour: "#c44e52",
+                dash: "",
+            },
+            svg::Curve {
+                label: String::from("γ, Balle et al. Thm 2 (from RDP)"),
+                points: curve(&|b| b.gamma_balle),
+                colour: "#8172b2",
+                dash: "6 4",
+            },
+            svg::Curve {
+                label: format!("baseline κ = 1/m = {}", sig(kappa, 4, Side::Nearest)),
+                points: curve(&|_| kappa),
+                colour: "#555555",
+                dash: "2 3",
+            },
+        ],
+        estimates,
+    })
+}
