@@ -234,7 +234,7 @@ impl PriorAwareConfig {
             v => Some(list(v, "epsilons")?),
         };
         let score = text("score")?;
-        Ok(PriorAwareConfig {
+        let c = PriorAwareConfig {
             model: text("model")?,
             data: text("data")?,
             train_size: int("train_size")?,
@@ -250,13 +250,39 @@ impl PriorAwareConfig {
             trials: int("trials")?,
             seed: int("seed")?,
             score: Score::from_name(&score).ok_or_else(|| format!("unknown score '{score}'"))?,
-        })
+        };
+        c.check_size()?;
+        Ok(c)
     }
 
     fn points(&self) -> usize {
         self.noise_multipliers.len()
     }
+
+    /// The limits every configuration (parsed or read from a shard header) must meet, so
+    /// that a run — and a merge, which holds one slot per trial — stays within memory.
+    fn check_size(&self) -> Result<(), String> {
+        let (points, trials) = (self.points() as u64, self.trials);
+        if !(1..=MAX_POINTS).contains(&points) {
+            return Err(format!(
+                "--epsilon / --noise-multiplier: {points} values is out of range: must be 1..={MAX_POINTS}"
+            ));
+        }
+        if !(1..=MAX_TRIALS).contains(&trials) || points * trials > MAX_TOTAL_TRIALS {
+            return Err(format!(
+                "--trials = {trials} is out of range: must be in 1..={MAX_TRIALS}, and at most {MAX_TOTAL_TRIALS} trials over all points"
+            ));
+        }
+        Ok(())
+    }
 }
+
+/// At most this many ε (or σ) values per run.
+const MAX_POINTS: u64 = 64;
+/// At most this many trials per point.
+const MAX_TRIALS: u64 = 1_000_000;
+/// At most this many trials over all points of a run.
+const MAX_TOTAL_TRIALS: u64 = 10_000_000;
 
 fn nums(xs: &[f64]) -> Value {
     Value::Arr(xs.iter().map(|&x| Value::Num(x)).collect())
@@ -448,18 +474,7 @@ fn parse_prior_aware(f: &Flags) -> Result<PriorAwareConfig, Failure> {
             (Some(eps), sigmas)
         }
     };
-    if noise_multipliers.len() > 64 {
-        return Err(usage(format!(
-            "--epsilon / --noise-multiplier: {} values is out of range: at most 64",
-            noise_multipliers.len()
-        )));
-    }
     let trials = f.u64("trials")?.unwrap_or(defaults::TRIALS);
-    if !(1..=1_000_000).contains(&trials) {
-        return Err(usage(format!(
-            "--trials = {trials} is out of range: must be in 1..=1000000"
-        )));
-    }
     let seed = f.u64("seed")?.unwrap_or(0);
     let score = match f.raw("score") {
         None => Score::Sum,
@@ -470,7 +485,7 @@ fn parse_prior_aware(f: &Flags) -> Result<PriorAwareConfig, Failure> {
             ))
         })?,
     };
-    Ok(PriorAwareConfig {
+    let config = PriorAwareConfig {
         model,
         data,
         train_size,
@@ -486,7 +501,9 @@ fn parse_prior_aware(f: &Flags) -> Result<PriorAwareConfig, Failure> {
         trials,
         seed,
         score,
-    })
+    };
+    config.check_size().map_err(usage)?;
+    Ok(config)
 }
 
 /// Output options of `attack prior-aware` and `merge` (checked before any work).
