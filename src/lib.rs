@@ -44,6 +44,7 @@
 extern crate alloc;
 
 pub mod accounting;
+pub mod attacks;
 pub mod autodiff;
 #[cfg(feature = "std")]
 pub mod cli;

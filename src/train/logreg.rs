@@ -78,6 +78,16 @@ pub(crate) fn sigmoid(z: f64) -> f64 {
     }
 }
 
+/// The residual σ(z) − y of label y ∈ {0, 1}, accurate in both tails (−σ(−z) for y = 1,
+/// so that 1 − σ(z) keeps its relative precision when it is tiny).
+pub(crate) fn residual(z: f64, y: u32) -> f64 {
+    if y == 1 {
+        -sigmoid(-z)
+    } else {
+        sigmoid(z)
+    }
+}
+
 /// ln(1 + e^z) − y·z, stable.
 fn logistic_loss(z: f64, y: f64) -> f64 {
     z.max(0.0) + libm::log1p(libm::exp(-libm::fabs(z))) - y * z

@@ -97,7 +97,7 @@ use crate::data::Dataset;
 use crate::error::{check_positive, Error, Result};
 use crate::math::linalg::{cholesky_in_place, cholesky_solve};
 use crate::train::logreg::{
-    check_binary, check_finite_weights, dot, fit, hessian_lower, norm, sigmoid, LinearEmbedding,
+    check_binary, check_finite_weights, dot, fit, hessian_lower, norm, residual, LinearEmbedding,
     LogisticFit,
 };
 use alloc::vec::Vec;
@@ -175,8 +175,7 @@ pub struct LogregFil {
 fn residual_and_slope(z: f64, y: u32) -> (f64, f64) {
     let e = libm::exp(-libm::fabs(z));
     let slope = e / ((1.0 + e) * (1.0 + e));
-    let a = if y == 1 { -sigmoid(-z) } else { sigmoid(z) };
-    (a, slope)
+    (residual(z, y), slope)
 }
 
 fn check_unit_ball(data: &Dataset) -> Result<()> {
