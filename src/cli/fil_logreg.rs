@@ -142,6 +142,8 @@ pub(super) struct TwoDigitSplit {
     pub test: Option<Dataset>,
     /// For each training example, its index in `--data`.
     pub train_source: Vec<usize>,
+    /// The images' (channels, height, width) before flattening.
+    pub image_shape: (usize, usize, usize),
 }
 
 impl TwoDigitSplit {
@@ -162,6 +164,7 @@ pub(super) fn load_two_digit_split(
     let digits = parse_digits(f)?;
     let train_size_flag = f.u64("train-size")?;
     let loaded = load_mnist(data_spec)?;
+    let image_shape = loaded.shape();
     for d in digits {
         if d as usize >= loaded.num_classes() {
             return Err(usage(format!(
@@ -235,6 +238,7 @@ pub(super) fn load_two_digit_split(
         train,
         test,
         train_source,
+        image_shape,
     })
 }
 

@@ -9,6 +9,7 @@
 //! implementations. See `reconbound <subcommand> --help`.
 
 pub mod args;
+mod attack_glm;
 mod commands;
 mod fil_logreg;
 pub mod format;
@@ -66,7 +67,34 @@ commands:
   calibrate  the noise multiplier for a target ε or a target γ
   train      DP-SGD (or output-perturbed logistic regression) on MNIST/CIFAR-10: accuracy, ε, time
   fil-logreg per-example Fisher information leakage of output-perturbed logistic regression (Guo §7.1)
+  attack     run an attack against the bounds: attack glm (Balle §III, Guo §7.2)
 ";
+
+/// The attacks of `reconbound attack <attack>`.
+const ATTACKS: &str = "glm";
+
+/// `reconbound attack <attack> [flags]`: the first argument selects the attack.
+fn attack(args: &[String]) -> Result<String, commands::Failure> {
+    let usage = |msg: String| commands::Failure::Usage(UsageError(msg));
+    let Some(which) = args.first() else {
+        return Err(usage(format!(
+            "attack: missing attack name (attacks: {ATTACKS}; try 'reconbound attack glm --help')"
+        )));
+    };
+    let rest = args.get(1..).unwrap_or(&[]);
+    match which.as_str() {
+        "glm" => attack_glm::attack_glm(rest),
+        "--help" | "-h" | "help" => Ok(format!(
+            "usage: reconbound attack <attack> [flags]    (reconbound attack <attack> --help)\n\nattacks: {ATTACKS}\n"
+        )),
+        other => {
+            let shown: String = other.chars().filter(|c| !c.is_control()).take(40).collect();
+            Err(usage(format!(
+                "attack: unknown attack '{shown}' (attacks: {ATTACKS})"
+            )))
+        }
+    }
+}
 
 /// Run the command line on `args` (without the program name).
 pub fn run(args: &[String]) -> Outcome {
@@ -87,10 +115,11 @@ pub fn run(args: &[String]) -> Outcome {
         "calibrate" => commands::calibrate(&rest),
         "train" => train::train(&rest),
         "fil-logreg" => fil_logreg::fil_logreg(&rest),
+        "attack" => attack(&rest),
         other => {
             let shown: String = other.chars().filter(|c| !c.is_control()).take(40).collect();
             return Outcome::usage(&format!(
-                "unknown command '{shown}' (commands: bound, rdp, epsilon, rero, fano, calibrate, train, fil-logreg)"
+                "unknown command '{shown}' (commands: bound, rdp, epsilon, rero, fano, calibrate, train, fil-logreg, attack)"
             ));
         }
     };
