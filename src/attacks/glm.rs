@@ -195,8 +195,7 @@ fn neumaier_add(sum: &mut f64, comp: &mut f64, v: f64) {
     *sum = t;
 }
 
-/// A compensated per-coordinate sum of nλw̃ and (σ(w̃·x_j) − y_j)·x_j over `data` (all
-/// examples for which `keep(j)`), with Σ_j |(σ − y)·x_j0| + nλ|w̃₀| (the absolute size of
+/// A compensated per-coordinate sum of nλw̃ and (σ(w̃·x_j) − y_j)·x_j over `data`, with Σ_j |(σ − y)·x_j0| + nλ|w̃₀| (the absolute size of
 /// coordinate 0's terms, for its rounding bound).
 struct Sum {
     sum: Vec<f64>,
@@ -205,14 +204,11 @@ struct Sum {
 }
 
 impl Sum {
-    fn new(data: &Dataset, n_lambda: f64, w: &[f64], skip: Option<usize>) -> Sum {
+    fn new(data: &Dataset, n_lambda: f64, w: &[f64]) -> Sum {
         let mut sum: Vec<f64> = w.iter().map(|v| n_lambda * v).collect();
         let mut comp = alloc::vec![0.0; w.len()];
         let mut abs0 = libm::fabs(sum.first().copied().unwrap_or(0.0));
-        for (j, (x, y)) in data.iter().enumerate() {
-            if Some(j) == skip {
-                continue;
-            }
+        for (x, y) in data.iter() {
             let r = residual(dot(w, x), y);
             abs0 += libm::fabs(r * x.first().copied().unwrap_or(0.0));
             for ((s, c), &xk) in sum.iter_mut().zip(comp.iter_mut()).zip(x) {
@@ -273,7 +269,7 @@ pub fn residual_gradient(known: &Dataset, lambda: f64, released: &[f64]) -> Resu
     check_binary(known)?;
     check_released(released, known.dim())?;
     let n = (known.len() + 1) as f64;
-    let s = Sum::new(known, n * lambda, released, None);
+    let s = Sum::new(known, n * lambda, released);
     Ok(s.sum.iter().zip(&s.comp).map(|(a, c)| a + c).collect())
 }
 
@@ -534,7 +530,7 @@ pub fn glm_attack(
     check_released(released, embedding.dim())?;
     let features = embedding.embed_dataset(known)?;
     let n = (known.len() + 1) as f64;
-    let s = Sum::new(&features, n * lambda, released, None);
+    let s = Sum::new(&features, n * lambda, released);
     let b: Vec<f64> = s.sum.iter().zip(&s.comp).map(|(a, c)| a + c).collect();
     check_finite_weights("b", &b)?;
     let err = b0_error(s.abs0);
@@ -628,7 +624,7 @@ impl AllTargets {
     pub fn attack_all(&self, released: &[f64]) -> Result<Vec<GlmReconstruction>> {
         check_released(released, self.embedding.dim())?;
         let n = self.features.len() as f64;
-        let total = Sum::new(&self.features, n * self.lambda, released, None);
+        let total = Sum::new(&self.features, n * self.lambda, released);
         let mut b = alloc::vec![0.0; released.len()];
         let mut out = Vec::with_capacity(self.features.len());
         for (x, y) in self.features.iter() {
