@@ -626,3 +626,24 @@ pub(crate) fn attack_glm(args: &[String]) -> Out {
     row(&mut t, "wall time", &format!("{seconds:.2} s"), "");
     Ok(t)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// t(0.975, ν) against mpmath (30 digits, I_{ν/(ν+t²)}(ν/2, ½) = 0.05 solved by
+    /// findroot): tolerance 1e-12 relative (beta_inc_inv is accurate to ≈ 1e-14 for x ≤ ½).
+    #[test]
+    fn student_t_quantiles() {
+        for (dof, want) in [
+            (1.0, 12.706_204_736_174_704),
+            (9.0, 2.262_157_162_798_205_5),
+            (499.0, 1.964_729_390_987_689),
+        ] {
+            let Ok(t) = t_quantile(0.05, dof) else {
+                panic!("t_quantile failed at {dof}");
+            };
+            assert!((t / want - 1.0).abs() < 1e-12, "{dof}: {t}");
+        }
+    }
+}
