@@ -44,19 +44,25 @@ const fn s(name: &'static str) -> Spec {
 }
 
 /// The attacks `reconbound attack` runs.
-const ATTACKS: &str = "prior-aware";
+const ATTACKS: &str = "glm, prior-aware";
 
 const HELP: &str = "\
 usage: reconbound attack <attack> [flags]    (reconbound attack <attack> --help)
 
 attacks:
+  glm          Balle et al. 2022 §III on output-perturbed logistic regression, against the
+               per-example FIL bound (Guo et al. 2022 §7.2)
   prior-aware  Hayes et al. 2023 Alg. 2 / Alg. 3 / App. G on DP-SGD, against the ReRo bound γ
 ";
 
 /// `reconbound attack <name> …`.
 pub(crate) fn attack(args: &[String]) -> Out {
     match args.first().map(String::as_str) {
-        None | Some("--help" | "-h" | "help") => Ok(String::from(HELP)),
+        None => Err(usage(format!(
+            "attack: missing attack name (attacks: {ATTACKS}; try 'reconbound attack --help')"
+        ))),
+        Some("--help" | "-h" | "help") => Ok(String::from(HELP)),
+        Some("glm") => super::attack_glm::attack_glm(args.get(1..).unwrap_or_default()),
         Some("prior-aware") => prior_aware(args.get(1..).unwrap_or_default()),
         Some(other) => Err(usage(format!(
             "unknown attack '{}' (attacks: {ATTACKS})",

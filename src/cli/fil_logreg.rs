@@ -6,12 +6,13 @@ use super::commands::Failure;
 use super::format::{sig, Side};
 use super::json::{Object, Value};
 use crate::accounting::fil::logreg::{
-    output_perturbation_fil, projected_output_perturbation_fil, InputSpace, LogregFil,
+    embedded_output_perturbation_fil, output_perturbation_fil, projected_output_perturbation_fil,
+    InputSpace, LogregFil,
 };
 use crate::data::{self, Dataset};
 use crate::error::check_positive;
 use crate::rng::Rng;
-use crate::train::logreg;
+use crate::train::logreg::{self, LinearEmbedding};
 use std::format;
 use std::string::String;
 use std::time::Instant;
@@ -33,8 +34,8 @@ pub(crate) mod defaults {
 
 const HELP: &str = "\
 usage: reconbound fil-logreg [--data embedded|<idx dir>] [--digits A,B] [--lambda L] [--noise S]
-                             [--train-size N] [--seed X] [--space pixels|unit-ball]
-                             [--out FILE.csv] [--json]
+                             [--train-size N] [--seed X]
+                             [--space pixels|unit-ball|intercept|scaled] [--out FILE.csv] [--json]
 
 Guo et al. 2022 Sec. 7.1: output-perturbed L2-regularised logistic regression (no intercept,
 exact minimiser w* by Newton's method, released w* + N(0, S²I)) on digit A (label 0) vs digit B
@@ -50,7 +51,12 @@ projects every image onto the unit ball (x/(t‖x‖) when t‖x‖ > 1, t = 1 +
 (default): the FIL and the MSE are about the raw image in [0, 1]^784 (chain rule through the
 projection), comparable with Guo's Fig. 2; 'perfect privacy' = bound ≥ 1 (any guess in
 [0, 1]^d has MSE ≤ 1). --space unit-ball: about the projected image; the worst guess in
-[0, 1]^d ∩ unit ball has MSE 2/d, the perfect-privacy line.
+[0, 1]^d ∩ unit ball has MSE 2/d, the perfect-privacy line. --space intercept: the mechanism
+maps every image by the fixed linear embedding x ↦ (c₀, a·x), c₀ = 1/(t√2), a = 1/(t√(2d)) (a
+regularised constant feature: an intercept; ‖(c₀, a·x)‖ ≤ 1 on [0, 1]^d, so ε stays a guarantee)
+and the FIL and MSE are about the raw image (the model of 'reconbound attack glm'); --space
+scaled: x ↦ a·x, a = 1/(t√d), no intercept (as 'attack glm --no-intercept'). Both: perfect
+privacy = bound ≥ 1.
 
 Data: embedded (the 2,000 MNIST images shipped with the crate) or a directory of MNIST IDX
 files. Split: N training examples (default 80 % of the two digits) and the rest for testing,
@@ -80,11 +86,11 @@ const fn v(name: &'static str) -> Spec {
 /// The stream of `Rng::for_trial(seed, ·)` that seeds the split (as `reconbound train`).
 const SPLIT_STREAM: u64 = u64::MAX;
 
-fn usage(msg: String) -> Failure {
+pub(super) fn usage(msg: String) -> Failure {
     Failure::Usage(UsageError(msg))
 }
 
-fn shown(s: &str) -> String {
+pub(super) fn shown(s: &str) -> String {
     s.chars().filter(|c| !c.is_control()).take(80).collect()
 }
 
@@ -126,88 +132,39 @@ fn parse_digits(f: &Flags) -> Result<[u32; 2], Failure> {
     Ok([a, b])
 }
 
-/// Safe-side summary of the MSE bounds: (min, lower median, max); `None` bounds (trace 0)
-/// count as +∞.
-fn summary(fil: &LogregFil) -> (f64, f64, f64) {
-    let mut b: Vec<f64> = fil
-        .examples
-        .iter()
-        .map(|e| e.mse_bound.unwrap_or(f64::INFINITY))
-        .collect();
-    b.sort_by(f64::total_cmp);
-    let min = b.first().copied().unwrap_or(f64::NAN);
-    let max = b.last().copied().unwrap_or(f64::NAN);
-    let median = b
-        .get(b.len().saturating_sub(1) / 2)
-        .copied()
-        .unwrap_or(f64::NAN);
-    (min, median, max)
+/// The two-digit training and test sets of `fil-logreg` and `attack glm`.
+pub(super) struct TwoDigitSplit {
+    /// The two digits (first → label 0, second → label 1).
+    pub digits: [u32; 2],
+    /// Training examples, raw pixels in [0, 1]^d, flattened.
+    pub train: Dataset,
+    /// Test examples (raw, flattened); `None` when every example trains.
+    pub test: Option<Dataset>,
+    /// For each training example, its index in `--data`.
+    pub train_source: Vec<usize>,
+    /// The images' (channels, height, width) before flattening.
+    pub image_shape: (usize, usize, usize),
 }
 
-fn row(t: &mut String, label: &str, value: &str, note: &str) {
-    let pad = 36usize.saturating_sub(label.chars().count());
-    t.push_str("  ");
-    t.push_str(label);
-    t.extend(core::iter::repeat_n(' ', pad));
-    t.push_str(value);
-    if !note.is_empty() {
-        let pad = 12usize.saturating_sub(value.chars().count()).max(1);
-        t.extend(core::iter::repeat_n(' ', pad));
-        t.push_str(note);
+impl TwoDigitSplit {
+    /// Number of test examples.
+    pub fn test_size(&self) -> usize {
+        self.test.as_ref().map_or(0, Dataset::len)
     }
-    t.push('\n');
 }
 
-fn num_or_null(o: &mut Object, key: &str, x: Option<f64>) {
-    match x {
-        Some(x) => o.num(key, x),
-        None => o.put(key, Value::Null),
-    };
-}
-
-pub(crate) fn fil_logreg(args: &[String]) -> Out {
-    let f = parse(
-        args,
-        &[
-            v("data"),
-            v("digits"),
-            v("lambda"),
-            v("noise"),
-            v("train-size"),
-            v("seed"),
-            v("space"),
-            v("out"),
-            Spec {
-                name: "json",
-                takes_value: false,
-            },
-        ],
-    )?;
-    if f.help {
-        return Ok(String::from(HELP));
-    }
-    let lambda = f.f64("lambda")?.unwrap_or(defaults::LAMBDA);
-    check_positive("lambda", lambda)?;
-    let noise = f.f64("noise")?.unwrap_or(defaults::NOISE);
-    check_positive("noise", noise)?;
-    let seed = f.u64("seed")?.unwrap_or(0);
-    let space = match f.raw("space").unwrap_or("pixels") {
-        "pixels" => InputSpace::Projected,
-        "unit-ball" => InputSpace::UnitBall,
-        other => {
-            return Err(usage(format!(
-                "flag '--space': '{}' is not one of pixels, unit-ball",
-                other.chars().take(20).collect::<String>()
-            )))
-        }
-    };
-    let digits = parse_digits(&f)?;
-    let data_spec = f.raw("data").unwrap_or("embedded");
+/// `--data`, `--digits` and `--train-size`: the two digits of MNIST, split into N training
+/// examples (default 80 %) and the rest for testing, by `Rng::for_trial(seed, u64::MAX)` as
+/// `reconbound train --model logreg` draws it.
+pub(super) fn load_two_digit_split(
+    f: &Flags,
+    data_spec: &str,
+    seed: u64,
+) -> Result<TwoDigitSplit, Failure> {
+    let digits = parse_digits(f)?;
     let train_size_flag = f.u64("train-size")?;
-    let out_path = f.raw("out");
-
-    let start = Instant::now();
     let loaded = load_mnist(data_spec)?;
+    let image_shape = loaded.shape();
     for d in digits {
         if d as usize >= loaded.num_classes() {
             return Err(usage(format!(
@@ -266,20 +223,152 @@ pub(crate) fn fil_logreg(args: &[String]) -> Out {
         let test = Rng::from_seed(split_seed).subset(n_all, rest)?;
         (crate::data::complement(n_all, &test), test)
     };
-    let train_raw = two.subset(&train_idx)?;
-    let test_set = if test_idx.is_empty() {
+    let train = two.subset(&train_idx)?;
+    let test = if test_idx.is_empty() {
         None
     } else {
-        Some(two.subset(&test_idx)?.project_to_unit_ball())
+        Some(two.subset(&test_idx)?)
     };
-    drop(two);
+    let train_source = train_idx
+        .iter()
+        .map(|&i| source_index.get(i).copied().unwrap_or(usize::MAX))
+        .collect();
+    Ok(TwoDigitSplit {
+        digits,
+        train,
+        test,
+        train_source,
+        image_shape,
+    })
+}
+
+/// The output file of flag `--name`, if given, after checking that its folder exists (so
+/// that a bad path fails before any computation and nothing is written).
+pub(super) fn output_path(f: &Flags, name: &str) -> Result<Option<String>, Failure> {
+    let Some(p) = f.raw(name) else {
+        return Ok(None);
+    };
+    if p.is_empty() {
+        return Err(usage(format!("flag '--{name}' needs a file name")));
+    }
+    let path = std::path::Path::new(p);
+    if path.is_dir() {
+        return Err(usage(format!(
+            "--{name}: cannot write '{}': it is a folder",
+            shown(p)
+        )));
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
+            return Err(usage(format!(
+                "--{name}: cannot write '{}': its folder does not exist",
+                shown(p)
+            )));
+        }
+    }
+    Ok(Some(String::from(p)))
+}
+
+/// Safe-side summary of the MSE bounds: (min, lower median, max); `None` bounds (trace 0)
+/// count as +∞.
+fn summary(fil: &LogregFil) -> (f64, f64, f64) {
+    let mut b: Vec<f64> = fil
+        .examples
+        .iter()
+        .map(|e| e.mse_bound.unwrap_or(f64::INFINITY))
+        .collect();
+    b.sort_by(f64::total_cmp);
+    let min = b.first().copied().unwrap_or(f64::NAN);
+    let max = b.last().copied().unwrap_or(f64::NAN);
+    let median = b
+        .get(b.len().saturating_sub(1) / 2)
+        .copied()
+        .unwrap_or(f64::NAN);
+    (min, median, max)
+}
+
+/// `  label` padded to the value column, the value, then a note.
+pub(super) fn row(t: &mut String, label: &str, value: &str, note: &str) {
+    let pad = 36usize.saturating_sub(label.chars().count());
+    t.push_str("  ");
+    t.push_str(label);
+    t.extend(core::iter::repeat_n(' ', pad));
+    t.push_str(value);
+    if !note.is_empty() {
+        let pad = 12usize.saturating_sub(value.chars().count()).max(1);
+        t.extend(core::iter::repeat_n(' ', pad));
+        t.push_str(note);
+    }
+    t.push('\n');
+}
+
+pub(super) fn num_or_null(o: &mut Object, key: &str, x: Option<f64>) {
+    match x {
+        Some(x) => o.num(key, x),
+        None => o.put(key, Value::Null),
+    };
+}
+
+pub(crate) fn fil_logreg(args: &[String]) -> Out {
+    let f = parse(
+        args,
+        &[
+            v("data"),
+            v("digits"),
+            v("lambda"),
+            v("noise"),
+            v("train-size"),
+            v("seed"),
+            v("space"),
+            v("out"),
+            Spec {
+                name: "json",
+                takes_value: false,
+            },
+        ],
+    )?;
+    if f.help {
+        return Ok(String::from(HELP));
+    }
+    let lambda = f.f64("lambda")?.unwrap_or(defaults::LAMBDA);
+    check_positive("lambda", lambda)?;
+    let noise = f.f64("noise")?.unwrap_or(defaults::NOISE);
+    check_positive("noise", noise)?;
+    let seed = f.u64("seed")?.unwrap_or(0);
+    let space = match f.raw("space").unwrap_or("pixels") {
+        "pixels" => InputSpace::Projected,
+        "unit-ball" => InputSpace::UnitBall,
+        "intercept" => InputSpace::Embedded { intercept: true },
+        "scaled" => InputSpace::Embedded { intercept: false },
+        other => {
+            return Err(usage(format!(
+                "flag '--space': '{}' is not one of pixels, unit-ball, intercept, scaled",
+                other.chars().take(20).collect::<String>()
+            )))
+        }
+    };
+    let data_spec = f.raw("data").unwrap_or("embedded");
+    let out_path = output_path(&f, "out")?;
+    let out_path = out_path.as_deref();
+
+    let start = Instant::now();
+    let split = load_two_digit_split(&f, data_spec, seed)?;
+    let digits = split.digits;
+    let train_raw = &split.train;
     let max_input_norm = train_raw.max_l2_norm();
 
-    let fil = match space {
-        InputSpace::Projected => projected_output_perturbation_fil(&train_raw, lambda, noise),
-        InputSpace::UnitBall => {
+    let embedding = match space {
+        InputSpace::Embedded { intercept } => {
+            Some(LinearEmbedding::new(train_raw.dim(), intercept)?)
+        }
+        InputSpace::Projected | InputSpace::UnitBall => None,
+    };
+    let fil = match (space, &embedding) {
+        (_, Some(e)) => embedded_output_perturbation_fil(train_raw, e, lambda, noise),
+        (InputSpace::UnitBall, None) => {
             output_perturbation_fil(&train_raw.clone().project_to_unit_ball(), lambda, noise)
         }
+        (_, None) => projected_output_perturbation_fil(train_raw, lambda, noise),
     }
     .map_err(|e| match e {
         crate::Error::InvalidParameter {
@@ -291,13 +380,12 @@ pub(crate) fn fil_logreg(args: &[String]) -> Out {
     })?;
     // The released model: w* + N(0, S²I) from Rng::for_trial(seed, 0), as
     // train::logreg::output_perturbation draws it.
-    let mut rng = Rng::for_trial(seed, 0);
-    let released: Vec<f64> = fil
-        .fit
-        .weights
-        .iter()
-        .map(|&w| w + noise * rng.gaussian())
-        .collect();
+    let released = logreg::perturb(&fil.fit.weights, noise, seed, 0)?;
+    let test_set = match (&split.test, &embedding) {
+        (None, _) => None,
+        (Some(t), Some(e)) => Some(e.embed_dataset(t)?),
+        (Some(t), None) => Some(t.clone().project_to_unit_ball()),
+    };
     let (acc, acc_np) = match &test_set {
         Some(t) => (
             Some(logreg::accuracy(&released, t)?),
@@ -325,9 +413,9 @@ pub(crate) fn fil_logreg(args: &[String]) -> Out {
                 Some(b) => format!("{b:?}"),
                 None => String::new(),
             };
-            let source = train_idx
+            let source = split
+                .train_source
                 .get(e.index)
-                .and_then(|&i| source_index.get(i))
                 .copied()
                 .unwrap_or(usize::MAX);
             let digit = digits.get(e.label as usize).copied().unwrap_or(u32::MAX);
@@ -343,6 +431,8 @@ pub(crate) fn fil_logreg(args: &[String]) -> Out {
     let space_name = match space {
         InputSpace::Projected => "pixels",
         InputSpace::UnitBall => "unit-ball",
+        InputSpace::Embedded { intercept: true } => "intercept",
+        InputSpace::Embedded { intercept: false } => "scaled",
     };
 
     if f.has("json") {
@@ -355,7 +445,7 @@ pub(crate) fn fil_logreg(args: &[String]) -> Out {
             )
             .str("space", space_name)
             .int("train_size", fil.n as u64)
-            .int("test_size", test_idx.len() as u64)
+            .int("test_size", split.test_size() as u64)
             .int("dim", fil.d as u64)
             .num("lambda", lambda)
             .num("noise_std", noise)
@@ -389,7 +479,7 @@ pub(crate) fn fil_logreg(args: &[String]) -> Out {
         digits[0],
         digits[1],
         fil.n,
-        test_idx.len(),
+        split.test_size(),
     );
     match space {
         InputSpace::Projected => t.push_str(&format!(
@@ -399,6 +489,15 @@ pub(crate) fn fil_logreg(args: &[String]) -> Out {
         InputSpace::UnitBall => t.push_str(&format!(
             "  inputs: images projected onto the unit ball (largest raw norm {}); FIL and MSE about the projected images\n",
             sig(max_input_norm, 4, Side::Nearest)
+        )),
+        InputSpace::Embedded { intercept } => t.push_str(&format!(
+            "  inputs: raw pixels in [0, 1]^{d} (largest norm {}) mapped by the fixed linear embedding {}; FIL and MSE about the raw pixels\n",
+            sig(max_input_norm, 4, Side::Nearest),
+            if intercept {
+                "x ↦ (c₀, a·x), c₀ = 1/(t√2), a = 1/(t√(2d)) (an intercept)"
+            } else {
+                "x ↦ a·x, a = 1/(t√d) (no intercept)"
+            }
         )),
     }
     t.push_str(&format!(
@@ -473,7 +572,9 @@ pub(crate) fn fil_logreg(args: &[String]) -> Out {
         "upper bound",
     );
     let line = match space {
-        InputSpace::Projected => String::from("bound ≥ 1: any guess in [0, 1]^d has MSE ≤ 1"),
+        InputSpace::Projected | InputSpace::Embedded { .. } => {
+            String::from("bound ≥ 1: any guess in [0, 1]^d has MSE ≤ 1")
+        }
         InputSpace::UnitBall => format!(
             "bound ≥ 2/d = {}: any guess in [0, 1]^d ∩ unit ball has MSE ≤ 2/d",
             sig(fil.trivial_mse, 6, Side::Nearest)

@@ -5,7 +5,10 @@
 //! - [`curve_plot_svg`]: bounds (lines) and measured rates with intervals (markers with error
 //!   bars) against ε on a log₂ axis (Hayes et al. 2023, Fig. 2);
 //! - [`image_grid_svg`]: rows of small images drawn as `<rect>` pixels with a caption under
-//!   each image and a label per row (Guo et al. 2022, Fig. 6: highest and lowest dFIL).
+//!   each image and a label per row (Guo et al. 2022, Fig. 6: highest and lowest dFIL;
+//!   Fig. 4: targets over their reconstructions);
+//! - [`scatter_svg`]: points on log₁₀–log₁₀ axes with the line y = x, the points below it
+//!   in red (Guo et al. 2022, Fig. 3: realised MSE of the GLM attack against the FIL bound).
 //!
 //! Output is deterministic: the same input gives the same bytes (coordinates with two
 //! decimals, colours as `#rrggbb`, no time stamps). Text is escaped for XML.
@@ -369,6 +372,278 @@ fn power_of_ten(e: i64) -> String {
         format!("{e}")
     };
     format!("10<tspan dy=\"-6\" font-size=\"9\">{exp}</tspan>")
+}
+
+/// Height of the scatter plot's square-ish plot area.
+const SCATTER_H: f64 = 460.0;
+const POINT_FILL: &str = "#4c72b0";
+const BELOW_FILL: &str = "#d62728";
+
+/// What [`scatter_svg`] draws.
+#[derive(Debug, Clone)]
+pub(crate) struct ScatterPlot<'a> {
+    /// Title above the plot.
+    pub title: &'a str,
+    /// A smaller second line under the title (may be empty).
+    pub subtitle: &'a str,
+    /// Label of the x-axis (log₁₀).
+    pub x_label: &'a str,
+    /// Label of the y-axis (log₁₀).
+    pub y_label: &'a str,
+    /// The points (x, y); those with a coordinate ≤ 0 or not finite are left out and counted.
+    pub points: &'a [(f64, f64)],
+    /// Legend text of the line y = x.
+    pub diagonal_label: &'a str,
+    /// Legend text of the points below y = x (drawn red); the count is appended.
+    pub below_label: &'a str,
+    /// Labelled vertical lines (at x values).
+    pub markers: &'a [Marker],
+}
+
+/// The decade range [floor, ceil] of positive finite `values` (at least one decade wide).
+fn decade_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|v| drawable(*v)) {
+        let l = libm::log10(v);
+        lo = lo.min(l);
+        hi = hi.max(l);
+    }
+    if !(lo.is_finite() && hi.is_finite()) {
+        return (-1.0, 1.0);
+    }
+    let (a, b) = (libm::floor(lo), libm::ceil(hi));
+    if b > a {
+        (a, b)
+    } else {
+        (a, a + 1.0)
+    }
+}
+
+/// Guo et al. 2022 Fig. 3: a scatter plot on log₁₀ axes (ticks at powers of ten), the line
+/// y = x (class `diagonal`, clipped to the plot), each point a `<circle class="point">` or,
+/// below the line, `<circle class="point below">` in red; dashed vertical markers and a
+/// legend. Deterministic.
+pub(crate) fn scatter_svg(plot: &ScatterPlot<'_>) -> String {
+    let shown: Vec<(f64, f64)> = plot
+        .points
+        .iter()
+        .copied()
+        .filter(|&(x, y)| drawable(x) && drawable(y))
+        .collect();
+    let skipped = plot.points.len() - shown.len();
+    let below = shown.iter().filter(|(x, y)| y < x).count();
+    let (xa, xb) = decade_range(
+        shown
+            .iter()
+            .map(|p| p.0)
+            .chain(plot.markers.iter().map(|m| m.value)),
+    );
+    let (ya, yb) = decade_range(shown.iter().map(|p| p.1));
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let legend_rows = 2 + plot.markers.len();
+    let top = HEAD + LEGEND_ROW * legend_rows as f64 + 10.0;
+    let height = top + SCATTER_H + BOTTOM;
+    let y0 = top + SCATTER_H;
+    let px = |l: f64| x_pixel(l, xa, xb);
+    let py = |l: f64| y0 - (l - ya) / (yb - ya) * SCATTER_H;
+
+    let mut s = header(WIDTH, height);
+    s.push_str(&format!(
+        "<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n",
+        num(WIDTH),
+        num(height)
+    ));
+    titles(&mut s, WIDTH, plot.title, plot.subtitle);
+
+    // Grid lines and ticks at powers of ten on both axes.
+    s.push_str("<g font-size=\"12\">\n");
+    let x_decades = (xb - xa) as u64;
+    let x_every = x_decades.div_ceil(10).max(1);
+    let mut k = 0u64;
+    while k <= x_decades {
+        let e = xa + k as f64;
+        let x = px(e);
+        s.push_str(&format!(
+            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#e8e8e8\"/>\n<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#000000\"/>\n",
+            num(x),
+            num(top),
+            num(x),
+            num(y0),
+            num(x),
+            num(y0),
+            num(x),
+            num(y0 + 5.0)
+        ));
+        s.push_str(&format!(
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+            num(x),
+            num(y0 + 20.0),
+            power_of_ten(e as i64)
+        ));
+        k += x_every;
+    }
+    let y_decades = (yb - ya) as u64;
+    let y_every = y_decades.div_ceil(12).max(1);
+    let mut k = 0u64;
+    while k <= y_decades {
+        let e = ya + k as f64;
+        let y = py(e);
+        s.push_str(&format!(
+            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#e8e8e8\"/>\n<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#000000\"/>\n",
+            num(LEFT),
+            num(y),
+            num(LEFT + plot_w),
+            num(y),
+            num(LEFT - 5.0),
+            num(y),
+            num(LEFT),
+            num(y)
+        ));
+        s.push_str(&format!(
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n",
+            num(LEFT - 8.0),
+            num(y + 4.0),
+            power_of_ten(e as i64)
+        ));
+        k += y_every;
+    }
+    s.push_str("</g>\n");
+
+    // Axes and labels.
+    s.push_str(&format!(
+        "<path d=\"M{} {}V{}H{}\" fill=\"none\" stroke=\"#000000\"/>\n",
+        num(LEFT),
+        num(top),
+        num(y0),
+        num(LEFT + plot_w)
+    ));
+    s.push_str(&format!(
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"13\">{}</text>\n",
+        num(LEFT + plot_w / 2.0),
+        num(height - 18.0),
+        escape(plot.x_label)
+    ));
+    s.push_str(&format!(
+        "<text x=\"18\" y=\"{}\" text-anchor=\"middle\" font-size=\"13\" transform=\"rotate(-90 18 {})\">{}</text>\n",
+        num(top + SCATTER_H / 2.0),
+        num(top + SCATTER_H / 2.0),
+        escape(plot.y_label)
+    ));
+
+    // y = x over the part of the plot where both axes overlap.
+    let (lo, hi) = (xa.max(ya), xb.min(yb));
+    let diagonal = hi > lo;
+    if diagonal {
+        s.push_str(&format!(
+            "<line class=\"diagonal\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#000000\" stroke-width=\"1.5\"/>\n",
+            num(px(lo)),
+            num(py(lo)),
+            num(px(hi)),
+            num(py(hi))
+        ));
+    }
+    // Markers.
+    for (i, m) in plot.markers.iter().enumerate() {
+        if drawable(m.value) {
+            let colour = MARKER_COLOURS
+                .get((i + 1) % MARKER_COLOURS.len())
+                .copied()
+                .unwrap_or("#000000");
+            let x = px(libm::log10(m.value));
+            s.push_str(&format!(
+                "<line class=\"marker\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{colour}\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n",
+                num(x),
+                num(top),
+                num(x),
+                num(y0)
+            ));
+        }
+    }
+    // Points: those above the line first, so the red ones stay visible.
+    s.push_str("<g fill-opacity=\"0.75\">\n");
+    for want_below in [false, true] {
+        for &(x, y) in shown.iter().filter(|(x, y)| (y < x) == want_below) {
+            let (class, fill) = if want_below {
+                ("point below", BELOW_FILL)
+            } else {
+                ("point", POINT_FILL)
+            };
+            s.push_str(&format!(
+                "<circle class=\"{class}\" cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"{fill}\"/>\n",
+                num(px(libm::log10(x))),
+                num(py(libm::log10(y)))
+            ));
+        }
+    }
+    s.push_str("</g>\n");
+
+    // Legend.
+    let lx = LEFT + 10.0;
+    let mut ly = HEAD + 12.0;
+    let mut legend = |s: &mut String, symbol: String, text: String| {
+        s.push_str(&symbol.replace("{Y}", &num(ly - 4.0)));
+        s.push_str(&format!(
+            "<text x=\"{}\" y=\"{}\" font-size=\"12\">{}</text>\n",
+            num(lx + 30.0),
+            num(ly),
+            escape(&text)
+        ));
+        ly += LEGEND_ROW;
+    };
+    let diag_text = if diagonal {
+        String::from(plot.diagonal_label)
+    } else {
+        format!("{} (outside the axes)", plot.diagonal_label)
+    };
+    legend(
+        &mut s,
+        format!(
+            "<line x1=\"{}\" y1=\"{{Y}}\" x2=\"{}\" y2=\"{{Y}}\" stroke=\"#000000\" stroke-width=\"1.5\"/>\n",
+            num(lx),
+            num(lx + 24.0)
+        ),
+        diag_text,
+    );
+    legend(
+        &mut s,
+        format!(
+            "<circle cx=\"{}\" cy=\"{{Y}}\" r=\"4\" fill=\"{BELOW_FILL}\"/>\n",
+            num(lx + 12.0)
+        ),
+        format!("{} ({below})", plot.below_label),
+    );
+    for (i, m) in plot.markers.iter().enumerate() {
+        let colour = MARKER_COLOURS
+            .get((i + 1) % MARKER_COLOURS.len())
+            .copied()
+            .unwrap_or("#000000");
+        let text = if drawable(m.value) {
+            m.label.clone()
+        } else {
+            format!("{} (not drawn)", m.label)
+        };
+        legend(
+            &mut s,
+            format!(
+                "<line x1=\"{}\" y1=\"{{Y}}\" x2=\"{}\" y2=\"{{Y}}\" stroke=\"{colour}\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n",
+                num(lx),
+                num(lx + 24.0)
+            ),
+            text,
+        );
+    }
+    let mut note = format!("n = {}", shown.len());
+    if skipped > 0 {
+        note.push_str(&format!(", {skipped} not shown (no finite positive value)"));
+    }
+    s.push_str(&format!(
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"11\" fill=\"#555555\">{}</text>\n",
+        num(LEFT + plot_w),
+        num(top - 6.0),
+        escape(&note)
+    ));
+    s.push_str("</svg>\n");
+    s
 }
 
 /// One image of a grid with its caption.
@@ -1045,6 +1320,70 @@ mod tests {
         });
         check_well_formed(&svg).unwrap();
         assert!(!svg.contains("class=\"bar\""));
+    }
+
+    /// Points over decades 10^-3..10^1 (x) and 10^-2..10^2 (y): the diagonal spans the
+    /// overlap 10^-2..10^1; the point (1, 0.5) is below it (red), (0.01, 0.1) and (10, 100)
+    /// above; a zero is skipped and counted. x = 1 is 3/4 across the 660 px width: 575.00.
+    #[test]
+    fn scatter_svg_draws_the_diagonal_and_marks_points_below() {
+        let points = [
+            (1e-3, 0.05),
+            (0.01, 0.1),
+            (1.0, 0.5),
+            (10.0, 100.0),
+            (0.0, 1.0),
+        ];
+        let m = vec![Marker {
+            value: 1.0,
+            label: "perfect privacy".into(),
+        }];
+        let plot = ScatterPlot {
+            title: "GLM attack & FIL",
+            subtitle: "",
+            x_label: "bound",
+            y_label: "MSE",
+            points: &points,
+            diagonal_label: "y = x",
+            below_label: "below the bound",
+            markers: &m,
+        };
+        let svg = scatter_svg(&plot);
+        check_well_formed(&svg).unwrap();
+        assert_eq!(svg.matches("<circle class=\"point\"").count(), 3);
+        assert_eq!(svg.matches("<circle class=\"point below\"").count(), 1);
+        assert!(svg.contains("below the bound (1)") && svg.contains("1 not shown"));
+        assert_eq!(
+            attr_values(&svg, "<line class=\"marker\"", "x1"),
+            vec!["575.00"]
+        );
+        // Diagonal from 10^-2 (x: 80 + 660/4 = 245) to 10^1 (x: 740).
+        assert_eq!(
+            attr_values(&svg, "<line class=\"diagonal\"", "x1"),
+            vec!["245.00"]
+        );
+        assert_eq!(
+            attr_values(&svg, "<line class=\"diagonal\"", "x2"),
+            vec!["740.00"]
+        );
+        // The diagonal's end points lie on y = x: the y pixel of 10^-2 on the y axis
+        // (decades -2..2, 460 px) is 3/4 down the plot, that of 10^1 1/4 down.
+        let y1: f64 = attr_values(&svg, "<line class=\"diagonal\"", "y1")[0]
+            .parse()
+            .unwrap();
+        let y2: f64 = attr_values(&svg, "<line class=\"diagonal\"", "y2")[0]
+            .parse()
+            .unwrap();
+        assert!((y1 - y2 - 345.0).abs() < 0.01, "{y1} {y2}");
+        assert!(svg.contains("GLM attack &amp; FIL"));
+        assert_eq!(svg, scatter_svg(&plot));
+        // Nothing to draw: still well formed.
+        let empty = scatter_svg(&ScatterPlot {
+            points: &[],
+            markers: &[],
+            ..plot
+        });
+        check_well_formed(&empty).unwrap();
     }
 
     #[test]

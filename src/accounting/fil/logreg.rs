@@ -53,6 +53,20 @@
 //!   Tr I = (a²‖A‖_F² + 2ab u·v + b²‖v‖²‖w‖² − t²(a + bz)²‖v‖²) / (t‖x‖nσ)².
 //!   Then MSE is measured in the raw space [0, 1]^d, as in Guo's Fig. 2 (perfect-privacy
 //!   line MSE = 1), and Thm 1 applies with diam_i = 1.
+//! - [`embedded_output_perturbation_fil`] ([`InputSpace::Embedded`]): the mechanism maps each
+//!   raw example x ∈ [0, 1]^d by the fixed linear [`LinearEmbedding`] of
+//!   [`crate::train::logreg`] — with an intercept x_aug = (c₀, a·x), c₀ = 1/(t√2),
+//!   a = 1/(t√(2d)), or without one x_aug = a·x, a = 1/(t√d) — and trains on x_aug ∈ ℝ^p
+//!   (p = d + 1 or d; ‖x_aug‖ ≤ 1, so ε = 4/(nλσ)² holds). The FIL is about the **raw**
+//!   pixels: ∂x_aug/∂x = a·P, P the p × d matrix that places x at the coordinates after the
+//!   constant (the constant does not depend on x), so J_raw = a·J P: the columns of J of the
+//!   pixel coordinates, times a. With A = H⁻¹ (p × p), Pw the weights with the intercept
+//!   coordinate set to 0, u′ = A·Pw and v = A x_aug (the **whole** x_aug, the constant
+//!   included: it enters through the b·x wᵀ term):
+//!   Tr I = a²(a_r²‖AP‖_F² + 2a_r b u′·v + b²‖v‖²‖Pw‖²)/(nσ)² (a_r = s − y the residual) —
+//!   the UnitBall formula with ‖A‖_F², u and ‖w‖² restricted to the pixel coordinates, times
+//!   a². d/Tr(I) is then a bound on the MSE of x̂ in raw [0, 1]^d units (perfect-privacy line
+//!   1), the units in which [`crate::attacks::glm`] measures its reconstructions.
 //!
 //! # What is certified
 //!
@@ -60,7 +74,8 @@
 //! exact minimiser, **to first order** in the minimiser's error: the Newton solution ŵ of
 //! [`crate::train::logreg::fit`] satisfies ‖ŵ − w*‖ ≤ δ = ‖∇J(ŵ)‖/λ (λ-strong convexity);
 //! every term of the formula above changes by at most ρ = 2δ(4R + 2/‖ŵ‖ + κR³/(2λ)) times
-//! its absolute value (R = max‖x′‖ ≤ 1, κ = 1 + R²/(4λ) ≥ cond(H); |∂ln|a|/∂z| ≤ 1,
+//! its absolute value (for [`InputSpace::Embedded`] with an intercept, ‖Pŵ‖ replaces ‖ŵ‖:
+//! the restricted weights move by at most δ too, relatively δ/‖Pŵ‖ ≥ δ/‖ŵ‖) (R = max‖x′‖ ≤ 1, κ = 1 + R²/(4λ) ≥ cond(H); |∂ln|a|/∂z| ≤ 1,
 //! |∂ln b/∂z| ≤ 1, |s″| ≤ 0.0963), and ρ ≤ 10⁻³ is required (else
 //! [`Error::NotConverged`]). Floating-point error of A (Cholesky solves: normwise relative
 //! error ≤ 3d²κ·2⁻⁵³ per column, Higham Thm 10.4) and of the products is covered by
@@ -81,7 +96,10 @@ use crate::accounting::{mse, rdp};
 use crate::data::Dataset;
 use crate::error::{check_positive, Error, Result};
 use crate::math::linalg::{cholesky_in_place, cholesky_solve};
-use crate::train::logreg::{check_binary, dot, fit, hessian_lower, norm, sigmoid, LogisticFit};
+use crate::train::logreg::{
+    check_binary, check_finite_weights, dot, fit, hessian_lower, norm, residual, LinearEmbedding,
+    LogisticFit,
+};
 use alloc::vec::Vec;
 
 /// The largest first-order relative effect of the minimiser's error that is accepted.
@@ -95,6 +113,13 @@ pub enum InputSpace {
     /// Raw features in [0, 1]^d, projected onto the unit ball by the mechanism
     /// ([`Dataset::project_to_unit_ball`]) before training; FIL about the raw features.
     Projected,
+    /// Raw features in [0, 1]^d mapped by the fixed [`LinearEmbedding`] (with or without
+    /// the constant feature, as `intercept` says) before training; FIL about the raw
+    /// features (module docs).
+    Embedded {
+        /// Whether the embedding has the constant feature (an intercept).
+        intercept: bool,
+    },
 }
 
 /// The FIL of one training example.
@@ -126,13 +151,15 @@ pub struct LogregFil {
     /// ([`mse::mse_lower_bound_uniform`]).
     pub rdp_mse_bound: f64,
     /// The MSE of the worst guess inside the data space, max ‖ẑ − z‖²/d: 1 for
-    /// [`InputSpace::Projected`] ([0, 1]^d), 2/d for [`InputSpace::UnitBall`]
+    /// [`InputSpace::Projected`] and [`InputSpace::Embedded`] ([0, 1]^d), 2/d for
+    /// [`InputSpace::UnitBall`]
     /// ([0, 1]^d ∩ unit ball). Guo's "perfect privacy" line: a bound at or above it says no
     /// unbiased attack beats guessing.
     pub trivial_mse: f64,
-    /// The minimiser w* (of the projected data for [`InputSpace::Projected`]).
+    /// The minimiser w* (of the projected data for [`InputSpace::Projected`], of the
+    /// embedded data — length p = d + 1 with an intercept — for [`InputSpace::Embedded`]).
     pub fit: LogisticFit,
-    /// Dimension d.
+    /// Dimension d of the input the FIL is about (the raw features).
     pub d: usize,
     /// Number of training examples n.
     pub n: usize,
@@ -148,8 +175,7 @@ pub struct LogregFil {
 fn residual_and_slope(z: f64, y: u32) -> (f64, f64) {
     let e = libm::exp(-libm::fabs(z));
     let slope = e / ((1.0 + e) * (1.0 + e));
-    let a = if y == 1 { -sigmoid(-z) } else { sigmoid(z) };
-    (a, slope)
+    (residual(z, y), slope)
 }
 
 fn check_unit_ball(data: &Dataset) -> Result<()> {
@@ -313,6 +339,74 @@ pub fn projected_output_perturbation_fil(
     )
 }
 
+/// Per-example FIL of output perturbation applied to **raw** data in [0, 1]^d that the
+/// mechanism first maps by the fixed linear `embedding` ([`InputSpace::Embedded`]; with an
+/// intercept x_aug = (c₀, a·x)): the FIL is about the raw pixels, so that d/Tr(I) bounds the
+/// MSE of a reconstruction of x in [0, 1]^d units — the units of [`crate::attacks::glm`].
+///
+/// # Formula
+///
+/// Tr I = a²(a_r²‖AP‖_F² + 2a_r b (A·Pw)·(A x_aug) + b²‖A x_aug‖²‖Pw‖²)/(nσ)² with A = H⁻¹
+/// of the embedded data, P the pixel coordinates, a_r = σ(w·x_aug) − y, b = σ′(w·x_aug)
+/// (module docs; rounded up); dFIL = Tr/d, MSE ≥ d/Tr (Thm 2, rounded down); ε = 4/(nλσ)²
+/// (‖x_aug‖ ≤ 1) and the Thm 1 bound on [0, 1]^d (diam_i = 1).
+///
+/// # Citations
+///
+/// Guo et al. 2022, Eq. 1, Thm 1, Thm 2 and Sec. 7.1
+/// (`guo2022-bounding-reconstruction-fil-rdp.txt`); Hannun et al. 2021 (influence Jacobian);
+/// Chaudhuri, Monteleoni, Sarwate 2011 (sensitivity 2/(nλ) for ‖x_aug‖ ≤ 1).
+///
+/// # Errors
+///
+/// As [`output_perturbation_fil`] (without the norm condition, which the embedding meets);
+/// [`Error::Inconsistent`] if `embedding.raw_dim() != raw.dim()`.
+///
+/// # Examples
+///
+/// ```
+/// use reconbound::accounting::fil::logreg::{embedded_output_perturbation_fil, InputSpace};
+/// use reconbound::data::embedded_mnist;
+/// use reconbound::train::logreg::LinearEmbedding;
+/// let raw = embedded_mnist()?.filter_labels(&[0, 1])?.subset(&(0..40).collect::<Vec<_>>())?
+///     .flatten();
+/// let e = LinearEmbedding::with_intercept(raw.dim())?;
+/// let fil = embedded_output_perturbation_fil(&raw, &e, 1e-2, 1e-2)?;
+/// assert_eq!(fil.space, InputSpace::Embedded { intercept: true });
+/// assert_eq!((fil.d, fil.fit.weights.len(), fil.trivial_mse), (784, 785, 1.0));
+/// for x in &fil.examples {
+///     assert!(x.mse_bound.unwrap() > 0.0);
+/// }
+/// # Ok::<(), reconbound::Error>(())
+/// ```
+pub fn embedded_output_perturbation_fil(
+    raw: &Dataset,
+    embedding: &LinearEmbedding,
+    lambda: f64,
+    noise_std: f64,
+) -> Result<LogregFil> {
+    validate(raw, lambda, noise_std)?;
+    let train = embedding.embed_dataset(raw)?;
+    compute(
+        raw,
+        &train,
+        lambda,
+        noise_std,
+        InputSpace::Embedded {
+            intercept: embedding.has_intercept(),
+        },
+        true,
+    )
+}
+
+/// The embedding of an [`InputSpace::Embedded`] space for raw dimension `d`.
+fn space_embedding(space: InputSpace, d: usize) -> Result<Option<LinearEmbedding>> {
+    match space {
+        InputSpace::Embedded { intercept } => Ok(Some(LinearEmbedding::new(d, intercept)?)),
+        InputSpace::UnitBall | InputSpace::Projected => Ok(None),
+    }
+}
+
 /// `raw`: the data as given; `train`: what the mechanism trains on (= `raw` for UnitBall).
 /// `certify = false` (tests only) returns the nominal traces, without the margin.
 fn compute(
@@ -324,17 +418,30 @@ fn compute(
     certify: bool,
 ) -> Result<LogregFil> {
     let n = train.len();
+    // d: the model's dimension; raw_d: that of the input the FIL is about.
     let d = train.dim();
+    let raw_d = raw.dim();
+    let embedding = space_embedding(space, raw_d)?;
+    // The model coordinates that depend on the raw input start at `off` (1 with an
+    // intercept), and J_raw = `pixel_scale`·(those columns of J).
+    let (off, pixel_scale) = match &embedding {
+        Some(e) => (e.offset(), e.scale()),
+        None => (0, 1.0),
+    };
     let rdp_order2 = rdp::output_perturbation_rdp(n as u64, lambda, noise_std)?;
-    let rdp_mse_bound = mse::mse_lower_bound_uniform(rdp_order2, 1.0, d as u64)?;
+    let rdp_mse_bound = mse::mse_lower_bound_uniform(rdp_order2, 1.0, raw_d as u64)?;
     let fit = fit(train, lambda)?;
     let w = &fit.weights;
     let l = hessian_factor(train, lambda, w)?;
     let inv = inverse(&l, d)?;
-    let frob: f64 = inv.iter().map(|v| v * v).sum();
-    let mut u = w.clone();
+    // ‖A P‖_F² (rows = columns, A symmetric), P·w and A·P·w: the pixel coordinates only
+    // (all of them when off = 0: the plain formula, bit for bit).
+    let frob: f64 = inv.iter().skip(off * d).map(|v| v * v).sum();
+    let mut w_pix = w.clone();
+    w_pix.iter_mut().take(off).for_each(|v| *v = 0.0);
+    let mut u = w_pix.clone();
     cholesky_solve(&l, d, &mut u)?;
-    let (ww, w_norm, u_norm) = (dot(w, w), norm(w), norm(&u));
+    let (ww, w_norm, u_norm) = (dot(&w_pix, &w_pix), norm(&w_pix), norm(&u));
 
     // Margins (module docs).
     let big_r = train.max_l2_norm();
@@ -390,7 +497,7 @@ fn compute(
         let t3 = b * b * vv * ww;
         let mut core = t1 + t2 + t3;
         let mut size = t1 + 2.0 * libm::fabs(a * b) * u_norm * libm::sqrt(vv) + t3;
-        let mut factor = 1.0;
+        let mut factor = pixel_scale * pixel_scale;
         if space == InputSpace::Projected {
             if let (Some(f), t) = projection_factor(x_raw) {
                 let c = a + b * z;
@@ -408,7 +515,7 @@ fn compute(
             });
         }
         let (dfil_value, mse_bound) = if trace > 0.0 {
-            (dfil(trace, d)?, Some(unbiased_mse_bound(trace, d)?))
+            (dfil(trace, raw_d)?, Some(unbiased_mse_bound(trace, raw_d)?))
         } else {
             (0.0, None)
         };
@@ -421,7 +528,7 @@ fn compute(
         });
     }
     let trivial_mse = match space {
-        InputSpace::Projected => 1.0,
+        InputSpace::Projected | InputSpace::Embedded { .. } => 1.0,
         InputSpace::UnitBall => 2.0 / d as f64,
     };
     Ok(LogregFil {
@@ -431,7 +538,7 @@ fn compute(
         rdp_mse_bound,
         trivial_mse,
         fit,
-        d,
+        d: raw_d,
         n,
         lambda,
         noise_std,
@@ -439,17 +546,20 @@ fn compute(
     })
 }
 
-/// The influence Jacobian ∂w*/∂x_j (d × d row-major, entry (r, c) = ∂w*_r/∂x_{j,c}) of
-/// training example `index`, by the implicit function theorem, built densely: H J = −N
-/// solved column by column. For [`InputSpace::Projected`], `data` is the raw data, `weights`
-/// the minimiser on the projected data, and the result is about the raw features
-/// (J·∂x′/∂x). O(d³): for checks and small d; the traces of
+/// The influence Jacobian ∂w*/∂x_j (p × d row-major, entry (r, c) = ∂w*_r/∂x_{j,c}; p the
+/// number of weights, d the raw dimension) of training example `index`, by the implicit
+/// function theorem, built densely: H J = −N solved column by column. `data` is the data as
+/// given and `weights` the minimiser on what the mechanism trains on: the data themselves
+/// ([`InputSpace::UnitBall`]), their projection ([`InputSpace::Projected`]; the result is
+/// J·∂x′/∂x) or their embedding ([`InputSpace::Embedded`]; p = d + 1 with an intercept, and
+/// the result is a·J·P, the pixel columns). O(p³): for checks and small d; the traces of
 /// [`output_perturbation_fil`] use the closed form instead.
 ///
 /// # Formula
 ///
 /// J = −H⁻¹ (1/n)[(s − y) I + s′ x wᵀ] with z = w·x, s = σ(z), s′ = s(1 − s),
-/// H = (1/n) Σ_i s′_i x_i x_iᵀ + λI (module docs); projected: J·(I − x̂x̂ᵀ)/(t‖x‖).
+/// H = (1/n) Σ_i s′_i x_i x_iᵀ + λI (module docs); projected: J·(I − x̂x̂ᵀ)/(t‖x‖);
+/// embedded: a·J·P.
 ///
 /// # Citations
 ///
@@ -459,8 +569,9 @@ fn compute(
 /// # Errors
 ///
 /// `lambda` unless finite and > 0; `num_classes` unless 2; `data` (UnitBall) if some
-/// ‖x_i‖ > 1; [`Error::Inconsistent`] if `weights.len() != d`; `weights` if an entry is
-/// not finite; `index` if `>= n`; [`Error::Numerical`] if H cannot be factored.
+/// ‖x_i‖ > 1; [`Error::Inconsistent`] if `weights.len()` is not the model's dimension;
+/// `weights` if an entry is not finite; `index` if `>= n`; [`Error::Numerical`] if H cannot
+/// be factored.
 ///
 /// # Examples
 ///
@@ -483,30 +594,30 @@ pub fn minimiser_input_jacobian(
 ) -> Result<Vec<f64>> {
     check_positive("lambda", lambda)?;
     check_binary(data)?;
-    let d = data.dim();
+    let raw_d = data.dim();
+    let embedding = space_embedding(space, raw_d)?;
+    let d = embedding.map_or(raw_d, |e| e.dim());
     if weights.len() != d {
         return Err(Error::Inconsistent {
-            what: "weights.len() must equal the data's dimension",
+            what: "weights.len() must equal the model's dimension",
             value: weights.len() as f64,
         });
     }
-    if let Some(&bad) = weights.iter().find(|v| !v.is_finite()) {
-        return Err(Error::InvalidParameter {
-            name: "weights",
-            value: bad,
-            expected: "finite",
-        });
-    }
+    check_finite_weights("weights", weights)?;
     let (x_raw, y) = data.example(index)?;
-    let projected;
-    let train = match space {
-        InputSpace::UnitBall => {
+    let transformed;
+    let train = match (space, embedding) {
+        (InputSpace::UnitBall, _) => {
             check_unit_ball(data)?;
             data
         }
-        InputSpace::Projected => {
-            projected = data.clone().project_to_unit_ball();
-            &projected
+        (_, Some(e)) => {
+            transformed = e.embed_dataset(data)?;
+            &transformed
+        }
+        _ => {
+            transformed = data.clone().project_to_unit_ball();
+            &transformed
         }
     };
     let (x, _) = train.example(index)?;
@@ -529,6 +640,14 @@ pub fn minimiser_input_jacobian(
                 *slot = e;
             }
         }
+    }
+    if let Some(e) = embedding {
+        // a·J·P: the pixel columns (after the constant), times a.
+        let off = e.offset();
+        return Ok(jac
+            .chunks_exact(d)
+            .flat_map(|row| row.iter().skip(off).map(|v| e.scale() * v))
+            .collect());
     }
     if space == InputSpace::Projected {
         if let (Some(f), _) = projection_factor(x_raw) {
@@ -581,7 +700,22 @@ mod tests {
         m.iter().map(|v| v * v).sum()
     }
 
-    /// Central differences of the refitted minimiser against the IFT Jacobian, both spaces.
+    /// The mechanism's training set for `space` from the raw data.
+    fn transform(ds: &Dataset, space: InputSpace) -> Dataset {
+        match space {
+            InputSpace::UnitBall => ds.clone(),
+            InputSpace::Projected => ds.clone().project_to_unit_ball(),
+            InputSpace::Embedded { intercept } => LinearEmbedding::new(ds.dim(), intercept)
+                .unwrap()
+                .embed_dataset(ds)
+                .unwrap(),
+        }
+    }
+
+    /// Central differences of the refitted minimiser against the IFT Jacobian, every space:
+    /// the raw feature is perturbed and the whole mechanism (projection or embedding, then
+    /// Newton) rerun, so the chain-rule factor of the space (1/(t‖x‖)(I − x̂x̂ᵀ), or a and
+    /// the dropped constant column) is checked independently of the closed forms.
     /// Step h = 1e-4: truncation O(h²·|∂³w*|) ≈ 1e-8 relative, rounding ≈ 1e-15/h ≈ 1e-11
     /// (Newton converges to ≲ 1e-13 relative gradient); tolerance 1e-6 relative to ‖J‖_F.
     #[test]
@@ -591,26 +725,26 @@ mod tests {
         for (space, lo, hi) in [
             (InputSpace::UnitBall, 0.05, 0.5),
             (InputSpace::Projected, 0.3, 0.95),
+            (InputSpace::Embedded { intercept: true }, 0.05, 0.95),
+            (InputSpace::Embedded { intercept: false }, 0.05, 0.95),
         ] {
             let data = tiny(14, 4, lo, hi, 5);
-            let project = |ds: &Dataset| match space {
-                InputSpace::UnitBall => ds.clone(),
-                InputSpace::Projected => ds.clone().project_to_unit_ball(),
-            };
-            let w = fit(&project(&data), lambda).unwrap().weights;
+            let w = fit(&transform(&data, space), lambda).unwrap().weights;
             let d = data.dim();
+            let p = w.len();
             for j in [0usize, 3, 9] {
                 let jac = minimiser_input_jacobian(&data, lambda, &w, j, space).unwrap();
+                assert_eq!(jac.len(), p * d);
                 let mut err = 0.0;
                 for k in 0..d {
                     let x0 = data.example(j).unwrap().0[k];
-                    let wp = fit(&project(&replace_feature(&data, j, k, x0 + h)), lambda)
-                        .unwrap()
-                        .weights;
-                    let wm = fit(&project(&replace_feature(&data, j, k, x0 - h)), lambda)
-                        .unwrap()
-                        .weights;
-                    for r in 0..d {
+                    let refit = |x: f64| {
+                        fit(&transform(&replace_feature(&data, j, k, x), space), lambda)
+                            .unwrap()
+                            .weights
+                    };
+                    let (wp, wm) = (refit(x0 + h), refit(x0 - h));
+                    for r in 0..p {
                         let fd = (wp[r] - wm[r]) / (2.0 * h);
                         err += (fd - jac[r * d + k]) * (fd - jac[r * d + k]);
                     }
@@ -629,10 +763,7 @@ mod tests {
     fn closed_form_trace_matches_dense_jacobian() {
         let sigma = 0.3;
         let check = |raw: &Dataset, lambda: f64, space: InputSpace, indices: &[usize]| {
-            let train = match space {
-                InputSpace::UnitBall => raw.clone(),
-                InputSpace::Projected => raw.clone().project_to_unit_ball(),
-            };
+            let train = transform(raw, space);
             let fil = compute(raw, &train, lambda, sigma, space, true).unwrap();
             let nominal = compute(raw, &train, lambda, sigma, space, false).unwrap();
             for &j in indices {
@@ -656,6 +787,10 @@ mod tests {
         let all: Vec<usize> = (0..30).collect();
         check(&tiny(30, 6, 0.02, 0.4, 8), 0.02, InputSpace::UnitBall, &all);
         check(&tiny(30, 6, 0.2, 0.9, 9), 0.02, InputSpace::Projected, &all);
+        for intercept in [true, false] {
+            let space = InputSpace::Embedded { intercept };
+            check(&tiny(30, 6, 0.0, 1.0, 10), 0.02, space, &all);
+        }
         // MNIST 0 vs 1 (sparse features), d = 784.
         let mnist = embedded_mnist()
             .unwrap()
@@ -666,11 +801,54 @@ mod tests {
             .flatten();
         check(&mnist, 1e-2, InputSpace::Projected, &[0, 17, 49]);
         check(
+            &mnist,
+            1e-2,
+            InputSpace::Embedded { intercept: true },
+            &[2, 44],
+        );
+        check(
             &mnist.project_to_unit_ball(),
             1e-2,
             InputSpace::UnitBall,
             &[1, 30],
         );
+    }
+
+    /// Without an intercept the embedded FIL is the unit-ball FIL of the embedded data times
+    /// a² (J_raw = a·J): tolerance 1e-14 relative (the factor's rounding, a few ulps); with
+    /// an intercept the dropped constant column makes it smaller than a² times the unit-ball
+    /// trace (which also counts ∂w*/∂c₀), and the data space is [0, 1]^d (trivial MSE 1).
+    #[test]
+    fn embedded_trace_is_the_scaled_unit_ball_trace_of_the_pixel_columns() {
+        let raw = tiny(25, 5, 0.0, 1.0, 12);
+        for intercept in [false, true] {
+            let e = LinearEmbedding::new(5, intercept).unwrap();
+            let fil = embedded_output_perturbation_fil(&raw, &e, 0.05, 0.2).unwrap();
+            let inner =
+                output_perturbation_fil(&e.embed_dataset(&raw).unwrap(), 0.05, 0.2).unwrap();
+            assert_eq!(fil.fit, inner.fit);
+            assert_eq!((fil.d, fil.trivial_mse), (5, 1.0));
+            assert_eq!(fil.rdp_order2, inner.rdp_order2);
+            let a2 = e.scale() * e.scale();
+            for (x, y) in fil.examples.iter().zip(&inner.examples) {
+                let ratio = x.trace / (a2 * y.trace);
+                if intercept {
+                    assert!(ratio < 1.0, "{ratio}");
+                } else {
+                    assert!(libm::fabs(ratio - 1.0) < 1e-14, "{ratio}");
+                }
+                assert_eq!(x.dfil, x.trace / 5.0);
+            }
+        }
+        assert!(matches!(
+            embedded_output_perturbation_fil(
+                &raw,
+                &LinearEmbedding::with_intercept(4).unwrap(),
+                0.05,
+                0.2
+            ),
+            Err(Error::Inconsistent { .. })
+        ));
     }
 
     /// Tr I ∝ 1/σ² exactly (σ enters only through the factor 1/(nσ)²): tolerance 1e-14
