@@ -37,8 +37,9 @@
 //!
 //! Why (3) is valid although the candidates depend on the data: for one direction the false
 //! positive count FP(τ) and the true rate p(τ) are both monotone in τ, so "some τ has
-//! p(τ) > FP̄(τ)" happens only if, for some k ∈ {0, …, N₀ − 1}, the deterministic threshold
-//! t_k with p(t_k) = FP̄(k) has FP(t_k) ≤ k — probability ≤ a each, by the definition of the
+//! p(τ) > FP̄(FP(τ))" happens only if, for some k ∈ {0, …, N₀ − 1}, FP ≤ k at the edge t_k
+//! of the (deterministic) set {τ : p(τ) > FP̄(k)}, where the true rate is ≥ FP̄(k) (at an
+//! open edge, just inside it) — probability ≤ a each, by the definition of the
 //! Clopper–Pearson limit at level a. So all thresholds of one direction fail together with
 //! probability ≤ N₀·a for FP (N₁·a for FN); both directions ≤ 2N·a = αN/(2(N − 1)) ≤ α at
 //! a = α/(2K). K does not depend on ties or on the observed scores.
