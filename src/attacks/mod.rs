@@ -3,11 +3,14 @@
 //!
 //! - [`trial`]: trials as pure functions of (master seed, trial index), the thread runner,
 //!   shards, success rates with Clopper–Pearson intervals;
+//! - [`audit`]: empirical-ε estimators of privacy audits (Clopper–Pearson with δ, the
+//!   Gaussian-DP estimate, the one-run audit);
 //! - [`prior_aware`]: the prior-aware attacks of Hayes, Mahloujifar, Balle 2023 (Alg. 2,
 //!   Alg. 3, App. G) as DP-SGD observers, against the ReRo bound γ;
 //! - [`glm`]: the GLM attack of Balle et al. 2022 (§III) against output-perturbed logistic
 //!   regression, as evaluated by Guo et al. 2022 (§7.2) against the per-example FIL bound.
 
+pub mod audit;
 pub mod glm;
 pub mod prior_aware;
 pub mod trial;

@@ -2,7 +2,7 @@
 //!
 //! A trial is a **pure function of (master seed, trial index)**: everything random in it — the
 //! data draw, the prior, the target, the model's initialisation, the training noise, the
-//! attack's own coin flips — comes from [`Rng::for_trial`]`(seed, index)` (the crate's one map
+//! attack's own coin flips — comes from [`Rng::for_trial`](crate::rng::Rng::for_trial)`(seed, index)` (the crate's one map
 //! from a seed and an index to a generator) and from seeds drawn from it in a fixed order. So
 //! the outcome of trial i does not depend on which thread, process or machine ran it, nor on
 //! what ran before it:
