@@ -132,6 +132,53 @@ pub(crate) fn clip_factor<S: Scalar>(norm: S, method: ClipMethod, clip_norm: f64
     }
 }
 
+/// The clipping factor f(n) and its derivative f′(n) at the norm n = ‖g‖, from
+/// [`clip_factor`] evaluated on `Dual<1>` (value n, tangent 1): f is bit-identical to the
+/// factor [`clip`] applies, and f′ follows the same kink conventions (0 at ‖g‖ ≤ C for hard
+/// clipping).
+#[cfg(feature = "alloc")]
+#[inline]
+fn clip_factor_and_derivative(norm: f64, method: ClipMethod, clip_norm: f64) -> (f64, f64) {
+    let f = clip_factor(
+        crate::autodiff::Dual::<1>::new(norm, [1.0]),
+        method,
+        clip_norm,
+    );
+    (f.value, f.tangent[0])
+}
+
+/// u = K·v, where K = ∂g̃/∂g is the Jacobian of clipping g ↦ g̃ = g·f(‖g‖) at g, given the
+/// clipped gradient g̃ and the norm n = ‖g‖ that [`clip`] returned for it. `clipped`, `v` and
+/// `out` have the same length (not checked: crate-internal, the caller validates).
+///
+/// # Formula
+///
+/// K = f·I + (f′(n)/n)·g gᵀ is symmetric, so K·v = Kᵀ·v: the product serves as a
+/// vector–Jacobian product too. With g = g̃/f (f > 0 for finite n):
+/// K·v = f·v + (f′/(n·f²))·⟨g̃, v⟩·g̃. Hard clipping outside the ball: f = C/n,
+/// f′ = −C/n², K = (C/n)·I − (C/n³)·g gᵀ; inside (n ≤ C): K = I. GELU clipping: f′ from the
+/// same [`clip_factor`] (−GELU′(n/C − 1)/(C·(GELU(n/C − 1) + 1)²)). At g = 0 the rank-one term
+/// is 0 (g̃ = 0), so K = f(0)·I.
+#[cfg(feature = "alloc")]
+pub(crate) fn clip_jacobian_product(
+    clipped: &[f64],
+    norm: f64,
+    v: &[f64],
+    method: ClipMethod,
+    clip_norm: f64,
+    out: &mut [f64],
+) {
+    let (f, df) = clip_factor_and_derivative(norm, method, clip_norm);
+    let rank_one = if df == 0.0 || norm == 0.0 {
+        0.0
+    } else {
+        df / (norm * f * f) * crate::accounting::fil::fisher::dot(clipped, v)
+    };
+    for ((o, &vi), &gi) in out.iter_mut().zip(v).zip(clipped) {
+        *o = f * vi + rank_one * gi;
+    }
+}
+
 /// [`l2_norm`]`(v)`, bit for bit: l2_norm sums the squares in 8 interleaved partial sums
 /// (partial sum r takes the indices ≡ r mod 8, in increasing order), combined as
 /// ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)), then √. For large `S` (`Dual<N>`,
@@ -268,6 +315,51 @@ mod tests {
                     assert!((g[k].tangent[0] - fd).abs() < 1e-8, "{m:?} x={x} k={k}");
                     assert_eq!(g[k].value, f(x, m)[k]);
                 }
+            }
+        }
+    }
+
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn clip_jacobian_product_matches_dual_clip_tangents() {
+        // K·v must equal d/dε clip(g + εv), computed by `clip` on Dual<1> gradients (g seeded
+        // with tangent v), for hard clipping outside and inside the ball, GELU clipping, and
+        // g = 0. Both are the same closed form evaluated in a different order: agreement to
+        // 1e-14 relative to max(|K·v|, ‖v‖) (a few ulps of the O(1) terms; cancellation
+        // between f·v and the rank-one term is bounded by their size, ≤ 2‖v‖).
+        let mut r = crate::rng::Rng::from_seed(5);
+        let p = 23;
+        let v: Vec<f64> = (0..p).map(|_| r.gaussian()).collect();
+        let g0: Vec<f64> = (0..p).map(|_| r.gaussian()).collect();
+        let n0 = l2_norm(&g0);
+        let cases = [
+            (ClipMethod::Hard, 0.3 * n0, 1.0),  // clipped
+            (ClipMethod::Hard, 2.0 * n0, 1.0),  // inside the ball: K = I
+            (ClipMethod::Gelu, 0.7 * n0, 1.0),  // GELU, n/C ≈ 1.4
+            (ClipMethod::Gelu, 5.0 * n0, 1.0),  // GELU, small gradient (enlarged)
+            (ClipMethod::Gelu, 0.01 * n0, 1.0), // GELU, large gradient
+            (ClipMethod::Gelu, 1.0, 0.0),       // g = 0
+            (ClipMethod::Hard, 1.0, 0.0),       // g = 0
+        ];
+        for (m, c, scale) in cases {
+            let g: Vec<f64> = g0.iter().map(|x| x * scale).collect();
+            let mut gd: Vec<Dual<1>> = g.iter().zip(&v).map(|(&a, &b)| Dual::new(a, [b])).collect();
+            clip(&mut gd, m, c).unwrap();
+            let mut gc = g.clone();
+            let n = clip(&mut gc, m, c).unwrap();
+            let mut out = vec![0.0; p];
+            clip_jacobian_product(&gc, n, &v, m, c, &mut out);
+            let size = out.iter().chain(&v).fold(0.0f64, |a, &b| a.max(b.abs()));
+            for (k, (o, d)) in out.iter().zip(&gd).enumerate() {
+                assert_eq!(gc[k], d.value);
+                assert!(
+                    (o - d.tangent[0]).abs() <= 1e-14 * size,
+                    "{m:?} C={c} k={k}: {o} vs {}",
+                    d.tangent[0]
+                );
+            }
+            if m == ClipMethod::Hard && (n <= c || scale == 0.0) {
+                assert_eq!(out, v, "K = I inside the ball");
             }
         }
     }
