@@ -44,6 +44,8 @@
 extern crate alloc;
 
 pub mod accounting;
+#[cfg(feature = "alloc")]
+pub mod attacks;
 pub mod autodiff;
 #[cfg(feature = "std")]
 pub mod cli;

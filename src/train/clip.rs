@@ -144,6 +144,7 @@ pub(crate) fn clip_factor<S: Scalar>(norm: S, method: ClipMethod, clip_norm: f64
 /// Hard clipping outside the ball: f = C/n, f′ = −C/n², b = −1/(n·C) (K = (C/n)·I −
 /// (C/n³)·g gᵀ); inside (n ≤ C): K = I (b = 0). GELU clipping: f′ =
 /// −GELU′(n/C − 1)/(C·(GELU(n/C − 1) + 1)²). At g = 0 (n = 0), b = 0: K = f(0)·I.
+#[cfg(feature = "alloc")]
 pub(crate) fn clip_jacobian(norm: f64, method: ClipMethod, clip_norm: f64) -> (f64, f64) {
     let f = clip_factor(
         crate::autodiff::Dual::<1>::new(norm, [1.0]),
@@ -300,6 +301,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "alloc")]
     fn clip_jacobian_times_v_matches_dual_clip_tangents() {
         // K·v = a·v + b·⟨g̃, v⟩·g̃ must equal d/dε clip(g + εv), computed by `clip` on Dual<1>
         // gradients (g seeded with tangent v), for hard clipping outside and inside the ball,
