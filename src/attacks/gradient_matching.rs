@@ -168,7 +168,20 @@ impl MatchWorkspace {
         for ((u, &vj), &gj) in self.u.iter_mut().zip(&self.v).zip(&self.g) {
             *u = a * vj + bgv * gj;
         }
-        model.input_grad_param_jvp(params, &self.u, x, label, &mut self.gx, &mut self.pjvp)?;
+        model
+            .input_grad_param_jvp(params, &self.u, x, label, &mut self.gx, &mut self.pjvp)
+            .map_err(|e| match e {
+                // u is computed here from finite g̃ and v: only an overflow makes it non-finite.
+                Error::InvalidParameter {
+                    name: "direction",
+                    value,
+                    ..
+                } => Error::Numerical {
+                    what: "K·v overflowed (residual or gradient too large)",
+                    value,
+                },
+                e => e,
+            })?;
         for (o, &g) in out.iter_mut().zip(&self.gx) {
             *o += scale * g;
         }
