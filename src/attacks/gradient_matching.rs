@@ -38,9 +38,10 @@
 //! independent of d. Measured on the MLP 784–10–10 (ELU) at T = 100 (`benches/attacks.rs`),
 //! one evaluation of (L, ∇_z L) costs about 2.8 times 100 clipped per-example gradients
 //! (`loss_and_grad` + [`clip`]) at the same parameters: ≈ 2.8 clipped-gradient evaluations per
-//! step (the generic `Dual<1>` [`Sequential::forward_backward`] pass instead: ≈ 3.1 without
-//! and ≈ 3.75 with the parameter gradient). L alone ([`GradientMatching::loss`]: one clipped
-//! gradient and the residual's O(p) terms per step) costs ≈ 1.45.
+//! step (2.8–3.3 over runs on a shared machine; with the generic `Dual<1>`
+//! [`Sequential::forward_backward`] pass instead, ≈ 3.1 without and ≈ 3.75 with its parameter
+//! gradient). L alone ([`GradientMatching::loss`]: one clipped gradient and the residual's
+//! O(p) terms per step) costs ≈ 1.5.
 //!
 //! # Memory
 //!
