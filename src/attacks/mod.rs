@@ -3,14 +3,17 @@
 //!
 //! - [`trial`]: trials as pure functions of (master seed, trial index), the thread runner,
 //!   shards, success rates with Clopper–Pearson intervals;
-//! - [`audit`]: empirical-ε estimators of privacy audits (Clopper–Pearson with δ, the
-//!   Gaussian-DP estimate, the one-run audit);
 //! - [`prior_aware`]: the prior-aware attacks of Hayes, Mahloujifar, Balle 2023 (Alg. 2,
 //!   Alg. 3, App. G) as DP-SGD observers, against the ReRo bound γ;
+//! - [`gradient_matching`]: the gradient-matching reconstruction attack of Hayes,
+//!   Mahloujifar, Balle 2023 (§2, Eq. 1; App. A, D), which needs no prior;
 //! - [`glm`]: the GLM attack of Balle et al. 2022 (§III) against output-perturbed logistic
-//!   regression, as evaluated by Guo et al. 2022 (§7.2) against the per-example FIL bound.
+//!   regression, as evaluated by Guo et al. 2022 (§7.2) against the per-example FIL bound;
+//! - [`audit`]: empirical-ε estimators of privacy audits (Clopper–Pearson with δ, the
+//!   Gaussian-DP estimate, the one-run audit).
 
 pub mod audit;
 pub mod glm;
+pub mod gradient_matching;
 pub mod prior_aware;
 pub mod trial;

@@ -802,13 +802,15 @@ pub(crate) fn conv_backward<W: Weight<S>, X: Weight<S> + Scalar, S: Scalar>(
         }
         *gbo = sum;
     }
-    im2col_t(g, x, col);
     let dup = core::mem::size_of::<S>() <= 8;
-    if dup {
-        duplicate(dy, dyt);
-        gemm_dup(g.o, kk, plane_out, dyt, col, gw, |d: S, xv: X| xv.times(d));
-    } else {
-        gemm(g.o, kk, plane_out, dy, col, gw, |d: S, xv: X| xv.times(d));
+    if !gw.is_empty() {
+        im2col_t(g, x, col);
+        if dup {
+            duplicate(dy, dyt);
+            gemm_dup(g.o, kk, plane_out, dyt, col, gw, |d: S, xv: X| xv.times(d));
+        } else {
+            gemm(g.o, kk, plane_out, dy, col, gw, |d: S, xv: X| xv.times(d));
+        }
     }
     if let Some(dx) = dx {
         // δYᵀ (P × O; duplicated for `f64`), then δXᵀ = δYᵀ·W (P × K) into `dcol`,

@@ -102,7 +102,7 @@ pub use activation::Activation;
 pub use layer::{Layer, Shape};
 pub use loss::Loss;
 #[cfg(feature = "alloc")]
-pub use model::{FilWorkspace, Sequential, Workspace};
+pub use model::{FilWorkspace, ParamJvpWorkspace, Sequential, Workspace};
 
 /// A parameter type that can multiply an activation of type `S`: `f64` (parameters are
 /// constants, the fast path) or `S` itself (parameters carry tangents, e.g. to differentiate

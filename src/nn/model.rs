@@ -16,6 +16,9 @@ mod fil_norms;
 pub use fil_norms::FilWorkspace;
 #[path = "jvp_lanes.rs"]
 mod jvp_lanes;
+#[path = "param_jvp.rs"]
+mod param_jvp;
+pub use param_jvp::ParamJvpWorkspace;
 
 /// A feed-forward network: layers applied in order to one example, followed by a loss on the
 /// output (the logits). Shapes are inferred and checked when the model is built; parameters
@@ -705,10 +708,13 @@ impl Sequential {
     /// differentiates ∇_x ℓ with respect to parameters (d/dw of ∇_x ℓ); with `W = f64` and
     /// seeded inputs it is [`loss_and_grad_jvp`](Self::loss_and_grad_jvp).
     ///
+    /// An empty `grad` skips the parameter gradient (the loss and `input_grad` are the same,
+    /// bit for bit): the cheaper pass when only ∇_x ℓ or its tangents are wanted.
+    ///
     /// # Errors
     ///
-    /// As [`loss_and_grad`](Self::loss_and_grad) (`input_grad` must have length d); only
-    /// values (`re()`) are checked for finiteness.
+    /// As [`loss_and_grad`](Self::loss_and_grad) (`grad` must have length p or 0,
+    /// `input_grad` length d); only values (`re()`) are checked for finiteness.
     ///
     /// # Examples
     ///
@@ -740,8 +746,8 @@ impl Sequential {
         self.check_x(x)?;
         self.check_label(label)?;
         self.check_workspace(ws)?;
-        if grad.len() != self.num_params {
-            return inconsistent("grad.len() must equal num_params()", grad.len());
+        if !grad.is_empty() && grad.len() != self.num_params {
+            return inconsistent("grad.len() must equal num_params() (or 0)", grad.len());
         }
         if let Some(g) = &input_grad {
             if g.len() != self.input_len {
@@ -1089,10 +1095,14 @@ pub(super) fn backward_node<W: Weight<S>, S: Scalar + Weight<S>>(
     match node.layer {
         Layer::Dense { .. } | Layer::Conv2d { .. } => {
             let (w, _) = layer_params(node, params);
-            let (gw, gb) = match grad.get_mut(node.offset..node.offset + node.weights + node.biases)
-            {
-                Some(g) => g.split_at_mut(node.weights),
-                None => return false,
+            // An empty `grad`: no parameter gradient (the kernels skip empty gw, gb).
+            let (gw, gb): (&mut [S], &mut [S]) = if grad.is_empty() {
+                (&mut [], &mut [])
+            } else {
+                match grad.get_mut(node.offset..node.offset + node.weights + node.biases) {
+                    Some(g) => g.split_at_mut(node.weights),
+                    None => return false,
+                }
             };
             if let Layer::Dense { .. } = node.layer {
                 kernels::dense_backward(w, x, dy, gw, gb, dx);

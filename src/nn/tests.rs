@@ -182,6 +182,17 @@ fn check_mixed_partials(
             .forward_backward(&pd, &xd, label, &mut gd, Some(&mut gx), &mut wsd)
             .unwrap();
         assert!(loss.value.is_finite());
+        // An empty `grad` skips the parameter gradient: same loss and input gradient, bit
+        // for bit (the input-gradient path does not read the parameter gradient).
+        let mut gx_only = vec![Dual::<4>::default(); d];
+        let loss_only = model
+            .forward_backward(&pd, &xd, label, &mut [], Some(&mut gx_only), &mut wsd)
+            .unwrap();
+        assert_eq!(loss_only.value.to_bits(), loss.value.to_bits());
+        for (u, v) in gx_only.iter().zip(&gx) {
+            assert_eq!(u.value.to_bits(), v.value.to_bits());
+            assert_eq!(u.tangent.map(f64::to_bits), v.tangent.map(f64::to_bits));
+        }
         for (lane, &j) in chunk.iter().enumerate() {
             for (c, &i) in xs.iter().enumerate() {
                 let b = gx[i].tangent[lane];
@@ -771,6 +782,104 @@ fn predict_and_accuracy() {
         )
         .unwrap();
     assert_eq!(acc, 0.75); // the last: all logits 0, ties → class 0
+}
+
+#[test]
+fn input_grad_param_jvp_equals_generic_dual_pass() {
+    // input_grad_param_jvp (a dense first layer in f64, the rest in Dual<1>) against the
+    // generic pass it specialises: forward_backward with W = S = Dual<1>, parameters seeded
+    // with the direction, x constant, no parameter gradient. The same Dual arithmetic term by
+    // term in the same order, so the results are equal (== on values: only the sign of a zero
+    // could differ); models without a dense first layer take the generic pass itself.
+    let mut models: Vec<(&'static str, Sequential, usize)> = small_models();
+    models.push((
+        "mlp 784-10-10 elu",
+        arch::mlp(784, &[10], 10, Activation::Elu).unwrap(),
+        3,
+    ));
+    models.push(("mnist convnet", arch::mnist_tanh_convnet().unwrap(), 7));
+    for (s, (name, m, label)) in models.iter().enumerate() {
+        let p = params_for(m, 200 + s as u64);
+        let u = gaussian_vec(210 + s as u64, m.num_params(), 1.0);
+        let x = gaussian_vec(220 + s as u64, m.input_len(), 0.7);
+        let d = m.input_len();
+        let mut out = vec![0.0; d];
+        let mut pw = m.param_jvp_workspace();
+        let la = m
+            .input_grad_param_jvp(&p, &u, &x, *label, &mut out, &mut pw)
+            .unwrap();
+        let pd: Vec<Dual<1>> = p.iter().zip(&u).map(|(&w, &t)| Dual::new(w, [t])).collect();
+        let xd: Vec<Dual<1>> = x.iter().map(|&v| Dual::constant(v)).collect();
+        let mut gx = vec![Dual::<1>::default(); d];
+        let mut ws = m.workspace::<Dual<1>>();
+        let lb = m
+            .forward_backward(&pd, &xd, *label, &mut [], Some(&mut gx), &mut ws)
+            .unwrap();
+        assert_eq!(la.to_bits(), lb.value.to_bits(), "{name}");
+        assert!(out.iter().any(|&v| v != 0.0), "{name}: degenerate");
+        for (i, (a, b)) in out.iter().zip(&gx).enumerate() {
+            assert!(*a == b.tangent[0], "{name}, x{i}: {a} vs {}", b.tangent[0]);
+        }
+        // Reusing the workspace gives the same bits.
+        let mut again = vec![0.0; d];
+        m.input_grad_param_jvp(&p, &u, &x, *label, &mut again, &mut pw)
+            .unwrap();
+        assert_eq!(
+            again.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            out.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn input_grad_param_jvp_rejects_bad_input() {
+    let m = arch::mlp(3, &[2], 2, Activation::Tanh).unwrap();
+    let other = arch::mlp(4, &[2], 2, Activation::Tanh).unwrap();
+    let p = params_for(&m, 1);
+    let n = m.num_params();
+    let u = vec![0.5; n];
+    let x = [0.1, 0.2, 0.3];
+    let mut out = [0.0; 3];
+    let mut pw = m.param_jvp_workspace();
+    let name = |r: crate::Result<f64>| crate::error::error_name(r.unwrap_err());
+    let mut bad_u = u.clone();
+    bad_u[2] = f64::NAN;
+    assert_eq!(
+        name(m.input_grad_param_jvp(&p, &bad_u, &x, 0, &mut out, &mut pw)),
+        "direction"
+    );
+    assert_eq!(
+        name(m.input_grad_param_jvp(&p, &u[1..], &x, 0, &mut out, &mut pw)),
+        "inconsistent"
+    );
+    let mut bad_p = p.clone();
+    bad_p[0] = f64::INFINITY;
+    assert_eq!(
+        name(m.input_grad_param_jvp(&bad_p, &u, &x, 0, &mut out, &mut pw)),
+        "params"
+    );
+    assert_eq!(
+        name(m.input_grad_param_jvp(&p, &u, &[0.1, f64::NAN, 0.3], 0, &mut out, &mut pw)),
+        "x"
+    );
+    assert_eq!(
+        name(m.input_grad_param_jvp(&p, &u, &x, 2, &mut out, &mut pw)),
+        "label"
+    );
+    assert_eq!(
+        name(m.input_grad_param_jvp(&p, &u, &x, 0, &mut [0.0; 2], &mut pw)),
+        "inconsistent"
+    );
+    let mut pw_other = other.param_jvp_workspace();
+    assert_eq!(
+        name(m.input_grad_param_jvp(&p, &u, &x, 0, &mut out, &mut pw_other)),
+        "inconsistent"
+    );
+    // Parameters so large that the loss overflows: an error, not a NaN derivative.
+    let huge = vec![1e308; n];
+    assert!(m
+        .input_grad_param_jvp(&huge, &u, &x, 0, &mut out, &mut pw)
+        .is_err());
 }
 
 #[test]

@@ -132,6 +132,34 @@ pub(crate) fn clip_factor<S: Scalar>(norm: S, method: ClipMethod, clip_norm: f64
     }
 }
 
+/// The Jacobian K = ∂g̃/∂g of clipping g ↦ g̃ = g·f(‖g‖), as K = a·I + b·g̃ g̃ᵀ: returns
+/// (a, b) for the norm n = ‖g‖ that [`clip`] returned. K is symmetric, so K·v = Kᵀ·v =
+/// a·v + b·⟨g̃, v⟩·g̃ serves as a Jacobian–vector and a vector–Jacobian product.
+///
+/// # Formula
+///
+/// K = f·I + (f′(n)/n)·g gᵀ and g = g̃/f (f > 0 for finite n), so a = f and
+/// b = f′/(n·f²), with f and f′ from [`clip_factor`] evaluated on `Dual<1>` (value n, tangent
+/// 1): a is bit-identical to the factor [`clip`] applies, and the kinks follow its conventions.
+/// Hard clipping outside the ball: f = C/n, f′ = −C/n², b = −1/(n·C) (K = (C/n)·I −
+/// (C/n³)·g gᵀ); inside (n ≤ C): K = I (b = 0). GELU clipping: f′ =
+/// −GELU′(n/C − 1)/(C·(GELU(n/C − 1) + 1)²). At g = 0 (n = 0), b = 0: K = f(0)·I.
+#[cfg(feature = "alloc")]
+pub(crate) fn clip_jacobian(norm: f64, method: ClipMethod, clip_norm: f64) -> (f64, f64) {
+    let f = clip_factor(
+        crate::autodiff::Dual::<1>::new(norm, [1.0]),
+        method,
+        clip_norm,
+    );
+    let (a, df) = (f.value, f.tangent[0]);
+    let b = if df == 0.0 || norm == 0.0 {
+        0.0
+    } else {
+        df / (norm * a * a)
+    };
+    (a, b)
+}
+
 /// [`l2_norm`]`(v)`, bit for bit: l2_norm sums the squares in 8 interleaved partial sums
 /// (partial sum r takes the indices ≡ r mod 8, in increasing order), combined as
 /// ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)), then √. For large `S` (`Dual<N>`,
@@ -270,6 +298,61 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn clip_jacobian_times_v_matches_dual_clip_tangents() {
+        // K·v = a·v + b·⟨g̃, v⟩·g̃ must equal d/dε clip(g + εv), computed by `clip` on Dual<1>
+        // gradients (g seeded with tangent v), for hard clipping outside and inside the ball,
+        // GELU clipping at several n/C, and g = 0. Both are the same closed form evaluated in
+        // a different order: agreement to 1e-14 relative to max(|K·v|, |v|) (a few ulps of
+        // the O(1) terms; cancellation between a·v and the rank-one term is bounded by their
+        // size, ≤ 2‖v‖).
+        let mut r = crate::rng::Rng::from_seed(5);
+        let p = 23;
+        let v: Vec<f64> = (0..p).map(|_| r.gaussian()).collect();
+        let g0: Vec<f64> = (0..p).map(|_| r.gaussian()).collect();
+        let n0 = l2_norm(&g0);
+        let cases = [
+            (ClipMethod::Hard, 0.3 * n0, 1.0),  // clipped
+            (ClipMethod::Hard, 2.0 * n0, 1.0),  // inside the ball: K = I
+            (ClipMethod::Gelu, 0.7 * n0, 1.0),  // GELU, n/C ≈ 1.4
+            (ClipMethod::Gelu, 5.0 * n0, 1.0),  // GELU, small gradient (enlarged)
+            (ClipMethod::Gelu, 0.01 * n0, 1.0), // GELU, large gradient
+            (ClipMethod::Gelu, 1.0, 0.0),       // g = 0
+            (ClipMethod::Hard, 1.0, 0.0),       // g = 0
+        ];
+        for (m, c, scale) in cases {
+            let g: Vec<f64> = g0.iter().map(|x| x * scale).collect();
+            let mut gd: Vec<Dual<1>> = g.iter().zip(&v).map(|(&a, &b)| Dual::new(a, [b])).collect();
+            clip(&mut gd, m, c).unwrap();
+            let mut gc = g.clone();
+            let n = clip(&mut gc, m, c).unwrap();
+            let (a, b) = clip_jacobian(n, m, c);
+            let gv: f64 = gc.iter().zip(&v).map(|(x, y)| x * y).sum();
+            let out: Vec<f64> = v
+                .iter()
+                .zip(&gc)
+                .map(|(vi, gi)| a * vi + b * gv * gi)
+                .collect();
+            let size = out.iter().chain(&v).fold(0.0f64, |s, &x| s.max(x.abs()));
+            for (k, (o, d)) in out.iter().zip(&gd).enumerate() {
+                assert_eq!(gc[k], d.value);
+                assert!(
+                    (o - d.tangent[0]).abs() <= 1e-14 * size,
+                    "{m:?} C={c} k={k}: {o} vs {}",
+                    d.tangent[0]
+                );
+            }
+            if m == ClipMethod::Hard && (n <= c || scale == 0.0) {
+                assert_eq!((a, b), (1.0, 0.0), "K = I inside the ball");
+            }
+        }
+        // Hard clipping outside the ball: a = C/n and b = −1/(n·C) in closed form.
+        let (a, b) = clip_jacobian(4.0, ClipMethod::Hard, 0.5);
+        assert_eq!(a, 0.125);
+        assert!((b + 0.5).abs() < 1e-15, "{b}");
     }
 
     #[test]
