@@ -56,7 +56,6 @@ fn prior_aware_trial(c: &mut Criterion) {
     g.finish();
 }
 
-
 const STEPS: u64 = 100;
 
 fn gradient_matching(c: &mut Criterion) {

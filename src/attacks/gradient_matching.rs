@@ -61,20 +61,19 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::accounting::fil::fisher::dot;
-use crate::data::Dataset;
 use crate::error::{check_count, check_positive, invalid, Error, Result};
 use crate::nn::{ParamJvpWorkspace, Sequential, Workspace};
 use crate::rng::Rng;
 use crate::train::clip::{clip, clip_jacobian};
 use crate::train::dpsgd::Clipping;
-use crate::train::observer::{check_fits, Observer, StepInfo};
+use crate::train::observer::{Observer, StepInfo};
 
 /// What the adversary saw at one DP-SGD step.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ObservedStep {
     /// The parameters θ_t before the step's update (length p).
     pub params: Vec<f64>,
-    /// The residual ḡ_t = B·released_t − Σ_{j known, in the batch} clip(∇_θℓ(θ_t; z_j))
+    /// The residual ḡ_t = B·released_t − Σ_{j ∈ D⁻ ∩ B_t} clip(∇_θℓ(θ_t; z_j))
     /// (length p).
     pub residual: Vec<f64>,
 }
@@ -863,45 +862,27 @@ pub fn reconstruction_grid(
 }
 
 /// Collects (θ_t, ḡ_t) from a DP-SGD run for [`GradientMatching`]: an [`Observer`] that keeps
-/// every step's parameters and residual ḡ_t = B·released_t − Σ clip(∇_θℓ(θ_t; z_j)) over the
-/// **known** examples j of the batch.
+/// every step's parameters and residual ḡ_t = B·released_t − Σ_{j ∈ D⁻ ∩ B_t} clip(∇_θℓ(θ_t;
+/// z_j)).
 ///
-/// The adversary's knowledge is `known` = D⁻: the trainer's data set must be D⁻ followed by
-/// the unknown example(s), e.g. D⁻ ++ \[target\] (index i < |D⁻| is D⁻'s example i). Batch
-/// indices ≥ |D⁻| are skipped without being read, so the residual does not depend on the
-/// target's identity, and the recorder never looks at the trainer's data set. The clipping
-/// must be the trainer's. Memory: 2·T·p values.
-///
-/// (The residual is computed in one place, `known_residual`; it is to be replaced by the
-/// trainer's hook for a secret example once that lands.)
+/// Train with the target as the trainer's [secret](crate::train::dpsgd::Secret)
+/// ([`DpSgd::with_secret`](crate::train::dpsgd::DpSgd::with_secret) on D⁻): observers then see
+/// only D⁻'s part of each batch and its clipped-gradient sum [`StepInfo::batch_sum`] — exactly
+/// what the adversary, who knows D⁻, computes itself — so the residual never depends on the
+/// target's identity or batch membership. Memory: 2·T·p values.
 #[derive(Clone, Debug)]
 pub struct ResidualRecorder<'a> {
     model: &'a Sequential,
-    clipping: Clipping,
-    known: &'a Dataset,
-    ws: Workspace<f64>,
-    grad: Vec<f64>,
     steps: Vec<ObservedStep>,
 }
 
 impl<'a> ResidualRecorder<'a> {
-    /// A recorder for `model` trained with `clipping`, the adversary knowing `known` (D⁻).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidParameter`] `clip_norm` unless finite and > 0;
-    /// [`Error::Inconsistent`] if `known` does not fit the model.
-    pub fn new(model: &'a Sequential, clipping: Clipping, known: &'a Dataset) -> Result<Self> {
-        check_positive("clip_norm", clipping.norm)?;
-        check_fits(model, known)?;
-        Ok(ResidualRecorder {
+    /// A recorder for `model`.
+    pub fn new(model: &'a Sequential) -> Self {
+        ResidualRecorder {
             model,
-            clipping,
-            known,
-            ws: model.workspace(),
-            grad: alloc::vec![0.0; model.num_params()],
             steps: Vec::new(),
-        })
+        }
     }
 
     /// The steps observed so far.
@@ -917,14 +898,16 @@ impl<'a> ResidualRecorder<'a> {
 
 impl Observer for ResidualRecorder<'_> {
     fn observe(&mut self, info: &StepInfo<'_>) -> Result<()> {
-        let residual = known_residual(
-            self.model,
-            self.clipping,
-            self.known,
-            info,
-            &mut self.ws,
-            &mut self.grad,
-        )?;
+        let p = self.model.num_params();
+        check_len("released.len() must equal num_params()", info.released, p)?;
+        check_len("batch_sum.len() must equal num_params()", info.batch_sum, p)?;
+        let b = info.normaliser;
+        let residual = info
+            .released
+            .iter()
+            .zip(info.batch_sum)
+            .map(|(&g, &known)| b * g - known)
+            .collect();
         self.steps.push(ObservedStep {
             params: info.params.to_vec(),
             residual,
@@ -933,44 +916,9 @@ impl Observer for ResidualRecorder<'_> {
     }
 }
 
-/// ḡ_t = B·released_t − Σ_{i ∈ batch, i < |known|} clip(∇_θℓ(θ_t; known_i)), summed in batch
-/// order; batch indices ≥ |known| (unknown examples) are skipped unread.
-fn known_residual(
-    model: &Sequential,
-    clipping: Clipping,
-    known: &Dataset,
-    info: &StepInfo<'_>,
-    ws: &mut Workspace<f64>,
-    grad: &mut [f64],
-) -> Result<Vec<f64>> {
-    let p = model.num_params();
-    check_len("released.len() must equal num_params()", info.released, p)?;
-    let b = info.normaliser;
-    let mut residual: Vec<f64> = info.released.iter().map(|&g| b * g).collect();
-    for &i in info.batch.iter().filter(|&&i| i < known.len()) {
-        let (x, y) = known.example(i)?;
-        model.loss_and_grad(info.params, x, y as usize, grad, ws)?;
-        clip(grad, clipping.method, clipping.norm)?;
-        for (r, &g) in residual.iter_mut().zip(grad.iter()) {
-            *r -= g;
-        }
-    }
-    Ok(residual)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nn::{arch, Activation};
-    use crate::train::clip::ClipMethod;
-
-    fn hard(c: f64) -> Clipping {
-        Clipping {
-            method: ClipMethod::Hard,
-            norm: c,
-        }
-    }
-
     #[test]
     fn prior_score_counts_ties_as_failures_and_reports_distances() {
         let s = prior_score(&[0.0, 0.0], &[1.0, 0.0], &[0.0, 1.0, 3.0, 3.0]).unwrap();
@@ -978,48 +926,5 @@ mod tests {
         assert_eq!((s.distance, s.nearest_other, s.mse), (1.0, 1.0, 0.5));
         let s = prior_score(&[0.9, 0.0], &[1.0, 0.0], &[0.0, 1.0, 3.0, 3.0]).unwrap();
         assert!(s.success);
-    }
-
-    #[test]
-    fn known_residual_skips_unknown_indices_without_reading_them() {
-        // D⁻ has 2 examples; batch index 2 (the target's) must be skipped: the residual is
-        // B·released minus the two known clipped gradients, exactly.
-        let model = arch::mlp(2, &[3], 2, Activation::Tanh).unwrap();
-        let known = Dataset::new(
-            alloc::vec![0.1, 0.2, 0.3, 0.4],
-            alloc::vec![0, 1],
-            (1, 1, 2),
-            2,
-        )
-        .unwrap();
-        let params = model.init_params(3);
-        let p = model.num_params();
-        let released: Vec<f64> = (0..p).map(|i| i as f64 * 0.01).collect();
-        let mut ws = model.workspace();
-        let mut grad = alloc::vec![0.0; p];
-        let mut expect: Vec<f64> = released.iter().map(|r| 4.0 * r).collect();
-        for (x, y) in known.iter() {
-            model
-                .loss_and_grad(&params, x, y as usize, &mut grad, &mut ws)
-                .unwrap();
-            clip(&mut grad, ClipMethod::Hard, 0.5).unwrap();
-            for (e, g) in expect.iter_mut().zip(&grad) {
-                *e -= g;
-            }
-        }
-        for batch in [&[0usize, 1, 2][..], &[0, 1], &[0, 1, 7]] {
-            let info = StepInfo {
-                step: 0,
-                params: &params,
-                batch,
-                clipped: None,
-                released: &released,
-                loss_sum: 0.0,
-                normaliser: 4.0,
-                noise_std: 0.0,
-            };
-            let r = known_residual(&model, hard(0.5), &known, &info, &mut ws, &mut grad).unwrap();
-            assert_eq!(r, expect, "batch {batch:?}");
-        }
     }
 }
