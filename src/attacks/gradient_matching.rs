@@ -916,6 +916,122 @@ impl Observer for ResidualRecorder<'_> {
     }
 }
 
+/// The experiment of Hayes et al. §2 and App. D: per trial, draw D⁻, a target and n − 1 other
+/// points from a pool of data (disjointly), train on D⁻ plus the target (the trainer's
+/// secret), reconstruct the target by gradient matching from the residuals, and score the
+/// reconstruction against the target and the n − 1 others (App. D) and by its MSE.
+///
+/// Scored this way the attack is a prior-aware attack with a uniform prior of n candidates
+/// (the target and the others), so its success rate must stay below the ReRo bound γ at
+/// κ = 1/n — it is post-processing of the same release.
+#[derive(Clone, Copy, Debug)]
+pub struct GradientMatchingSetup<'a> {
+    /// The model (initialised per trial by [`Sequential::init_params`]).
+    pub model: &'a Sequential,
+    /// The data D⁻, the target and the other points are drawn from, without replacement.
+    pub pool: &'a crate::data::Dataset,
+    /// |D⁻|.
+    pub train_size: usize,
+    /// n − 1, the number of other points of the App. D score (≥ 1).
+    pub others: usize,
+    /// The DP-SGD run (its `seed` is ignored: each trial draws its own; clipping required).
+    pub dpsgd: crate::train::dpsgd::DpSgdConfig,
+    /// The optimiser (its `seed` is ignored: each trial draws its own).
+    pub reconstruction: ReconstructionConfig,
+}
+
+/// What one trial of a [`GradientMatchingSetup`] gave.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GradientMatchingOutcome {
+    /// The trial index.
+    pub trial: u64,
+    /// The target's index in the pool.
+    pub target: usize,
+    /// The App. D score.
+    pub score: PriorScore,
+    /// L(ẑ).
+    pub loss: f64,
+    /// The reconstruction ẑ.
+    pub reconstruction: Vec<f64>,
+}
+
+impl GradientMatchingSetup<'_> {
+    /// Trial `trial` of a run with seed `master_seed`, a pure function of the two. From
+    /// [`Rng::for_trial`]`(master_seed, trial)`, in this order: |D⁻| + n pool indices without
+    /// replacement (the first |D⁻| in draw order, sorted, are D⁻; the next is the target; the
+    /// rest are the others), the initialisation seed, the DP-SGD seed, the optimiser seed.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidCount`] `others` if 0, `train_size` if 0, `pool` if it has fewer than
+    /// |D⁻| + n examples; [`Error::InvalidParameter`] `clip_norm` without clipping; as
+    /// [`DpSgd::with_secret`](crate::train::dpsgd::DpSgd::with_secret),
+    /// [`GradientMatching::reconstruct`] and [`prior_score`].
+    pub fn run_trial(&self, master_seed: u64, trial: u64) -> Result<GradientMatchingOutcome> {
+        use crate::train::dpsgd::{DpSgd, DpSgdConfig, Secret};
+        check_count("others", self.others as u64, 1, ">= 1")?;
+        check_count("train_size", self.train_size as u64, 1, ">= 1")?;
+        let (n, k) = (self.train_size, self.others);
+        let need = n.saturating_add(k).saturating_add(1);
+        if self.pool.len() < need {
+            return Err(Error::InvalidCount {
+                name: "pool",
+                value: self.pool.len() as u64,
+                expected: ">= train_size + others + 1 examples",
+            });
+        }
+        let clipping = self.dpsgd.clipping.ok_or(Error::InvalidParameter {
+            name: "clip_norm",
+            value: f64::NAN,
+            expected: "set: gradient matching runs on clipped DP-SGD",
+        })?;
+        let mut rng = Rng::for_trial(master_seed, trial);
+        // A uniform random ordered draw: a partial Fisher–Yates over the pool.
+        let mut order: Vec<usize> = (0..self.pool.len()).collect();
+        for i in 0..need {
+            let j = i + rng.below((order.len() - i) as u64)? as usize;
+            order.swap(i, j);
+        }
+        let mut known: Vec<usize> = order.get(..n).unwrap_or_default().to_vec();
+        known.sort_unstable();
+        let target = order.get(n).copied().unwrap_or(usize::MAX);
+        let others: Vec<usize> = order.get(n + 1..need).unwrap_or_default().to_vec();
+        let init_seed = rng.next_u64();
+        let train_seed = rng.next_u64();
+        let opt_seed = rng.next_u64();
+
+        let dminus = self.pool.subset(&known)?;
+        let (x, label) = self.pool.example(target)?;
+        let config = DpSgdConfig {
+            seed: train_seed,
+            ..self.dpsgd
+        };
+        let mut trainer =
+            DpSgd::with_secret(self.model, &dminus, &config, Secret::Example { x, label })?;
+        let mut recorder = ResidualRecorder::new(self.model);
+        let mut params = self.model.init_params(init_seed);
+        trainer.run(&mut params, &mut recorder)?;
+        let steps = recorder.into_steps();
+        let attack = GradientMatching::new(self.model, label as usize, clipping, &steps)?;
+        let rec = attack.reconstruct(&ReconstructionConfig {
+            seed: opt_seed,
+            ..self.reconstruction
+        })?;
+        let mut other_x = Vec::with_capacity(k * x.len());
+        for &o in &others {
+            other_x.extend_from_slice(self.pool.example(o)?.0);
+        }
+        let score = prior_score(&rec.z, x, &other_x)?;
+        Ok(GradientMatchingOutcome {
+            trial,
+            target,
+            score,
+            loss: rec.loss,
+            reconstruction: rec.z,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

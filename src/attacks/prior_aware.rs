@@ -45,6 +45,7 @@
 //! Alg. 2 (Sec. 3.3), Alg. 3 and App. G (`hayes2023-rero-dpsgd-appendix.txt`); App. A for the
 //! experimental set-up reproduced by [`PriorAwareSetup`].
 
+use crate::accounting::fil::fisher::dot;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::math::normal;
@@ -52,7 +53,6 @@ use crate::math::special::log_add_exp;
 use crate::nn::{Sequential, Workspace};
 use crate::rng::Rng;
 use crate::train::dpsgd::{Clipping, DpSgd, DpSgdConfig, Secret};
-use crate::train::logreg::dot;
 use crate::train::observer::{Observer, StepInfo};
 use alloc::vec::Vec;
 

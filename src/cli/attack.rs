@@ -44,7 +44,7 @@ const fn s(name: &'static str) -> Spec {
 }
 
 /// The attacks `reconbound attack` runs.
-const ATTACKS: &str = "glm, prior-aware";
+const ATTACKS: &str = "glm, gradient-matching, prior-aware";
 
 const HELP: &str = "\
 usage: reconbound attack <attack> [flags]    (reconbound attack <attack> --help)
@@ -52,6 +52,8 @@ usage: reconbound attack <attack> [flags]    (reconbound attack <attack> --help)
 attacks:
   glm          Balle et al. 2022 §III on output-perturbed logistic regression, against the
                per-example FIL bound (Guo et al. 2022 §7.2)
+  gradient-matching
+               Hayes et al. 2023 §2 on DP-SGD, scored by App. D against the ReRo bound γ, and MSE
   prior-aware  Hayes et al. 2023 Alg. 2 / Alg. 3 / App. G on DP-SGD, against the ReRo bound γ
 ";
 
@@ -63,6 +65,9 @@ pub(crate) fn attack(args: &[String]) -> Out {
         ))),
         Some("--help" | "-h" | "help") => Ok(String::from(HELP)),
         Some("glm") => super::attack_glm::attack_glm(args.get(1..).unwrap_or_default()),
+        Some("gradient-matching") => {
+            super::attack_gm::gradient_matching(args.get(1..).unwrap_or_default())
+        }
         Some("prior-aware") => prior_aware(args.get(1..).unwrap_or_default()),
         Some(other) => Err(usage(format!(
             "unknown attack '{}' (attacks: {ATTACKS})",
@@ -319,6 +324,36 @@ fn build_model(name: &str, data: &Dataset) -> Result<Sequential, Failure> {
     }
 }
 
+/// The DP-SGD configuration of the attack commands: hard clipping at C, no momentum or weight
+/// decay, Poisson sampling at rate q (the full batch for q = 1).
+pub(crate) fn dpsgd_config(
+    lr: f64,
+    clip: f64,
+    sigma: f64,
+    sampling_rate: f64,
+    batch_size: u64,
+    steps: u64,
+) -> DpSgdConfig {
+    DpSgdConfig {
+        learning_rate: lr,
+        momentum: 0.0,
+        weight_decay: 0.0,
+        clipping: Some(Clipping {
+            method: ClipMethod::Hard,
+            norm: clip,
+        }),
+        noise_multiplier: sigma,
+        sampling: if sampling_rate == 1.0 {
+            Sampling::FullBatch
+        } else {
+            Sampling::Poisson
+        },
+        batch_size: batch_size as usize,
+        steps,
+        seed: 0,
+    }
+}
+
 fn setup<'a>(
     c: &PriorAwareConfig,
     model: &'a Sequential,
@@ -330,47 +365,70 @@ fn setup<'a>(
         pool,
         train_size: c.train_size as usize,
         prior_size: c.prior_size as usize,
-        dpsgd: DpSgdConfig {
-            learning_rate: c.lr,
-            momentum: 0.0,
-            weight_decay: 0.0,
-            clipping: Some(Clipping {
-                method: ClipMethod::Hard,
-                norm: c.clip,
-            }),
-            noise_multiplier: sigma,
-            sampling: if c.sampling_rate == 1.0 {
-                Sampling::FullBatch
-            } else {
-                Sampling::Poisson
-            },
-            batch_size: c.batch_size as usize,
-            steps: c.steps,
-            seed: 0,
-        },
+        dpsgd: dpsgd_config(c.lr, c.clip, sigma, c.sampling_rate, c.batch_size, c.steps),
     }
 }
 
-/// The pool of `--data` for `--model`: MNIST-shaped data flattened for the MLP.
-fn load_pool(c: &PriorAwareConfig) -> Result<(Sequential, Dataset), Failure> {
-    let data = super::train::load_data(&c.data)?;
-    let data = if c.model == "mlp" {
-        data.flatten()
-    } else {
-        data
-    };
-    let model = build_model(&c.model, &data)?;
-    let need = c.train_size.saturating_add(c.prior_size);
-    if (data.len() as u64) < need {
+/// The model and the pool of `--data` for `--model` (flattened for the MLP), with at least
+/// `need` examples (`what` names the flags that need them), and the data's image shape.
+pub(crate) fn load_pool(
+    model: &str,
+    data: &str,
+    need: u64,
+    what: &str,
+) -> Result<(Sequential, Dataset, (usize, usize, usize)), Failure> {
+    let pool = super::train::load_data(data)?;
+    let shape = pool.shape();
+    let pool = if model == "mlp" { pool.flatten() } else { pool };
+    let net = build_model(model, &pool)?;
+    if (pool.len() as u64) < need {
         return Err(usage(format!(
-            "--train-size + --prior-size = {need} is out of range: --data has only {} examples",
-            data.len()
+            "{what} = {need} is out of range: --data has only {} examples",
+            pool.len()
         )));
     }
-    Ok((model, data))
+    Ok((net, pool, shape))
 }
 
-fn parse_prior_aware(f: &Flags) -> Result<PriorAwareConfig, Failure> {
+/// The DP-SGD run every trial of an attack command trains (flags shared by
+/// `attack prior-aware` and `attack gradient-matching`), validated.
+pub(crate) struct RunFlags {
+    pub(crate) model: String,
+    pub(crate) data: String,
+    pub(crate) train_size: u64,
+    pub(crate) sampling_rate: f64,
+    pub(crate) batch_size: u64,
+    pub(crate) steps: u64,
+    pub(crate) clip: f64,
+    pub(crate) lr: f64,
+    pub(crate) delta: f64,
+    pub(crate) epsilons: Option<Vec<f64>>,
+    pub(crate) noise_multipliers: Vec<f64>,
+    pub(crate) trials: u64,
+    pub(crate) seed: u64,
+}
+
+/// The defaults of [`RunFlags`] that differ between commands.
+pub(crate) struct RunDefaults {
+    pub(crate) train_size: u64,
+    pub(crate) lr: f64,
+    pub(crate) trials: u64,
+}
+
+fn positive_flag(f: &Flags, name: &str, default: f64) -> Result<f64, Failure> {
+    let x = f.f64(name)?.unwrap_or(default);
+    if !(x > 0.0 && x.is_finite()) {
+        return Err(usage(format!(
+            "--{name} = {} is out of range: must be finite and > 0",
+            shown(x)
+        )));
+    }
+    Ok(x)
+}
+
+/// `--model --data --train-size --sampling-rate --steps --clip --lr (--noise-multiplier |
+/// --epsilon [--delta]) --trials --seed`.
+pub(crate) fn parse_run_flags(f: &Flags, d: &RunDefaults) -> Result<RunFlags, Failure> {
     let model = f.raw("model").unwrap_or("mlp").to_string();
     if !matches!(model.as_str(), "mlp" | "mnist-convnet") {
         return Err(usage(format!(
@@ -379,16 +437,10 @@ fn parse_prior_aware(f: &Flags) -> Result<PriorAwareConfig, Failure> {
         )));
     }
     let data = f.raw("data").unwrap_or("embedded").to_string();
-    let train_size = f.u64("train-size")?.unwrap_or(defaults::TRAIN_SIZE);
+    let train_size = f.u64("train-size")?.unwrap_or(d.train_size);
     if train_size == 0 {
         return Err(usage(String::from(
             "--train-size = 0 is out of range: must be >= 1",
-        )));
-    }
-    let prior_size = f.u64("prior-size")?.unwrap_or(defaults::PRIOR_SIZE);
-    if !(2..=1_000_000).contains(&prior_size) {
-        return Err(usage(format!(
-            "--prior-size = {prior_size} is out of range: must be in 2..=1000000"
         )));
     }
     let q = f.f64("sampling-rate")?.unwrap_or(1.0);
@@ -408,7 +460,6 @@ fn parse_prior_aware(f: &Flags) -> Result<PriorAwareConfig, Failure> {
             train_size + 1
         )));
     }
-    let batch_size = b as u64;
     let sampling_rate = if q == 1.0 { 1.0 } else { b / n1 };
     let steps = f.u64("steps")?.unwrap_or(defaults::STEPS);
     if steps == 0 || steps > 10_000_000 {
@@ -416,20 +467,8 @@ fn parse_prior_aware(f: &Flags) -> Result<PriorAwareConfig, Failure> {
             "--steps = {steps} is out of range: must be in 1..=10000000"
         )));
     }
-    let clip = f.f64("clip")?.unwrap_or(defaults::CLIP);
-    if !(clip > 0.0 && clip.is_finite()) {
-        return Err(usage(format!(
-            "--clip = {} is out of range: must be finite and > 0",
-            shown(clip)
-        )));
-    }
-    let lr = f.f64("lr")?.unwrap_or(defaults::LR);
-    if !(lr > 0.0 && lr.is_finite()) {
-        return Err(usage(format!(
-            "--lr = {} is out of range: must be finite and > 0",
-            shown(lr)
-        )));
-    }
+    let clip = positive_flag(f, "clip", defaults::CLIP)?;
+    let lr = positive_flag(f, "lr", d.lr)?;
     f.exclusive("noise-multiplier", "epsilon")?;
     let delta = f.f64("delta")?.unwrap_or(defaults::DELTA);
     if !(delta > 0.0 && delta < 1.0) {
@@ -480,8 +519,38 @@ fn parse_prior_aware(f: &Flags) -> Result<PriorAwareConfig, Failure> {
             (Some(eps), sigmas)
         }
     };
-    let trials = f.u64("trials")?.unwrap_or(defaults::TRIALS);
-    let seed = f.u64("seed")?.unwrap_or(0);
+    Ok(RunFlags {
+        model,
+        data,
+        train_size,
+        sampling_rate,
+        batch_size: b as u64,
+        steps,
+        clip,
+        lr,
+        delta,
+        epsilons,
+        noise_multipliers,
+        trials: f.u64("trials")?.unwrap_or(d.trials),
+        seed: f.u64("seed")?.unwrap_or(0),
+    })
+}
+
+fn parse_prior_aware(f: &Flags) -> Result<PriorAwareConfig, Failure> {
+    let r = parse_run_flags(
+        f,
+        &RunDefaults {
+            train_size: defaults::TRAIN_SIZE,
+            lr: defaults::LR,
+            trials: defaults::TRIALS,
+        },
+    )?;
+    let prior_size = f.u64("prior-size")?.unwrap_or(defaults::PRIOR_SIZE);
+    if !(2..=1_000_000).contains(&prior_size) {
+        return Err(usage(format!(
+            "--prior-size = {prior_size} is out of range: must be in 2..=1000000"
+        )));
+    }
     let score = match f.raw("score") {
         None => Score::Sum,
         Some(name) => Score::from_name(name).ok_or_else(|| {
@@ -492,20 +561,20 @@ fn parse_prior_aware(f: &Flags) -> Result<PriorAwareConfig, Failure> {
         })?,
     };
     let config = PriorAwareConfig {
-        model,
-        data,
-        train_size,
+        model: r.model,
+        data: r.data,
+        train_size: r.train_size,
         prior_size,
-        sampling_rate,
-        batch_size,
-        steps,
-        clip,
-        lr,
-        delta,
-        epsilons,
-        noise_multipliers,
-        trials,
-        seed,
+        sampling_rate: r.sampling_rate,
+        batch_size: r.batch_size,
+        steps: r.steps,
+        clip: r.clip,
+        lr: r.lr,
+        delta: r.delta,
+        epsilons: r.epsilons,
+        noise_multipliers: r.noise_multipliers,
+        trials: r.trials,
+        seed: r.seed,
         score,
     };
     config.check_size().map_err(usage)?;
@@ -587,7 +656,12 @@ fn prior_aware(args: &[String]) -> Out {
         }
     }
     let outputs = OutputOptions::parse(&f)?;
-    let (model, pool) = load_pool(&config)?;
+    let (model, pool, _) = load_pool(
+        &config.model,
+        &config.data,
+        config.train_size.saturating_add(config.prior_size),
+        "--train-size + --prior-size",
+    )?;
     // Every bound first: a configuration they cannot certify fails before any training.
     let bounds = prior_aware_bounds(&config)?;
     let shard_used = shard.unwrap_or(Shard::WHOLE);
@@ -624,21 +698,26 @@ fn prior_aware(args: &[String]) -> Out {
 }
 
 /// The bounds of each point: (Hayes γ, its certified lower end, Balle γ, its order).
-struct PointBounds {
-    gamma: f64,
-    gamma_lower: f64,
-    gamma_balle: f64,
-    gamma_balle_order: f64,
+pub(crate) struct PointBounds {
+    pub(crate) gamma: f64,
+    pub(crate) gamma_lower: f64,
+    pub(crate) gamma_balle: f64,
+    pub(crate) gamma_balle_order: f64,
 }
 
-fn prior_aware_bounds(c: &PriorAwareConfig) -> Result<Vec<PointBounds>, Failure> {
-    let kappa = 1.0 / c.prior_size as f64;
+/// The ReRo bounds at κ for each noise multiplier of a run (rate q, T steps).
+pub(crate) fn rero_bounds(
+    kappa: f64,
+    sampling_rate: f64,
+    noise_multipliers: &[f64],
+    steps: u64,
+) -> Result<Vec<PointBounds>, Failure> {
     let orders = rdp::DEFAULT_ORDERS.to_vec();
-    c.noise_multipliers
+    noise_multipliers
         .iter()
         .map(|&sigma| {
-            let h = rero::dpsgd::gamma(kappa, c.sampling_rate, sigma, c.steps)?;
-            let curve = rdp::rdp_curve(c.sampling_rate, sigma, c.steps, &orders)?;
+            let h = rero::dpsgd::gamma(kappa, sampling_rate, sigma, steps)?;
+            let curve = rdp::rdp_curve(sampling_rate, sigma, steps, &orders)?;
             let b = rero::balle::gamma_from_rdp(kappa, &orders, &curve)?;
             Ok(PointBounds {
                 gamma: h.gamma,
@@ -648,6 +727,15 @@ fn prior_aware_bounds(c: &PriorAwareConfig) -> Result<Vec<PointBounds>, Failure>
             })
         })
         .collect()
+}
+
+fn prior_aware_bounds(c: &PriorAwareConfig) -> Result<Vec<PointBounds>, Failure> {
+    rero_bounds(
+        1.0 / c.prior_size as f64,
+        c.sampling_rate,
+        &c.noise_multipliers,
+        c.steps,
+    )
 }
 
 /// The JSON lines of a shard: a header, then one line per trial.

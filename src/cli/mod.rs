@@ -11,6 +11,7 @@
 pub mod args;
 mod attack;
 mod attack_glm;
+mod attack_gm;
 mod commands;
 mod fil_logreg;
 pub mod format;
@@ -71,7 +72,7 @@ commands:
   train      DP-SGD (or output-perturbed logistic regression) on MNIST/CIFAR-10: accuracy, ε, time
   fil-logreg per-example Fisher information leakage of output-perturbed logistic regression (Guo §7.1)
   attack     run an attack beside the bound it must not beat: glm (Balle §III, Guo §7.2),
-             prior-aware (Hayes et al. 2023)
+             gradient-matching and prior-aware (Hayes et al. 2023)
   merge      reassemble the shard files of an 'attack --shard K/M' run into the whole run's result
 ";
 

@@ -234,3 +234,63 @@ fn merge_refuses_malformed_and_mismatched_shards() {
     assert!(err.contains("no shard files"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn gradient_matching_reports_app_d_success_beside_gamma_and_refuses_bad_input() {
+    let base = [
+        "attack",
+        "gradient-matching",
+        "--train-size",
+        "19",
+        "--steps",
+        "5",
+        "--trials",
+        "3",
+        "--iterations",
+        "20",
+        "--restarts",
+        "1",
+        "--noise-multiplier",
+        "0.5",
+        "--quiet",
+    ];
+    let mut args: Vec<&str> = base.to_vec();
+    args.push("--json");
+    let (code, out, err) = run(&args);
+    assert_eq!(code, 0, "{err}");
+    for key in [
+        "trials",
+        "successes",
+        "success_rate",
+        "success_lower",
+        "success_upper",
+        "gamma",
+        "gamma_balle",
+        "mse_mean",
+        "mse_median",
+    ] {
+        assert!(out.contains(&format!("\"{key}\": ")), "{key}: {out}");
+    }
+    assert_eq!(json_num(&out, "trials"), 3.0);
+    assert!(json_num(&out, "success_lower") <= json_num(&out, "gamma"));
+    let mse = json_num(&out, "mse_mean");
+    assert!(mse > 0.0 && mse <= 1.0, "{mse}");
+    // Threads do not change the result.
+    let mut one = args.clone();
+    one.extend(["--threads", "1"]);
+    assert_eq!(run(&one).1, out);
+    for (extra, needle) in [
+        (vec!["--others", "0"], "--others"),
+        (vec!["--iterations", "0"], "--iterations"),
+        (vec!["--step-size", "-1"], "--step-size"),
+        (vec!["--train-size", "1995"], "--train-size"),
+        (vec!["--images", "/nonexistent/dir/g.svg"], "--images"),
+    ] {
+        let mut a = base.to_vec();
+        a.extend(extra.iter().copied());
+        let (code, out, err) = run(&a);
+        assert_eq!(code, 2, "{extra:?}: {err}");
+        assert!(out.is_empty());
+        assert!(err.contains(needle), "{extra:?}: {err}");
+    }
+}
