@@ -369,6 +369,9 @@ fn setup<'a>(
     }
 }
 
+/// (channels, height, width) of the data's images.
+pub(crate) type Shape3 = (usize, usize, usize);
+
 /// The model and the pool of `--data` for `--model` (flattened for the MLP), with at least
 /// `need` examples (`what` names the flags that need them), and the data's image shape.
 pub(crate) fn load_pool(
@@ -376,7 +379,7 @@ pub(crate) fn load_pool(
     data: &str,
     need: u64,
     what: &str,
-) -> Result<(Sequential, Dataset, (usize, usize, usize)), Failure> {
+) -> Result<(Sequential, Dataset, Shape3), Failure> {
     let pool = super::train::load_data(data)?;
     let shape = pool.shape();
     let pool = if model == "mlp" { pool.flatten() } else { pool };
