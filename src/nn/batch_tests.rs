@@ -8,7 +8,9 @@
 //! products: relative difference ≲ 1e-15), and fl(fl(c·δ)·a) against fl(fl(δ·a)·c) (≤ 2
 //! ulps). The error of an entry of the sum is thus ≲ 4ε·Σ_i |g̃_i,j| (ε = 2.2e-16); we
 //! check max_j |Δ_j| / Σ_i |g̃_i,j| ≤ 1e-14 (≈ 45ε, margin for the norm's rounding) and the
-//! normwise ‖Δ‖/‖Σ g̃‖ ≤ 1e-12 (the goal; measured values are printed by the MNIST test).
+//! normwise ‖Δ‖/‖Σ g̃‖ ≤ 1e-12 (the goal). Measured on 1,000 MNIST digits (printed by
+//! `ghost_sum_matches_per_example_clipping_on_mnist_to_1e_12`): entrywise ≤ 1.5e-15,
+//! normwise ≤ 3.6e-16, for the three MLPs and four clippings there.
 
 use super::super::Sequential;
 use super::BATCH_BLOCK;
