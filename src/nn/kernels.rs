@@ -63,11 +63,22 @@ pub(crate) fn dense_backward<W: Weight<S>, X: Weight<S>, S: Scalar>(
         }
     }
     if let Some(dx) = dx {
-        dx.fill(S::zero());
-        for (row, &d) in w.chunks_exact(n).zip(dy) {
-            for (o, &wv) in dx.iter_mut().zip(row) {
-                *o += wv.times(d);
-            }
+        dense_input_grad(w, n, dy, dx);
+    }
+}
+
+/// The input gradient of a dense layer on `n` inputs (W is `units × n`): δx_i = Σ_o W[o, i]·δ_o,
+/// each entry summed from 0 in increasing o. [`dense_backward`] and the batched pass
+/// (`batch.rs`) share it, so both give the same bits.
+#[inline(always)]
+pub(crate) fn dense_input_grad<W: Weight<S>, S: Scalar>(w: &[W], n: usize, dy: &[S], dx: &mut [S]) {
+    dx.fill(S::zero());
+    if n == 0 {
+        return;
+    }
+    for (row, &d) in w.chunks_exact(n).zip(dy) {
+        for (o, &wv) in dx.iter_mut().zip(row) {
+            *o += wv.times(d);
         }
     }
 }

@@ -47,6 +47,12 @@
 //! its pixel reaches (struct-of-arrays form, `jvp_lanes.rs`). Figures: `benches/nn.rs` (criterion;
 //! the measured medians are in the closing note of the issue that introduced them).
 //!
+//! For models of dense layers and activations, the DP-SGD inner loop — the sum of a batch's
+//! clipped per-example gradients — has a batched form, [`Sequential::clipped_grad_sum`]
+//! ("ghost clipping": per-example norms from each layer's input and output gradient, the
+//! clipped sum as one product per layer; no per-example gradient, allocation-free with a
+//! [`BatchWorkspace`]); its forward and backward passes are the per-example bits.
+//!
 //! The code is portable Rust (no `unsafe`, no intrinsics); wider vectors come from the target
 //! the crate is compiled for. This repository's own builds use `-C target-cpu=native` without
 //! AVX-512 (`.cargo/config.toml`); a crate that depends on reconbound chooses its own target.
@@ -102,7 +108,7 @@ pub use activation::Activation;
 pub use layer::{Layer, Shape};
 pub use loss::Loss;
 #[cfg(feature = "alloc")]
-pub use model::{FilWorkspace, ParamJvpWorkspace, Sequential, Workspace};
+pub use model::{BatchWorkspace, FilWorkspace, ParamJvpWorkspace, Sequential, Workspace};
 
 /// A parameter type that can multiply an activation of type `S`: `f64` (parameters are
 /// constants, the fast path) or `S` itself (parameters carry tangents, e.g. to differentiate

@@ -11,6 +11,9 @@ use crate::autodiff::{Dual, Scalar};
 use crate::error::{Error, Result};
 use crate::rng::Rng;
 
+#[path = "batch.rs"]
+mod batch;
+pub use batch::BatchWorkspace;
 #[path = "fil_norms.rs"]
 mod fil_norms;
 pub use fil_norms::FilWorkspace;

@@ -2,15 +2,21 @@
 //! MNIST ConvNet (p = 26,010, d = 784) with k = 50 coordinates must never hold anything like
 //! the p × d Jacobian. A counting global allocator measures the peak of live heap bytes.
 //!
-//! This test crate is the only place with `unsafe` (the `GlobalAlloc` impl); it contains a
-//! single test so that no other test allocates concurrently.
+//! The batched clipped-gradient sum (`Sequential::clipped_grad_sum`) must allocate nothing per
+//! call once its workspace exists.
+//!
+//! This test crate is the only place with `unsafe` (the `GlobalAlloc` impl). Its tests hold
+//! one lock (`serial`) so that none allocates while another measures the peak; allocation
+//! counts per test are also kept per thread.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 use reconbound::accounting::fil::{FilAccountant, FilConfig, FilMode, KappaRule};
 use reconbound::data::embedded_mnist;
-use reconbound::nn::arch;
+use reconbound::nn::{arch, Activation};
 use reconbound::train::clip::ClipMethod;
 use reconbound::train::dpsgd::{Clipping, DpSgd, DpSgdConfig};
 use reconbound::train::observer::{Observer, StepInfo};
@@ -21,12 +27,29 @@ static LIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
 static COUNT: AtomicUsize = AtomicUsize::new(0);
 
+thread_local! {
+    /// Allocations made by the current thread (no destructor, so access never allocates).
+    static MINE: Cell<usize> = const { Cell::new(0) };
+}
+
 struct Counting;
 
 fn grew(bytes: usize) {
     let now = LIVE.fetch_add(bytes, Ordering::SeqCst) + bytes;
     PEAK.fetch_max(now, Ordering::SeqCst);
     COUNT.fetch_add(1, Ordering::SeqCst);
+    let _ = MINE.try_with(|c| c.set(c.get() + 1));
+}
+
+/// Allocations made by the current thread so far.
+fn mine() -> usize {
+    MINE.with(|c| c.get())
+}
+
+/// One test at a time (a failed test must not block the others: poisoning is ignored).
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 // SAFETY: every method forwards to `System` with the caller's arguments unchanged, so the
@@ -83,6 +106,7 @@ fn reset_peak() -> usize {
 
 #[test]
 fn guo22_eq5_fil_step_memory_is_far_below_the_jacobian() {
+    let _serial = serial();
     let data = embedded_mnist()
         .unwrap()
         .subset(&[0, 1, 2, 3, 4, 5, 6, 7])
@@ -158,4 +182,42 @@ fn guo22_eq5_fil_step_memory_is_far_below_the_jacobian() {
     fil.observe(&info).unwrap();
     let allocations = COUNT.load(Ordering::SeqCst) - before;
     assert_eq!(allocations, 0, "observe allocated {allocations} times");
+}
+
+#[test]
+fn batched_clipped_sum_allocates_nothing_per_call() {
+    // Once the workspace exists, `clipped_grad_sum` runs without a single allocation (counted
+    // on this thread), for every clipping mode and for batch sizes that leave a partial block.
+    let _serial = serial();
+    let data = embedded_mnist().unwrap();
+    let model = arch::mlp(784, &[10], 10, Activation::Elu).unwrap();
+    let params = model.init_params(1);
+    let batch: Vec<usize> = (0..250).map(|i| (i * 7) % 2000).collect();
+    let mut ws = model.batch_workspace().unwrap();
+    let mut sum = vec![0.0; model.num_params()];
+    let clippings = [
+        None,
+        Some(Clipping {
+            method: ClipMethod::Hard,
+            norm: 0.5,
+        }),
+        Some(Clipping {
+            method: ClipMethod::Gelu,
+            norm: 0.5,
+        }),
+    ];
+    let before = mine();
+    for clipping in clippings {
+        for len in [250, 33, 1] {
+            let loss = model
+                .clipped_grad_sum(&params, &data, &batch[..len], clipping, &mut sum, &mut ws)
+                .unwrap();
+            assert!(loss > 0.0);
+        }
+    }
+    let allocations = mine() - before;
+    assert_eq!(
+        allocations, 0,
+        "clipped_grad_sum allocated {allocations} times"
+    );
 }

@@ -1,0 +1,599 @@
+//! Tests of the batched clipped-gradient sum against the per-example path
+//! (`loss_and_grad` + `clip` + `sum += g̃`, the DP-SGD loop).
+//!
+//! Tolerances. The forward and backward passes are the per-example bits, so the loss sum is
+//! compared exactly, and so is the gradient sum whenever no gradient is scaled (no clipping,
+//! or hard clipping inactive). With scaling, each term differs by rounding only: c_i through
+//! ‖g_i‖ (the per-example norm sums p squares in 8 partial sums, ours a few per-layer
+//! products: relative difference ≲ 1e-15), and fl(fl(c·δ)·a) against fl(fl(δ·a)·c) (≤ 2
+//! ulps). The error of an entry of the sum is thus ≲ 4ε·Σ_i |g̃_i,j| (ε = 2.2e-16); we
+//! check max_j |Δ_j| / Σ_i |g̃_i,j| ≤ 1e-14 (≈ 45ε, margin for the norm's rounding) and the
+//! normwise ‖Δ‖/‖Σ g̃‖ ≤ 1e-12 (the goal). Measured on 1,000 MNIST digits (printed by
+//! `ghost_sum_matches_per_example_clipping_on_mnist_to_1e_12`): entrywise ≤ 1.5e-15,
+//! normwise ≤ 3.6e-16, for the three MLPs and four clippings there.
+
+use super::super::Sequential;
+use super::BATCH_BLOCK;
+use crate::data::{embedded_mnist, Dataset};
+use crate::error::Error;
+use crate::nn::{arch, Activation, Layer, Loss, Shape};
+use crate::rng::Rng;
+use crate::train::clip::{clip, ClipMethod};
+use crate::train::dpsgd::Clipping;
+use alloc::vec;
+use alloc::vec::Vec;
+use proptest::prelude::*;
+
+/// The per-example path: Σ_i clip(∇ℓ_i) in batch order, the loss sum, and Σ_i |g̃_i| (the
+/// rounding scale of each entry).
+fn per_example(
+    model: &Sequential,
+    params: &[f64],
+    data: &Dataset,
+    batch: &[usize],
+    clipping: Option<Clipping>,
+) -> Result<(Vec<f64>, f64, Vec<f64>), Error> {
+    let p = model.num_params();
+    let (mut sum, mut abs, mut g) = (vec![0.0; p], vec![0.0; p], vec![0.0; p]);
+    let mut ws = model.workspace::<f64>();
+    let mut loss = 0.0;
+    for &i in batch {
+        let (x, y) = data.example(i)?;
+        loss += model.loss_and_grad(params, x, y as usize, &mut g, &mut ws)?;
+        if let Some(c) = clipping {
+            clip(&mut g, c.method, c.norm)?;
+        }
+        for ((s, a), &v) in sum.iter_mut().zip(abs.iter_mut()).zip(&g) {
+            *s += v;
+            *a += v.abs();
+        }
+    }
+    Ok((sum, loss, abs))
+}
+
+/// The batched path with fresh buffers.
+fn batched(
+    model: &Sequential,
+    params: &[f64],
+    data: &Dataset,
+    batch: &[usize],
+    clipping: Option<Clipping>,
+) -> Result<(Vec<f64>, f64), Error> {
+    let mut ws = model.batch_workspace().unwrap();
+    let mut sum = vec![f64::NAN; model.num_params()];
+    let loss = model.clipped_grad_sum(params, data, batch, clipping, &mut sum, &mut ws)?;
+    Ok((sum, loss))
+}
+
+/// (max_j |a_j − b_j| / scale_j, ‖a − b‖₂ / ‖b‖₂); entries with scale 0 must agree exactly.
+fn errors(a: &[f64], b: &[f64], scale: &[f64]) -> (f64, f64) {
+    let mut entry: f64 = 0.0;
+    let (mut d2, mut b2) = (0.0, 0.0);
+    for ((&x, &y), &s) in a.iter().zip(b).zip(scale) {
+        let d = (x - y).abs();
+        if s == 0.0 {
+            assert_eq!(x, y, "an entry with no terms must be 0 in both");
+        } else {
+            entry = entry.max(d / s);
+        }
+        d2 += d * d;
+        b2 += y * y;
+    }
+    (
+        entry,
+        if b2 > 0.0 {
+            (d2 / b2).sqrt()
+        } else {
+            d2.sqrt()
+        },
+    )
+}
+
+fn bits(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+fn hard(norm: f64) -> Option<Clipping> {
+    Some(Clipping {
+        method: ClipMethod::Hard,
+        norm,
+    })
+}
+
+fn gelu(norm: f64) -> Option<Clipping> {
+    Some(Clipping {
+        method: ClipMethod::Gelu,
+        norm,
+    })
+}
+
+/// The per-example gradient norms, sorted.
+fn sorted_norms(model: &Sequential, params: &[f64], data: &Dataset, batch: &[usize]) -> Vec<f64> {
+    let mut ws = model.workspace::<f64>();
+    let mut g = vec![0.0; model.num_params()];
+    let mut norms: Vec<f64> = batch
+        .iter()
+        .map(|&i| {
+            let (x, y) = data.example(i).unwrap();
+            model
+                .loss_and_grad(params, x, y as usize, &mut g, &mut ws)
+                .unwrap();
+            crate::autodiff::l2_norm(&g)
+        })
+        .collect();
+    norms.sort_by(f64::total_cmp);
+    norms
+}
+
+/// LeCun initialisation plus small random biases (so that every bias path is exercised).
+fn params_with_biases(model: &Sequential, seed: u64) -> Vec<f64> {
+    let mut p = model.init_params(seed);
+    let mut r = Rng::from_seed(seed ^ 0x5eed);
+    for v in p.iter_mut().filter(|v| **v == 0.0) {
+        *v = 0.1 * r.gaussian();
+    }
+    p
+}
+
+fn mnist(n: usize) -> Dataset {
+    let data = embedded_mnist().unwrap();
+    let idx: Vec<usize> = (0..n).collect();
+    data.subset(&idx).unwrap()
+}
+
+/// A batch over `n` examples in a scrambled order with a few repeats.
+fn scrambled_batch(n: usize, len: usize, seed: u64) -> Vec<usize> {
+    let mut r = Rng::from_seed(seed);
+    (0..len)
+        .map(|_| r.below(n as u64).unwrap() as usize)
+        .collect()
+}
+
+#[test]
+fn ghost_sum_is_bit_identical_to_per_example_path_when_nothing_is_scaled() {
+    // Exact: forward/backward are the per-example bits, and with every clipping factor 1 the
+    // terms fl(δ·a) are added in the same (batch) order. Hard clipping at C = 1e6 is inactive
+    // (MNIST gradient norms at initialisation are < 10).
+    let data = mnist(1000);
+    let batch: Vec<usize> = (0..1000).collect();
+    for (model, seed) in [
+        (arch::mlp(784, &[10], 10, Activation::Elu).unwrap(), 1),
+        (arch::mlp(784, &[16, 12], 10, Activation::Tanh).unwrap(), 2),
+    ] {
+        let params = params_with_biases(&model, seed);
+        assert!(sorted_norms(&model, &params, &data, &batch)[999] < 1e6);
+        for clipping in [None, hard(1e6)] {
+            let (want, want_loss, _) =
+                per_example(&model, &params, &data, &batch, clipping).unwrap();
+            let (got, got_loss) = batched(&model, &params, &data, &batch, clipping).unwrap();
+            assert_eq!(got_loss.to_bits(), want_loss.to_bits());
+            assert_eq!(bits(&got), bits(&want), "{clipping:?}");
+        }
+    }
+}
+
+#[test]
+fn ghost_sum_matches_per_example_clipping_on_mnist_to_1e_12() {
+    // Hard clipping active on every example (C below the smallest norm) and on about half
+    // (C = median norm), GELU clipping at the median and at C = 1; the MLP 784-10-10 ELU of
+    // the attack and a two-hidden-layer tanh / ELU MLP. Loss sums exact; tolerances in the
+    // module docs.
+    let data = mnist(1000);
+    let batch = scrambled_batch(1000, 1000, 3);
+    for (model, seed) in [
+        (arch::mlp(784, &[10], 10, Activation::Elu).unwrap(), 1),
+        (arch::mlp(784, &[16, 12], 10, Activation::Tanh).unwrap(), 2),
+        (arch::mlp(784, &[24, 10], 10, Activation::Elu).unwrap(), 4),
+    ] {
+        let params = params_with_biases(&model, seed);
+        let norms = sorted_norms(&model, &params, &data, &batch);
+        let (min, median) = (norms[0], norms[500]);
+        for clipping in [hard(0.5 * min), hard(median), gelu(median), gelu(1.0)] {
+            let (want, want_loss, scale) =
+                per_example(&model, &params, &data, &batch, clipping).unwrap();
+            let (got, got_loss) = batched(&model, &params, &data, &batch, clipping).unwrap();
+            assert_eq!(got_loss.to_bits(), want_loss.to_bits());
+            let (entry, normwise) = errors(&got, &want, &scale);
+            std::println!(
+                "p = {}, {clipping:?}: entrywise {entry:.2e}, normwise {normwise:.2e}",
+                model.num_params()
+            );
+            assert!(
+                entry <= 1e-14 && normwise <= 1e-12,
+                "{entry:e} {normwise:e}"
+            );
+        }
+    }
+}
+
+#[test]
+fn ghost_sum_does_not_depend_on_the_block_size() {
+    // Exact: every sum runs in batch order across blocks, so blocks of 1, 2, 3, 7 and 32
+    // examples must give the same bits (odd counts exercise the one-example tails).
+    let data = mnist(300);
+    let batch = scrambled_batch(300, 77, 5);
+    let model = arch::mlp(784, &[10], 10, Activation::Elu).unwrap();
+    let params = params_with_biases(&model, 7);
+    let mut ws = model.batch_workspace().unwrap();
+    for clipping in [None, hard(0.3), gelu(0.3)] {
+        let mut first: Option<(Vec<u64>, u64)> = None;
+        for block in [BATCH_BLOCK, 1, 2, 3, 7] {
+            let mut sum = vec![0.0; model.num_params()];
+            let loss = model
+                .clipped_grad_sum_in_blocks(
+                    &params, &data, &batch, clipping, &mut sum, &mut ws, block,
+                )
+                .unwrap();
+            let got = (bits(&sum), loss.to_bits());
+            match &first {
+                None => first = Some(got),
+                Some(f) => assert!(*f == got, "block {block}, {clipping:?}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn ghost_sum_single_example_is_the_clipped_gradient() {
+    // A batch of one example is g̃ itself: within 1e-14 relative (‖g̃‖ scale) of `clip`'s
+    // result, and under hard clipping its norm is at most C up to rounding ((p + 3)·ε as
+    // `clip` documents).
+    let data = mnist(20);
+    let model = arch::mlp(784, &[10], 10, Activation::Elu).unwrap();
+    let params = params_with_biases(&model, 9);
+    let p = model.num_params();
+    for i in 0..20 {
+        for clipping in [hard(0.05), gelu(0.05), hard(1e3)] {
+            let (want, _, _) = per_example(&model, &params, &data, &[i], clipping).unwrap();
+            let (got, _) = batched(&model, &params, &data, &[i], clipping).unwrap();
+            let n = crate::autodiff::l2_norm(&want);
+            let d: f64 = got.iter().zip(&want).map(|(a, b)| (a - b) * (a - b)).sum();
+            assert!(d.sqrt() <= 1e-14 * n, "{i} {clipping:?}");
+            if let Some(Clipping {
+                method: ClipMethod::Hard,
+                norm,
+            }) = clipping
+            {
+                let tol = (p as f64 + 3.0) * f64::EPSILON;
+                assert!(crate::autodiff::l2_norm(&got) <= norm * (1.0 + tol));
+            }
+        }
+    }
+}
+
+#[test]
+fn ghost_norm_fast_and_careful_formulas_agree() {
+    // The overflow-safe norm (power-of-two scaling, hypot) and the fast one compute the same
+    // ‖g_i‖ with different roundings: both within a few ulps per layer, so 1e-14 relative.
+    // Also against l2_norm of the materialised gradient (8-way sum of p squares): 1e-14.
+    let data = mnist(64);
+    let chunk: Vec<usize> = (0..BATCH_BLOCK).collect();
+    for (model, seed) in [
+        (arch::mlp(784, &[10], 10, Activation::Elu).unwrap(), 1),
+        (arch::mlp(784, &[16, 12], 10, Activation::Tanh).unwrap(), 2),
+    ] {
+        let params = params_with_biases(&model, seed);
+        let mut ws = model.batch_workspace().unwrap();
+        let (xs, _) = model.block_inputs(&data, &chunk);
+        let _ = model.block_forward_backward(&params, &data, &chunk, &mut ws);
+        let mut pws = model.workspace::<f64>();
+        let mut g = vec![0.0; model.num_params()];
+        for i in 0..BATCH_BLOCK {
+            let fast = libm::sqrt(model.example_norm2(&xs, &ws, i).unwrap().unwrap());
+            let careful = model.careful_norm(&xs, &ws, i);
+            let (x, y) = data.example(i).unwrap();
+            model
+                .loss_and_grad(&params, x, y as usize, &mut g, &mut pws)
+                .unwrap();
+            let exact = crate::autodiff::l2_norm(&g);
+            assert!((fast - careful).abs() <= 1e-14 * exact, "{fast} {careful}");
+            assert!((fast - exact).abs() <= 1e-14 * exact, "{fast} {exact}");
+        }
+    }
+}
+
+#[test]
+fn scaled_l2_is_exact_scaling_of_l2_norm() {
+    // Power-of-two scaling is exact, so on a vector whose squares neither overflow nor
+    // underflow scaled_l2 equals l2_norm to rounding (1 ulp of the sum and sqrt: 4ε), and
+    // the same vector times 2^±700 (where l2_norm over/underflows) gives the same value
+    // times 2^±700.
+    let mut r = Rng::from_seed(13);
+    for len in [1usize, 3, 8, 13, 100] {
+        let v: Vec<f64> = (0..len).map(|_| r.gaussian()).collect();
+        let n = crate::autodiff::l2_norm(&v);
+        let s = super::scaled_l2(&v);
+        assert!((s - n).abs() <= 4.0 * f64::EPSILON * n, "{s} {n}");
+        for k in [700, -700, -1000] {
+            let f = libm::scalbn(1.0, k);
+            let w: Vec<f64> = v.iter().map(|x| x * f).collect();
+            let sw = super::scaled_l2(&w);
+            assert!(
+                (sw / f - s).abs() <= 4.0 * f64::EPSILON * s,
+                "2^{k}: {sw} {s}"
+            );
+        }
+    }
+    assert_eq!(super::scaled_l2(&[0.0, -0.0]), 0.0);
+    assert_eq!(super::scaled_l2(&[]), 0.0);
+    // Subnormal values: 3·2^-1074 and 4·2^-1074 give 5·2^-1074 exactly.
+    let t = f64::from_bits(1);
+    assert_eq!(super::scaled_l2(&[3.0 * t, 4.0 * t]), 5.0 * t);
+}
+
+/// A random small model of dense layers and activations: 0–3 hidden layers of 1–7 units,
+/// input widths with and without a multiple of 8, sometimes an activation first or two
+/// dense layers in a row, cross-entropy (2–5 classes) or logistic.
+fn random_model(r: &mut Rng) -> Sequential {
+    let acts = [
+        Activation::Tanh,
+        Activation::Elu,
+        Activation::Gelu,
+        Activation::Relu,
+    ];
+    let d = [1usize, 5, 8, 13, 16, 21][r.below(6).unwrap() as usize];
+    let mut layers = Vec::new();
+    if r.below(4).unwrap() == 0 {
+        layers.push(Layer::Act(acts[r.below(4).unwrap() as usize]));
+    }
+    for _ in 0..r.below(4).unwrap() {
+        layers.push(Layer::Dense {
+            units: 1 + r.below(7).unwrap() as usize,
+        });
+        if r.below(5).unwrap() != 0 {
+            layers.push(Layer::Act(acts[r.below(4).unwrap() as usize]));
+        }
+    }
+    let (loss, out) = if r.below(3).unwrap() == 0 {
+        (Loss::Logistic, 1)
+    } else {
+        (Loss::SoftmaxCrossEntropy, 2 + r.below(4).unwrap() as usize)
+    };
+    layers.push(Layer::Dense { units: out });
+    Sequential::new(Shape::flat(d), &layers, loss).unwrap()
+}
+
+fn random_data(r: &mut Rng, d: usize, classes: usize, n: usize) -> Dataset {
+    let features: Vec<f64> = (0..n * d).map(|_| r.uniform()).collect();
+    let labels: Vec<u32> = (0..n)
+        .map(|_| r.below(classes as u64).unwrap() as u32)
+        .collect();
+    Dataset::new(features, labels, (1, 1, d), classes).unwrap()
+}
+
+proptest! {
+    // Random small models, data, parameter scales, batches (odd lengths, repeats) and
+    // clippings (none, hard or GELU with C spread over 1e-3..1e3 times the median norm).
+    #[test]
+    fn ghost_sum_matches_per_example_path_on_random_small_models(seed in any::<u64>()) {
+        let mut r = Rng::from_seed(seed);
+        let model = random_model(&mut r);
+        let classes = model.num_classes();
+        let data = random_data(&mut r, model.input_len(), classes, 40);
+        let mut params = model.init_params(seed);
+        let scale = libm::exp(r.gaussian());
+        for v in params.iter_mut() {
+            *v = *v * scale + 0.1 * r.gaussian();
+        }
+        let len = 1 + r.below(70).unwrap() as usize;
+        let batch = scrambled_batch(40, len, seed ^ 1);
+        let norms = sorted_norms(&model, &params, &data, &batch);
+        let c = norms[norms.len() / 2].max(1e-300) * libm::exp(6.9 * (2.0 * r.uniform() - 1.0));
+        let clipping = match r.below(3).unwrap() {
+            0 => None,
+            1 => hard(c),
+            _ => gelu(c),
+        };
+        let (want, want_loss, abs) = per_example(&model, &params, &data, &batch, clipping).unwrap();
+        let (got, got_loss) = batched(&model, &params, &data, &batch, clipping).unwrap();
+        prop_assert_eq!(got_loss.to_bits(), want_loss.to_bits());
+        if clipping.is_none() || norms[norms.len() - 1] <= c * 0.999 && clipping == hard(c) {
+            prop_assert_eq!(bits(&got), bits(&want));
+        } else {
+            let (entry, _) = errors(&got, &want, &abs);
+            prop_assert!(entry <= 1e-14, "entrywise {:e}", entry);
+        }
+    }
+}
+
+/// `true` if both errors are the same variant with the same description.
+fn same_error(a: Error, b: Error) -> bool {
+    match (a, b) {
+        (Error::Numerical { what: x, .. }, Error::Numerical { what: y, .. }) => x == y,
+        (Error::Inconsistent { .. }, Error::Inconsistent { .. }) => true,
+        (Error::InvalidParameter { name: x, .. }, Error::InvalidParameter { name: y, .. })
+        | (Error::InvalidCount { name: x, .. }, Error::InvalidCount { name: y, .. }) => x == y,
+        _ => false,
+    }
+}
+
+#[test]
+fn ghost_sum_validation_errors() {
+    let data = mnist(10);
+    let model = arch::mlp(784, &[10], 10, Activation::Elu).unwrap();
+    let params = model.init_params(1);
+    let p = model.num_params();
+    let mut ws = model.batch_workspace().unwrap();
+    let mut sum = vec![0.0; p];
+    let batch = [0usize, 3, 9];
+    let mut run = |params: &[f64], data: &Dataset, batch: &[usize], c, sum: &mut [f64]| {
+        model
+            .clipped_grad_sum(params, data, batch, c, sum, &mut ws)
+            .unwrap_err()
+    };
+    // Parameters: length, then finiteness.
+    assert!(matches!(
+        run(&params[1..], &data, &batch, None, &mut sum),
+        Error::Inconsistent { .. }
+    ));
+    let mut bad = params.clone();
+    bad[4000] = f64::NAN;
+    assert_eq!(
+        run(&bad, &data, &batch, None, &mut sum).parameter(),
+        Some("params")
+    );
+    // The output buffer.
+    assert!(matches!(
+        run(&params, &data, &batch, None, &mut vec![0.0; p + 1]),
+        Error::Inconsistent { .. }
+    ));
+    // The clipping norm.
+    for c in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        assert_eq!(
+            run(&params, &data, &batch, hard(c), &mut sum).parameter(),
+            Some("clip_norm")
+        );
+    }
+    // Indices and labels.
+    assert_eq!(
+        run(&params, &data, &[0, 10], None, &mut sum).parameter(),
+        Some("index")
+    );
+    let small = arch::mlp(784, &[4], 3, Activation::Tanh).unwrap();
+    let mut sws = small.batch_workspace().unwrap();
+    let e = small
+        .clipped_grad_sum(
+            &small.init_params(1),
+            &data,
+            &[0, 1, 2, 3],
+            None,
+            &mut vec![0.0; small.num_params()],
+            &mut sws,
+        )
+        .unwrap_err();
+    assert_eq!(e.parameter(), Some("label"), "{e}");
+    // Data of another dimension.
+    let other = random_data(&mut Rng::from_seed(1), 10, 10, 5);
+    assert!(matches!(
+        run(&params, &other, &[0], None, &mut sum),
+        Error::Inconsistent { .. }
+    ));
+    // A workspace of another model.
+    let e = small
+        .clipped_grad_sum(
+            &small.init_params(1),
+            &data,
+            &[1],
+            None,
+            &mut vec![0.0; small.num_params()],
+            &mut model.batch_workspace().unwrap(),
+        )
+        .unwrap_err();
+    assert!(matches!(e, Error::Inconsistent { .. }), "{e}");
+    // An empty batch: a zero sum and loss, as the per-example loop.
+    let mut sum = vec![1.0; p];
+    let loss = model
+        .clipped_grad_sum(&params, &data, &[], hard(1.0), &mut sum, &mut ws)
+        .unwrap();
+    assert_eq!(loss, 0.0);
+    assert!(sum.iter().all(|&v| v == 0.0));
+}
+
+#[test]
+fn ghost_sum_refuses_convolutions_and_pooling() {
+    // Models with a convolution or a pooling layer have no batch workspace (callers fall
+    // back to the per-example path).
+    assert!(arch::mnist_tanh_convnet()
+        .unwrap()
+        .batch_workspace()
+        .is_none());
+    let pool = Sequential::new(
+        Shape::new(1, 4, 4),
+        &[
+            Layer::AvgPool2d {
+                kernel: 2,
+                stride: 2,
+            },
+            Layer::Dense { units: 2 },
+        ],
+        Loss::SoftmaxCrossEntropy,
+    )
+    .unwrap();
+    assert!(pool.batch_workspace().is_none());
+    assert!(arch::logistic_regression(5)
+        .unwrap()
+        .batch_workspace()
+        .is_some());
+}
+
+/// Dense 3 → ELU → Dense → `mid` → Dense 2 on 4 inputs, all-ones data, with the given
+/// weights per dense layer (biases 0).
+fn three_layer(mid: Activation, w: [f64; 3]) -> (Sequential, Vec<f64>, Dataset) {
+    let model = Sequential::new(
+        Shape::flat(4),
+        &[
+            Layer::Dense { units: 3 },
+            Layer::Act(Activation::Elu),
+            Layer::Dense { units: 2 },
+            Layer::Act(mid),
+            Layer::Dense { units: 2 },
+        ],
+        Loss::SoftmaxCrossEntropy,
+    )
+    .unwrap();
+    let mut params = vec![0.0; model.num_params()];
+    for (l, &wl) in [0usize, 2, 4].iter().zip(&w) {
+        let r = model.param_range(*l).unwrap();
+        let units = model.layer(*l).unwrap().2.len().unwrap();
+        let n = (r.len() - units) / units;
+        for (k, j) in r.clone().take(r.len() - units).enumerate() {
+            // The last layer's second row negated: logits ±w·Σa.
+            params[j] = if *l == 4 && k >= n { -wl } else { wl };
+        }
+    }
+    let data = Dataset::new(vec![1.0; 8], vec![0, 1], (1, 1, 4), 2).unwrap();
+    (model, params, data)
+}
+
+#[test]
+fn ghost_sum_numerical_errors_match_the_per_example_path() {
+    // Each case: the per-example path fails with Error::Numerical; the batched path must
+    // fail with the same description (value may differ: ours names the overflowing bound).
+    let cases = [
+        // Logits overflow: non-finite loss.
+        (
+            three_layer(Activation::Elu, [1e200, 1e200, 1e200]),
+            hard(1.0),
+        ),
+        // Hidden ELU output +∞, then tanh(∞) = 1: finite loss, but the second dense layer's
+        // weight gradient is 0·∞ = NaN.
+        (three_layer(Activation::Tanh, [1e308, 1.0, 1.0]), None),
+        // Hidden activations ~1e156, last-layer weights 1e-200: finite loss and gradient
+        // entries, but ‖g‖² overflows, which `clip` reports.
+        (
+            three_layer(Activation::Elu, [1e156, 1.0, 1e-200]),
+            gelu(1.0),
+        ),
+    ];
+    for (k, ((model, params, data), clipping)) in cases.into_iter().enumerate() {
+        let want = per_example(&model, &params, &data, &[0, 1], clipping).unwrap_err();
+        let got = batched(&model, &params, &data, &[0, 1], clipping).unwrap_err();
+        assert!(matches!(want, Error::Numerical { .. }), "case {k}: {want}");
+        assert!(same_error(got, want), "case {k}: {got} vs {want}");
+    }
+    // The overflowing-norm model without clipping: no error in either path, same bits.
+    let (model, params, data) = three_layer(Activation::Elu, [1e156, 1.0, 1e-200]);
+    let (want, want_loss, _) = per_example(&model, &params, &data, &[0, 1], None).unwrap();
+    let (got, got_loss) = batched(&model, &params, &data, &[0, 1], None).unwrap();
+    assert_eq!(bits(&got), bits(&want));
+    assert_eq!(got_loss.to_bits(), want_loss.to_bits());
+}
+
+#[test]
+fn ghost_sum_careful_norm_where_squares_overflow() {
+    // Hidden activations ~1e155 (‖a‖² overflows) with a confident softmax (logit margin
+    // ~620, δ ~ e^-620): the gradient entries δ·a ~ 1e-106 are finite and so is ‖g‖², so the
+    // per-example path succeeds; the fast norm formula cannot (‖a‖² = ∞) and the careful one
+    // must give the same result to rounding. C is set near ‖g‖ so the factor matters.
+    let (model, params, _) = three_layer(Activation::Elu, [1.3e155 / 4.0, 1.0, 4e-154]);
+    let data = Dataset::new(vec![1.0; 4], vec![0], (1, 1, 4), 2).unwrap();
+    let norm = sorted_norms(&model, &params, &data, &[0])[0];
+    assert!(norm > 0.0 && norm.is_finite() && norm < 1e-50, "{norm}");
+    for clipping in [hard(0.5 * norm), gelu(norm)] {
+        let (want, want_loss, abs) = per_example(&model, &params, &data, &[0], clipping).unwrap();
+        let (got, got_loss) = batched(&model, &params, &data, &[0], clipping).unwrap();
+        assert_eq!(got_loss.to_bits(), want_loss.to_bits());
+        let (entry, _) = errors(&got, &want, &abs);
+        assert!(entry <= 1e-14, "{clipping:?}: {entry:e}");
+    }
+}
