@@ -5,7 +5,11 @@
 //! At step t (from 0) with parameters w_t:
 //! 1. draw the batch B_t ([`Sampling`]);
 //! 2. per example, g_i = ∇_w ℓ(w_t; z_i) and g̃_i = clip(g_i) (the crate's one clipping
-//!    function, [`crate::train::clip::clip`]; no clipping for non-private SGD);
+//!    function, [`crate::train::clip::clip`]; no clipping for non-private SGD), summed in
+//!    batch order — for models of dense layers and activations by the batched path
+//!    [`Sequential::clipped_grad_sum`] (ghost clipping: per-example norms from layer-wise
+//!    identities, the sum as matrix products; the same sum up to rounding), for other models
+//!    one example at a time;
 //! 3. release ḡ_t = (Σ_{i∈B_t} g̃_i + N(0, σ²S²I)) / B, with S the sensitivity of one clipped
 //!    gradient ([`ClipMethod::max_norm`]: C for hard clipping, 1.11522·C for GELU clipping, so
 //!    that σ keeps its meaning as the noise multiplier of the accountants) and B the
@@ -22,8 +26,9 @@
 //! Step t draws its batch from `Rng::for_trial(seed, 2t)` and its noise from
 //! `Rng::for_trial(seed, 2t + 1)` (indices wrap modulo 2⁶⁴: distinct for t < 2⁶³) ([`Rng::for_trial`], the crate's one seed-and-index → RNG
 //! map); shuffled epochs draw their permutation from the sampling stream of the step that
-//! starts the epoch. The clipped gradients are summed in batch order, whether or not an
-//! observer keeps them, so one seed gives bit-identical parameters with any observers.
+//! starts the epoch. The clipped gradients are summed the same way whether or not an
+//! observer keeps them (kept rows are computed beside the batched sum), so one seed gives
+//! bit-identical parameters with any observers.
 //! The initial parameters are the caller's (e.g. [`Sequential::init_params`]).
 //!
 //! # Memory
@@ -39,7 +44,7 @@ use crate::data::Dataset;
 use crate::error::{
     check_non_negative, check_positive, check_steps, invalid as invalid_value, Error, Result,
 };
-use crate::nn::{Sequential, Workspace};
+use crate::nn::{BatchWorkspace, Sequential, Workspace};
 use crate::rng::Rng;
 use alloc::vec::Vec;
 
@@ -192,6 +197,8 @@ pub struct DpSgd<'a> {
     sampler: BatchSampler,
     noise_std: f64,
     ws: Workspace<f64>,
+    /// The batched (ghost-clipping) path's buffers, for models of dense layers only.
+    batch_ws: Option<BatchWorkspace>,
     grad: Vec<f64>,
     sum: Vec<f64>,
     released: Vec<f64>,
@@ -292,6 +299,7 @@ impl<'a> DpSgd<'a> {
             sampler,
             noise_std,
             ws: model.workspace(),
+            batch_ws: model.batch_workspace(),
             grad: alloc::vec![0.0; p],
             sum: alloc::vec![0.0; p],
             released: alloc::vec![0.0; p],
@@ -434,33 +442,7 @@ impl<'a> DpSgd<'a> {
             self.per_example.clear();
             self.per_example.resize(self.batch.len() * p, 0.0);
         }
-        self.sum.iter_mut().for_each(|s| *s = 0.0);
-        let mut loss_sum = 0.0;
-        for (k, &i) in self.batch.iter().enumerate() {
-            let (x, y) = self.data.example(i)?;
-            let g = if keep {
-                match self.per_example.get_mut(k * p..(k + 1) * p) {
-                    Some(row) => row,
-                    None => {
-                        return Err(Error::Inconsistent {
-                            what: "per-example buffer",
-                            value: k as f64,
-                        })
-                    }
-                }
-            } else {
-                &mut self.grad[..]
-            };
-            loss_sum += self
-                .model
-                .loss_and_grad(params, x, y as usize, g, &mut self.ws)?;
-            if let Some(c) = self.config.clipping {
-                clip(g, c.method, c.norm)?;
-            }
-            for (s, gi) in self.sum.iter_mut().zip(g.iter()) {
-                *s += *gi;
-            }
-        }
+        let loss_sum = self.batch_sum(params, keep)?;
         // With the secret drawn: its clipped gradient, added to the batch sum last (the same
         // additions as accumulating it after the others), into `secret_grad`.
         let total: &[f64] = match self.secret {
@@ -551,6 +533,77 @@ impl<'a> DpSgd<'a> {
             loss_sum,
             secret_in_batch,
         })
+    }
+
+    /// The clipped-gradient sum of the batch's examples (`self.batch`, the secret excluded)
+    /// into `self.sum`, and their loss sum; with `keep`, also every clipped per-example
+    /// gradient into `self.per_example`. Models of dense layers and activations take the
+    /// batched path ([`Sequential::clipped_grad_sum`], ghost clipping), whatever the
+    /// observers: the per-example rows, when kept, are computed beside it, so the released
+    /// gradient is the same bits with or without observers. Other models sum per-example
+    /// gradients in batch order.
+    fn batch_sum(&mut self, params: &[f64], keep: bool) -> Result<f64> {
+        let p = self.model.num_params();
+        if let Some(bws) = self.batch_ws.as_mut() {
+            let loss_sum = if self.batch.is_empty() {
+                self.sum.iter_mut().for_each(|s| *s = 0.0);
+                0.0
+            } else {
+                self.model.clipped_grad_sum(
+                    params,
+                    self.data,
+                    &self.batch,
+                    self.config.clipping,
+                    &mut self.sum,
+                    bws,
+                )?
+            };
+            if keep {
+                for (k, &i) in self.batch.iter().enumerate() {
+                    let (x, y) = self.data.example(i)?;
+                    let row = self.per_example.get_mut(k * p..(k + 1) * p).ok_or(
+                        Error::Inconsistent {
+                            what: "per-example buffer",
+                            value: k as f64,
+                        },
+                    )?;
+                    self.model
+                        .loss_and_grad(params, x, y as usize, row, &mut self.ws)?;
+                    if let Some(c) = self.config.clipping {
+                        clip(row, c.method, c.norm)?;
+                    }
+                }
+            }
+            return Ok(loss_sum);
+        }
+        self.sum.iter_mut().for_each(|s| *s = 0.0);
+        let mut loss_sum = 0.0;
+        for (k, &i) in self.batch.iter().enumerate() {
+            let (x, y) = self.data.example(i)?;
+            let g = if keep {
+                match self.per_example.get_mut(k * p..(k + 1) * p) {
+                    Some(row) => row,
+                    None => {
+                        return Err(Error::Inconsistent {
+                            what: "per-example buffer",
+                            value: k as f64,
+                        })
+                    }
+                }
+            } else {
+                &mut self.grad[..]
+            };
+            loss_sum += self
+                .model
+                .loss_and_grad(params, x, y as usize, g, &mut self.ws)?;
+            if let Some(c) = self.config.clipping {
+                clip(g, c.method, c.norm)?;
+            }
+            for (s, gi) in self.sum.iter_mut().zip(g.iter()) {
+                *s += *gi;
+            }
+        }
+        Ok(loss_sum)
     }
 
     /// Runs the remaining steps up to `config.steps`.

@@ -465,10 +465,10 @@ fn attack_glm_bad_input_exits_2_naming_the_flag_and_writes_nothing() {
     }
     let _ = std::fs::remove_dir_all(&dir);
     // The attack selector: a clear error listing the attacks.
-    for args in [&["attack"][..], &["attack", "gradient-matching"][..]] {
+    for args in [&["attack"][..], &["attack", "model-based"][..]] {
         let (code, _, err) = run(args);
         assert_eq!(code, 2, "{args:?}");
-        assert!(err.contains("attacks: glm"), "{err}");
+        assert!(err.contains("attacks: glm, gradient-matching, prior-aware"), "{err}");
         assert_eq!(err.trim_end().lines().count(), 1);
     }
     let (code, help, _) = run(&["attack", "glm", "--help"]);
