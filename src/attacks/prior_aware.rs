@@ -162,7 +162,7 @@ impl<'a> PriorAwareAttack<'a> {
         }
         let s = clipping.method.max_norm(clipping.norm)?;
         for c in candidates {
-            check_candidate(model, c)?;
+            c.check(model)?;
         }
         for (i, a) in candidates.iter().enumerate() {
             if candidates.iter().skip(i + 1).any(|b| same_candidate(a, b)) {
@@ -305,49 +305,6 @@ pub fn top_count(sampling_rate: f64, steps: u64) -> usize {
         libm::ceil(x)
     };
     (k as usize).clamp(1, steps.max(1) as usize)
-}
-
-fn check_candidate(model: &Sequential, c: &Secret<'_>) -> Result<()> {
-    match *c {
-        Secret::Example { x, label } => {
-            if x.len() != model.input_len() {
-                return Err(Error::Inconsistent {
-                    what: "a candidate's length differs from the model's input length",
-                    value: x.len() as f64,
-                });
-            }
-            if let Some(&v) = x.iter().find(|v| !v.is_finite()) {
-                return Err(Error::InvalidParameter {
-                    name: "x",
-                    value: v,
-                    expected: "finite",
-                });
-            }
-            if label as usize >= model.num_classes() {
-                return Err(Error::InvalidCount {
-                    name: "label",
-                    value: u64::from(label),
-                    expected: "< the number of classes of the model",
-                });
-            }
-        }
-        Secret::Gradient(g) => {
-            if g.len() != model.num_params() {
-                return Err(Error::Inconsistent {
-                    what: "a canary gradient's length differs from the model's num_params()",
-                    value: g.len() as f64,
-                });
-            }
-            if let Some(&v) = g.iter().find(|v| !v.is_finite()) {
-                return Err(Error::InvalidParameter {
-                    name: "canary_gradient",
-                    value: v,
-                    expected: "finite",
-                });
-            }
-        }
-    }
-    Ok(())
 }
 
 fn same_candidate(a: &Secret<'_>, b: &Secret<'_>) -> bool {

@@ -34,6 +34,22 @@ pub struct Spec {
     pub takes_value: bool,
 }
 
+/// A flag that takes a value (`--name VALUE` or `--name=VALUE`).
+pub const fn value(name: &'static str) -> Spec {
+    Spec {
+        name,
+        takes_value: true,
+    }
+}
+
+/// A switch (`--name`, no value).
+pub const fn switch(name: &'static str) -> Spec {
+    Spec {
+        name,
+        takes_value: false,
+    }
+}
+
 /// Parse `args` (everything after the subcommand) against `specs`.
 ///
 /// # Errors

@@ -5,7 +5,7 @@
 //! `reconbound merge`), and prints each success rate with its Clopper–Pearson interval beside
 //! the certified ReRo bound γ (Hayes et al.) and Balle et al.'s γ from RDP.
 
-use super::args::{parse, Flags, Spec, UsageError};
+use super::args::{parse, switch as s, value as v, Flags, UsageError};
 use super::commands::{shown, Failure};
 use super::format::{sig, Side};
 use super::json::{self, Object, Value};
@@ -27,20 +27,6 @@ type Out = Result<String, Failure>;
 
 fn usage(msg: String) -> Failure {
     Failure::Usage(UsageError(msg))
-}
-
-const fn v(name: &'static str) -> Spec {
-    Spec {
-        name,
-        takes_value: true,
-    }
-}
-
-const fn s(name: &'static str) -> Spec {
-    Spec {
-        name,
-        takes_value: false,
-    }
 }
 
 /// The attacks `reconbound attack` runs.

@@ -2,7 +2,7 @@
 //! output-perturbed logistic regression, every training example as the target, against its
 //! per-example FIL bound (Guo et al. 2022, §7.2, Figs. 3 and 4).
 
-use super::args::{parse, Spec};
+use super::args::{parse, switch as s, value as v};
 use super::commands::Failure;
 use super::fil_logreg::{
     defaults, load_two_digit_split, num_or_null, output_path, row, shown, usage,
@@ -93,20 +93,6 @@ status_degenerate_b0 (counts over examples × draws), interval, out, plot, image
 written), seconds. Everything but seconds is identical across runs with the same flags.
 ";
 
-const fn v(name: &'static str) -> Spec {
-    Spec {
-        name,
-        takes_value: true,
-    }
-}
-
-const fn s(name: &'static str) -> Spec {
-    Spec {
-        name,
-        takes_value: false,
-    }
-}
-
 /// The two-sided Student-t quantile t(1 − α/2, ν): P(|T_ν| > t) = α ⇔
 /// I_{ν/(ν+t²)}(ν/2, 1/2) = α.
 fn t_quantile(alpha: f64, dof: f64) -> Result<f64, Failure> {
@@ -168,19 +154,6 @@ impl Row {
             .collect();
         parts.join(";")
     }
-}
-
-/// (min, lower median, max) of the finite values; NaN when there are none.
-fn spread(mut v: Vec<f64>) -> (f64, f64, f64) {
-    v.retain(|x| !x.is_nan());
-    v.sort_by(f64::total_cmp);
-    let min = v.first().copied().unwrap_or(f64::NAN);
-    let max = v.last().copied().unwrap_or(f64::NAN);
-    let med = v
-        .get(v.len().saturating_sub(1) / 2)
-        .copied()
-        .unwrap_or(f64::NAN);
-    (min, med, max)
 }
 
 /// Write every rendered file, or none: on a failure the files already written are removed.
@@ -346,9 +319,11 @@ pub(crate) fn attack_glm(args: &[String]) -> Out {
         .iter()
         .filter(|r| r.bound.is_none_or(|b| b >= fil.trivial_mse))
         .count();
-    let (ratio_min, ratio_med, ratio_max) = spread(rows.iter().filter_map(Row::ratio).collect());
-    let (mse_min, mse_med, mse_max) = spread(rows.iter().map(|r| r.mse).collect());
-    let (b_min, b_med, b_max) = spread(
+    let (ratio_min, ratio_med, ratio_max) =
+        super::format::min_median_max(rows.iter().filter_map(Row::ratio).collect());
+    let (mse_min, mse_med, mse_max) =
+        super::format::min_median_max(rows.iter().map(|r| r.mse).collect());
+    let (b_min, b_med, b_max) = super::format::min_median_max(
         rows.iter()
             .map(|r| r.bound.unwrap_or(f64::INFINITY))
             .collect(),

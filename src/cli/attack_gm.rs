@@ -2,10 +2,11 @@
 //! Hayes, Mahloujifar, Balle 2023 (§2, App. A, D) on the crate's DP-SGD, scored against n − 1
 //! other points (App. D) beside the ReRo bound at κ = 1/n, and by its MSE.
 
-use super::args::{parse, Spec};
+use super::args::{parse, switch as s, value as v};
 use super::attack::{dpsgd_config, load_pool, parse_run_flags, rero_bounds, RunDefaults};
 use super::commands::{shown, Failure};
-use super::format::{sig, Side};
+use super::fil_logreg::row;
+use super::format::{min_median_max, sig, Side};
 use super::json::{self, Object, Value};
 use super::output::{check_writable, write_whole, Progress};
 use super::svg;
@@ -21,20 +22,6 @@ type Out = Result<String, Failure>;
 
 fn usage(msg: String) -> Failure {
     Failure::Usage(super::args::UsageError(msg))
-}
-
-const fn v(name: &'static str) -> Spec {
-    Spec {
-        name,
-        takes_value: true,
-    }
-}
-
-const fn s(name: &'static str) -> Spec {
-    Spec {
-        name,
-        takes_value: false,
-    }
 }
 
 /// Documented defaults of `attack gradient-matching`.
@@ -227,24 +214,10 @@ pub(crate) fn gradient_matching(args: &[String]) -> Out {
 
     let k = outcomes.iter().filter(|o| o.score.success).count() as u64;
     let rate = success_rate(k, r.trials, 0.95)?;
-    let mut mses: Vec<f64> = outcomes.iter().map(|o| o.score.mse).collect();
+    let mses: Vec<f64> = outcomes.iter().map(|o| o.score.mse).collect();
     let mse_mean = mses.iter().sum::<f64>() / mses.len() as f64;
-    mses.sort_by(f64::total_cmp);
-    let median = |v: &[f64]| -> f64 {
-        let n = v.len();
-        match (v.get(n / 2), v.get(n.saturating_sub(1) / 2)) {
-            (Some(a), Some(b)) => 0.5 * (a + b),
-            _ => f64::NAN,
-        }
-    };
-    let mse_median = median(&mses);
-    let (mse_min, mse_max) = (
-        mses.first().copied().unwrap_or(f64::NAN),
-        mses.last().copied().unwrap_or(f64::NAN),
-    );
-    let mut losses: Vec<f64> = outcomes.iter().map(|o| o.loss).collect();
-    losses.sort_by(f64::total_cmp);
-    let loss_median = median(&losses);
+    let (mse_min, mse_median, mse_max) = min_median_max(mses);
+    let (_, loss_median, _) = min_median_max(outcomes.iter().map(|o| o.loss).collect());
 
     if let Some(p) = &csv {
         let mut t = String::from("trial,target,success,mse,distance,nearest_other,loss\n");
@@ -345,15 +318,10 @@ pub(crate) fn gradient_matching(args: &[String]) -> Out {
         r.trials,
         r.seed
     ));
-    let row = |t: &mut String, label: &str, value: String, note: &str| {
-        let line = format!("  {label:<30}{value:<28}  {note}");
-        t.push_str(line.trim_end());
-        t.push('\n');
-    };
     row(
         &mut t,
         "success (App. D, 95 % CI)",
-        format!(
+        &format!(
             "{} [{}, {}]",
             sig(rate.rate, 4, Side::Nearest),
             sig(rate.lower, 4, Side::Down),
@@ -367,7 +335,7 @@ pub(crate) fn gradient_matching(args: &[String]) -> Out {
     row(
         &mut t,
         "γ Hayes (κ = 1/n)",
-        sig(b.gamma, 4, Side::Up),
+        &sig(b.gamma, 4, Side::Up),
         &format!(
             "bound for any attack, n = {} (κ = {})",
             others + 1,
@@ -377,13 +345,13 @@ pub(crate) fn gradient_matching(args: &[String]) -> Out {
     row(
         &mut t,
         "γ Balle (from RDP)",
-        sig(b.gamma_balle, 4, Side::Up),
+        &sig(b.gamma_balle, 4, Side::Up),
         "",
     );
     row(
         &mut t,
         "MSE: mean / median",
-        format!(
+        &format!(
             "{} / {}",
             sig(mse_mean, 4, Side::Nearest),
             sig(mse_median, 4, Side::Nearest)
@@ -397,7 +365,7 @@ pub(crate) fn gradient_matching(args: &[String]) -> Out {
     row(
         &mut t,
         "matching loss L(ẑ): median",
-        sig(loss_median, 4, Side::Nearest),
+        &sig(loss_median, 4, Side::Nearest),
         "",
     );
     if above {

@@ -1,6 +1,6 @@
 //! The subcommands: parse flags, call the library, render a table or one JSON object.
 
-use super::args::{parse, Flags, Spec, UsageError};
+use super::args::{parse, switch, value as v, Flags, Spec, UsageError};
 use super::format::{sig, Side};
 use super::json::{Object, Value};
 use crate::accounting::{fano, mse, pld, prior, rdp, rero};
@@ -74,17 +74,7 @@ fn flag(name: &str) -> String {
 
 type Out = Result<String, Failure>;
 
-const fn v(name: &'static str) -> Spec {
-    Spec {
-        name,
-        takes_value: true,
-    }
-}
-
-const JSON: Spec = Spec {
-    name: "json",
-    takes_value: false,
-};
+const JSON: Spec = switch("json");
 
 /// The documented default configuration of `reconbound bound`: DP-SGD on MNIST as in
 /// Abadi et al. 2016 (batch 256 of 60,000, σ = 1.1, 60 epochs → 14,063 steps), δ = 1e-5,

@@ -1,7 +1,7 @@
 //! `reconbound fil-logreg`: per-example Fisher information leakage of output-perturbed
 //! logistic regression on two MNIST digits (Guo et al. 2022, Sec. 7.1), beside the RDP bound.
 
-use super::args::{parse, Flags, Spec, UsageError};
+use super::args::{parse, switch as s, value as v, Flags, UsageError};
 use super::commands::Failure;
 use super::format::{sig, Side};
 use super::json::{Object, Value};
@@ -75,13 +75,6 @@ fil_mse_bound_min, fil_mse_bound_median (lower median), fil_mse_bound_max, dfil_
 trivial_mse, perfect_privacy_count, margin, out (null without --out), seconds.
 Everything but seconds is identical across runs with the same flags.
 ";
-
-const fn v(name: &'static str) -> Spec {
-    Spec {
-        name,
-        takes_value: true,
-    }
-}
 
 /// The stream of `Rng::for_trial(seed, ·)` that seeds the split (as `reconbound train`).
 const SPLIT_STREAM: u64 = u64::MAX;
@@ -272,19 +265,12 @@ pub(super) fn output_path(f: &Flags, name: &str) -> Result<Option<String>, Failu
 /// Safe-side summary of the MSE bounds: (min, lower median, max); `None` bounds (trace 0)
 /// count as +∞.
 fn summary(fil: &LogregFil) -> (f64, f64, f64) {
-    let mut b: Vec<f64> = fil
+    let b: Vec<f64> = fil
         .examples
         .iter()
         .map(|e| e.mse_bound.unwrap_or(f64::INFINITY))
         .collect();
-    b.sort_by(f64::total_cmp);
-    let min = b.first().copied().unwrap_or(f64::NAN);
-    let max = b.last().copied().unwrap_or(f64::NAN);
-    let median = b
-        .get(b.len().saturating_sub(1) / 2)
-        .copied()
-        .unwrap_or(f64::NAN);
-    (min, median, max)
+    super::format::min_median_max(b)
 }
 
 /// `  label` padded to the value column, the value, then a note.
@@ -321,10 +307,7 @@ pub(crate) fn fil_logreg(args: &[String]) -> Out {
             v("seed"),
             v("space"),
             v("out"),
-            Spec {
-                name: "json",
-                takes_value: false,
-            },
+            s("json"),
         ],
     )?;
     if f.help {

@@ -64,6 +64,20 @@ fn pretty(s: &str) -> String {
     format!("{:.*}", decimals.max(0) as usize, value)
 }
 
+/// (min, lower median, max) of the values of `v` that are not NaN (NaN if there are none):
+/// the summary line of the per-example tables.
+pub fn min_median_max(mut v: std::vec::Vec<f64>) -> (f64, f64, f64) {
+    v.retain(|x| !x.is_nan());
+    v.sort_by(f64::total_cmp);
+    let min = v.first().copied().unwrap_or(f64::NAN);
+    let max = v.last().copied().unwrap_or(f64::NAN);
+    let median = v
+        .get(v.len().saturating_sub(1) / 2)
+        .copied()
+        .unwrap_or(f64::NAN);
+    (min, median, max)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

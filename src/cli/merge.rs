@@ -4,7 +4,7 @@
 //! another run or version, or whose trials overlap another's is refused (exit 2, nothing
 //! written).
 
-use super::args::{parse, Spec, UsageError};
+use super::args::{parse, switch, value, UsageError};
 use super::attack::{merge_prior_aware, merged_summary, OutputOptions};
 use super::commands::Failure;
 use std::format;
@@ -48,23 +48,7 @@ pub(crate) fn merge(args: &[String]) -> Result<String, Failure> {
             files.push(a);
         }
     }
-    let f = parse(
-        &flag_args,
-        &[
-            Spec {
-                name: "csv",
-                takes_value: true,
-            },
-            Spec {
-                name: "plot",
-                takes_value: true,
-            },
-            Spec {
-                name: "json",
-                takes_value: false,
-            },
-        ],
-    )?;
+    let f = parse(&flag_args, &[value("csv"), value("plot"), switch("json")])?;
     if f.help {
         return Ok(String::from(HELP));
     }

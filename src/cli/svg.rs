@@ -266,25 +266,16 @@ pub(crate) fn histogram_svg(plot: &HistogramPlot<'_>) -> String {
     s.push_str("</g>\n");
 
     // Axes.
-    s.push_str(&format!(
-        "<path d=\"M{} {}V{}H{}\" fill=\"none\" stroke=\"#000000\"/>\n",
-        num(LEFT),
-        num(top),
-        num(y0),
-        num(LEFT + plot_w)
-    ));
-    s.push_str(&format!(
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"13\">{}</text>\n",
-        num(LEFT + plot_w / 2.0),
-        num(height - 18.0),
-        escape(plot.x_label)
-    ));
-    s.push_str(&format!(
-        "<text x=\"18\" y=\"{}\" text-anchor=\"middle\" font-size=\"13\" transform=\"rotate(-90 18 {})\">{}</text>\n",
-        num(top + plot_h / 2.0),
-        num(top + plot_h / 2.0),
-        escape(plot.y_label)
-    ));
+    axes(
+        &mut s,
+        top,
+        y0,
+        plot_w,
+        plot_h,
+        height,
+        plot.x_label,
+        plot.y_label,
+    );
 
     // Marker lines and the legend.
     let mut legend_y = HEAD + 12.0;
@@ -339,6 +330,40 @@ pub(crate) fn histogram_svg(plot: &HistogramPlot<'_>) -> String {
     ));
     s.push_str("</svg>\n");
     s
+}
+
+/// The x- and y-axis lines of a plot area `plot_w` × `plot_h` whose top is at `top` and
+/// bottom at `y0`, the x label centred under it and the y label rotated at its left.
+#[allow(clippy::too_many_arguments)]
+fn axes(
+    s: &mut String,
+    top: f64,
+    y0: f64,
+    plot_w: f64,
+    plot_h: f64,
+    height: f64,
+    x_label: &str,
+    y_label: &str,
+) {
+    s.push_str(&format!(
+        "<path d=\"M{} {}V{}H{}\" fill=\"none\" stroke=\"#000000\"/>\n",
+        num(LEFT),
+        num(top),
+        num(y0),
+        num(LEFT + plot_w)
+    ));
+    s.push_str(&format!(
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"13\">{}</text>\n",
+        num(LEFT + plot_w / 2.0),
+        num(height - 18.0),
+        escape(x_label)
+    ));
+    s.push_str(&format!(
+        "<text x=\"18\" y=\"{}\" text-anchor=\"middle\" font-size=\"13\" transform=\"rotate(-90 18 {})\">{}</text>\n",
+        num(top + plot_h / 2.0),
+        num(top + plot_h / 2.0),
+        escape(y_label)
+    ));
 }
 
 /// The title (bold, 16 px) and subtitle (12 px) centred on a canvas `width` wide, each
@@ -510,25 +535,16 @@ pub(crate) fn scatter_svg(plot: &ScatterPlot<'_>) -> String {
     s.push_str("</g>\n");
 
     // Axes and labels.
-    s.push_str(&format!(
-        "<path d=\"M{} {}V{}H{}\" fill=\"none\" stroke=\"#000000\"/>\n",
-        num(LEFT),
-        num(top),
-        num(y0),
-        num(LEFT + plot_w)
-    ));
-    s.push_str(&format!(
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"13\">{}</text>\n",
-        num(LEFT + plot_w / 2.0),
-        num(height - 18.0),
-        escape(plot.x_label)
-    ));
-    s.push_str(&format!(
-        "<text x=\"18\" y=\"{}\" text-anchor=\"middle\" font-size=\"13\" transform=\"rotate(-90 18 {})\">{}</text>\n",
-        num(top + SCATTER_H / 2.0),
-        num(top + SCATTER_H / 2.0),
-        escape(plot.y_label)
-    ));
+    axes(
+        &mut s,
+        top,
+        y0,
+        plot_w,
+        SCATTER_H,
+        height,
+        plot.x_label,
+        plot.y_label,
+    );
 
     // y = x over the part of the plot where both axes overlap.
     let (lo, hi) = (xa.max(ya), xb.min(yb));
@@ -925,25 +941,16 @@ pub(crate) fn curve_plot_svg(plot: &CurvePlot<'_>) -> String {
         e += 1.0;
     }
     s.push_str("</g>\n");
-    s.push_str(&format!(
-        "<path d=\"M{} {}V{}H{}\" fill=\"none\" stroke=\"#000000\"/>\n",
-        num(LEFT),
-        num(top),
-        num(y0),
-        num(LEFT + plot_w)
-    ));
-    s.push_str(&format!(
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"13\">{}</text>\n",
-        num(LEFT + plot_w / 2.0),
-        num(height - 18.0),
-        escape(plot.x_label)
-    ));
-    s.push_str(&format!(
-        "<text x=\"18\" y=\"{}\" text-anchor=\"middle\" font-size=\"13\" transform=\"rotate(-90 18 {})\">{}</text>\n",
-        num(top + PLOT_H / 2.0),
-        num(top + PLOT_H / 2.0),
-        escape(plot.y_label)
-    ));
+    axes(
+        &mut s,
+        top,
+        y0,
+        plot_w,
+        PLOT_H,
+        height,
+        plot.x_label,
+        plot.y_label,
+    );
     let mut legend_y = HEAD + 12.0;
     let lx = LEFT + 10.0;
     for c in &plot.curves {

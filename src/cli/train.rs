@@ -3,7 +3,7 @@
 //! run's ε and the wall time. With `--fil`, also the per-example Fisher information leakage
 //! of the run (Guo et al. 2022 Alg. 1) with its table, histogram and image grid.
 
-use super::args::{parse, Flags, Spec, UsageError};
+use super::args::{parse, switch as s, value as v, Flags, UsageError};
 use super::commands::{rdp_mse_lower_bound, Failure, RdpMse};
 use super::format::{sig, Side};
 use super::json::{number, Object, Value};
@@ -142,20 +142,6 @@ fil_trace_relative_sd_median (R > 1: median over the sampled examples of the sd/
 Tr(I) across runs), mse_lower_bound_rdp (or null and mse_lower_bound_rdp_note).
 Everything but seconds is identical across runs with the same seed.
 ";
-
-const fn v(name: &'static str) -> Spec {
-    Spec {
-        name,
-        takes_value: true,
-    }
-}
-
-const fn s(name: &'static str) -> Spec {
-    Spec {
-        name,
-        takes_value: false,
-    }
-}
 
 /// Stream indices of `Rng::for_trial(seed, ·)` reserved for the data split and the
 /// initialisation (DP-SGD uses 0..2T).

@@ -240,6 +240,50 @@ pub enum Secret<'a> {
 }
 
 impl Secret<'_> {
+    /// Checks that the secret fits `model`.
+    ///
+    /// # Errors
+    ///
+    /// For [`Secret::Example`], [`Error::Inconsistent`] if `x` is not of length d,
+    /// [`Error::InvalidParameter`] `x` if a value is not finite, [`Error::InvalidCount`]
+    /// `label` unless a class of the model; for [`Secret::Gradient`],
+    /// [`Error::Inconsistent`] unless of length p and [`Error::InvalidParameter`]
+    /// `canary_gradient` if a value is not finite.
+    pub fn check(&self, model: &Sequential) -> Result<()> {
+        match *self {
+            Secret::Example { x, label } => {
+                if x.len() != model.input_len() {
+                    return Err(Error::Inconsistent {
+                        what: "the secret example's length differs from the model's input length",
+                        value: x.len() as f64,
+                    });
+                }
+                if let Some(&v) = x.iter().find(|v| !v.is_finite()) {
+                    return invalid_value("x", v, "finite");
+                }
+                if label as usize >= model.num_classes() {
+                    return Err(Error::InvalidCount {
+                        name: "label",
+                        value: u64::from(label),
+                        expected: "< the number of classes of the model",
+                    });
+                }
+            }
+            Secret::Gradient(g) => {
+                if g.len() != model.num_params() {
+                    return Err(Error::Inconsistent {
+                        what: "the canary gradient's length differs from the model's num_params()",
+                        value: g.len() as f64,
+                    });
+                }
+                if let Some(&v) = g.iter().find(|v| !v.is_finite()) {
+                    return invalid_value("canary_gradient", v, "finite");
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Its clipped gradient at `params`, written into `out` (length p): clip(∇_w ℓ(w; x,
     /// label)) for an example, clip(g) for a gradient canary — what the trainer adds when the
     /// secret is drawn, and what an adversary computes for a hypothesised candidate. The
@@ -350,37 +394,7 @@ impl<'a> DpSgd<'a> {
         secret: Secret<'a>,
     ) -> Result<Self> {
         let mut trainer = Self::new(model, data, config)?;
-        match secret {
-            Secret::Example { x, label } => {
-                if x.len() != model.input_len() {
-                    return Err(Error::Inconsistent {
-                        what: "the secret example's length differs from the model's input length",
-                        value: x.len() as f64,
-                    });
-                }
-                if let Some(&v) = x.iter().find(|v| !v.is_finite()) {
-                    return invalid_value("x", v, "finite");
-                }
-                if label as usize >= model.num_classes() {
-                    return Err(Error::InvalidCount {
-                        name: "label",
-                        value: u64::from(label),
-                        expected: "< the number of classes of the model",
-                    });
-                }
-            }
-            Secret::Gradient(g) => {
-                if g.len() != model.num_params() {
-                    return Err(Error::Inconsistent {
-                        what: "the canary gradient's length differs from the model's num_params()",
-                        value: g.len() as f64,
-                    });
-                }
-                if let Some(&v) = g.iter().find(|v| !v.is_finite()) {
-                    return invalid_value("canary_gradient", v, "finite");
-                }
-            }
-        }
+        secret.check(model)?;
         let n = data.len().checked_add(1).ok_or(Error::Inconsistent {
             what: "training set too large",
             value: data.len() as f64,

@@ -468,7 +468,10 @@ fn attack_glm_bad_input_exits_2_naming_the_flag_and_writes_nothing() {
     for args in [&["attack"][..], &["attack", "model-based"][..]] {
         let (code, _, err) = run(args);
         assert_eq!(code, 2, "{args:?}");
-        assert!(err.contains("attacks: glm, gradient-matching, prior-aware"), "{err}");
+        assert!(
+            err.contains("attacks: glm, gradient-matching, prior-aware"),
+            "{err}"
+        );
         assert_eq!(err.trim_end().lines().count(), 1);
     }
     let (code, help, _) = run(&["attack", "glm", "--help"]);
