@@ -779,7 +779,7 @@ pub fn prior_score(reconstruction: &[f64], target: &[f64], others: &[f64]) -> Re
 /// One image of a [`reconstruction_grid`] with its caption.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GridImage {
-    /// The pixels, channel-major as in [`Dataset`], clamped to [0, 1].
+    /// The pixels, channel-major as in [`Dataset`](crate::data::Dataset), clamped to [0, 1].
     pub pixels: Vec<f64>,
     /// Text under the image.
     pub caption: String,
