@@ -916,14 +916,17 @@ impl Observer for ResidualRecorder<'_> {
     }
 }
 
-/// The experiment of Hayes et al. §2 and App. D: per trial, draw D⁻, a target and n − 1 other
-/// points from a pool of data (disjointly), train on D⁻ plus the target (the trainer's
-/// secret), reconstruct the target by gradient matching from the residuals, and score the
-/// reconstruction against the target and the n − 1 others (App. D) and by its MSE.
+/// The experiment of Hayes et al. §2 and App. D: per trial, draw D⁻ and a target from a pool
+/// of data, and n − 1 other points **of the target's class**, train on D⁻ plus the target (the
+/// trainer's secret; Poisson sampling or the full batch), reconstruct the target by gradient
+/// matching from the residuals, label known, and score the reconstruction against the target
+/// and the n − 1 others (App. D) and by its MSE.
 ///
 /// Scored this way the attack is a prior-aware attack with a uniform prior of n candidates
-/// (the target and the others), so its success rate must stay below the ReRo bound γ at
-/// κ = 1/n — it is post-processing of the same release.
+/// that share one label (the target and the others; the label the adversary is given is then
+/// no extra knowledge), so its success rate must stay below the ReRo bound γ at κ = 1/n.
+/// Hayes et al. draw the others from the whole data set; with the label known that would let
+/// the label alone rule candidates out, and γ at κ = 1/n would not apply.
 #[derive(Clone, Copy, Debug)]
 pub struct GradientMatchingSetup<'a> {
     /// The model (initialised per trial by [`Sequential::init_params`]).
@@ -957,14 +960,16 @@ pub struct GradientMatchingOutcome {
 
 impl GradientMatchingSetup<'_> {
     /// Trial `trial` of a run with seed `master_seed`, a pure function of the two. From
-    /// [`Rng::for_trial`]`(master_seed, trial)`, in this order: |D⁻| + n pool indices without
-    /// replacement (the first |D⁻| in draw order, sorted, are D⁻; the next is the target; the
-    /// rest are the others), the initialisation seed, the DP-SGD seed, the optimiser seed.
+    /// [`Rng::for_trial`]`(master_seed, trial)`, in this order: |D⁻| + 1 pool indices without
+    /// replacement, which of them is the target (the rest is D⁻), n − 1 others among the
+    /// pool's remaining examples of the target's class, the initialisation seed, the DP-SGD
+    /// seed, the optimiser seed.
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidCount`] `others` if 0, `train_size` if 0, `pool` if it has fewer than
-    /// |D⁻| + n examples; [`Error::InvalidParameter`] `clip_norm` without clipping; as
+    /// [`Error::InvalidCount`] `others` if 0 or more than the pool's other examples of the
+    /// target's class, `train_size` if 0, `pool` if it has at most |D⁻| examples;
+    /// [`Error::InvalidParameter`] `sampling` unless Poisson or the full batch; [`Error::InvalidParameter`] `clip_norm` without clipping; as
     /// [`DpSgd::with_secret`](crate::train::dpsgd::DpSgd::with_secret),
     /// [`GradientMatching::reconstruct`] and [`prior_score`].
     pub fn run_trial(&self, master_seed: u64, trial: u64) -> Result<GradientMatchingOutcome> {
@@ -972,12 +977,11 @@ impl GradientMatchingSetup<'_> {
         check_count("others", self.others as u64, 1, ">= 1")?;
         check_count("train_size", self.train_size as u64, 1, ">= 1")?;
         let (n, k) = (self.train_size, self.others);
-        let need = n.saturating_add(k).saturating_add(1);
-        if self.pool.len() < need {
+        if self.pool.len() <= n {
             return Err(Error::InvalidCount {
                 name: "pool",
                 value: self.pool.len() as u64,
-                expected: ">= train_size + others + 1 examples",
+                expected: ">= train_size + 1 examples",
             });
         }
         let clipping = self.dpsgd.clipping.ok_or(Error::InvalidParameter {
@@ -985,17 +989,36 @@ impl GradientMatchingSetup<'_> {
             value: f64::NAN,
             expected: "set: gradient matching runs on clipped DP-SGD",
         })?;
+        crate::attacks::prior_aware::check_sampling(self.dpsgd.sampling)?;
         let mut rng = Rng::for_trial(master_seed, trial);
-        // A uniform random ordered draw: a partial Fisher–Yates over the pool.
-        let mut order: Vec<usize> = (0..self.pool.len()).collect();
-        for i in 0..need {
-            let j = i + rng.below((order.len() - i) as u64)? as usize;
-            order.swap(i, j);
+        let chosen = rng.subset(self.pool.len(), n + 1)?;
+        let pos = rng.below((n + 1) as u64)? as usize;
+        let target = chosen.get(pos).copied().unwrap_or(usize::MAX);
+        let known: Vec<usize> = chosen
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != pos)
+            .map(|(_, &i)| i)
+            .collect();
+        let (_, target_label) = self.pool.example(target)?;
+        // The others share the target's label: the adversary knows it, so a prior of other
+        // labels would tell it the answer (and γ at κ = 1/n would not apply).
+        let eligible: Vec<usize> = (0..self.pool.len())
+            .filter(|i| chosen.binary_search(i).is_err())
+            .filter(|&i| self.pool.labels().get(i) == Some(&target_label))
+            .collect();
+        if eligible.len() < k {
+            return Err(Error::InvalidCount {
+                name: "others",
+                value: k as u64,
+                expected: "<= the pool's examples of the target's class outside D⁻ and the target",
+            });
         }
-        let mut known: Vec<usize> = order.get(..n).unwrap_or_default().to_vec();
-        known.sort_unstable();
-        let target = order.get(n).copied().unwrap_or(usize::MAX);
-        let others: Vec<usize> = order.get(n + 1..need).unwrap_or_default().to_vec();
+        let others: Vec<usize> = rng
+            .subset(eligible.len(), k)?
+            .into_iter()
+            .filter_map(|j| eligible.get(j).copied())
+            .collect();
         let init_seed = rng.next_u64();
         let train_seed = rng.next_u64();
         let opt_seed = rng.next_u64();

@@ -54,6 +54,7 @@ use crate::nn::{Sequential, Workspace};
 use crate::rng::Rng;
 use crate::train::dpsgd::{Clipping, DpSgd, DpSgdConfig, Secret};
 use crate::train::observer::{Observer, StepInfo};
+use crate::train::sampling::Sampling;
 use alloc::vec::Vec;
 
 /// The score a prior-aware attack maximises over the candidates.
@@ -304,7 +305,8 @@ pub fn top_count(sampling_rate: f64, steps: u64) -> usize {
     } else {
         libm::ceil(x)
     };
-    (k as usize).clamp(1, steps.max(1) as usize)
+    let steps = usize::try_from(steps.max(1)).unwrap_or(usize::MAX);
+    (k as usize).clamp(1, steps)
 }
 
 fn same_candidate(a: &Secret<'_>, b: &Secret<'_>) -> bool {
@@ -366,6 +368,27 @@ impl Observer for PriorAwareAttack<'_> {
         }
         self.steps += 1;
         Ok(())
+    }
+}
+
+/// `Err` unless the sampling hides whether the secret was drawn: Poisson sampling or the full
+/// batch. Under fixed-size or shuffled batches of B from n + 1 examples, D⁻'s part of a batch
+/// has B − 1 examples exactly when the secret is in it, so an observer (and
+/// [`StepInfo::batch_sum`]) would learn its membership; Hayes et al.'s bound assumes Poisson
+/// sampling besides.
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] `sampling` (value 0) for fixed-size and shuffled batches.
+pub fn check_sampling(sampling: Sampling) -> Result<()> {
+    if sampling.has_privacy_accounting() {
+        Ok(())
+    } else {
+        Err(Error::InvalidParameter {
+            name: "sampling",
+            value: 0.0,
+            expected: "Poisson or the full batch (fixed-size and shuffled batches reveal whether the target was drawn, and the bound assumes Poisson sampling)",
+        })
     }
 }
 
@@ -478,8 +501,9 @@ impl PriorAwareSetup<'_> {
     /// [`Error::InvalidCount`] `prior_size` if < 2, `train_size` if 0,
     /// [`Error::InvalidCount`] `pool` if it has fewer than |D⁻| + m examples;
     /// [`Error::Inconsistent`] if the pool does not fit the model; as
-    /// [`DpSgdConfig::validate`]; [`Error::InvalidParameter`] `noise_multiplier` if 0 and
-    /// `clip_norm` if clipping is off (the attack and its bound need both).
+    /// [`DpSgdConfig::validate`] and [`check_sampling`]; [`Error::InvalidParameter`]
+    /// `noise_multiplier` if 0 and `clip_norm` if clipping is off (the attack and its bound
+    /// need both).
     pub fn validate(&self) -> Result<()> {
         if self.prior_size < 2 {
             return Err(Error::InvalidCount {
@@ -511,7 +535,15 @@ impl PriorAwareSetup<'_> {
                 value: self.pool.dim() as f64,
             });
         }
+        if self.prior_size > u32::MAX as usize {
+            return Err(Error::InvalidCount {
+                name: "prior_size",
+                value: self.prior_size as u64,
+                expected: "<= 2^32 - 1",
+            });
+        }
         self.dpsgd.validate()?;
+        check_sampling(self.dpsgd.sampling)?;
         if self.dpsgd.clipping.is_none() {
             return Err(Error::InvalidParameter {
                 name: "clip_norm",

@@ -212,6 +212,7 @@ where
         }
         out
     };
+    let mut panicked = false;
     let mut parts: Vec<Vec<(usize, Result<T>)>> = if threads == 1 {
         std::vec![work(0)]
     } else {
@@ -219,20 +220,24 @@ where
             let handles: Vec<_> = (0..threads).map(|j| s.spawn(move || work(j))).collect();
             handles
                 .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        std::vec![(
-                            0,
-                            Err(Error::Numerical {
-                                what: "a trial thread panicked",
-                                value: f64::NAN,
-                            })
-                        )]
-                    })
+                .filter_map(|h| match h.join() {
+                    Ok(part) => Some(part),
+                    Err(_) => {
+                        panicked = true;
+                        None
+                    }
                 })
                 .collect()
         })
     };
+    if panicked {
+        // A bug, not an input error (the library does not panic on valid input); one thread
+        // lets the panic propagate instead.
+        return Err(Error::Numerical {
+            what: "a trial thread panicked",
+            value: f64::NAN,
+        });
+    }
     let mut slots: Vec<Option<Result<T>>> = (0..indices.len()).map(|_| None).collect();
     for part in parts.iter_mut() {
         for (pos, r) in part.drain(..) {

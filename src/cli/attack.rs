@@ -274,6 +274,12 @@ impl PriorAwareConfig {
     }
 }
 
+/// At most this many training examples |D⁻|.
+const MAX_TRAIN_SIZE: u64 = 100_000_000;
+/// At most this many per-step scores m·T kept per trial (Alg. 3 keeps every step's score of
+/// every candidate: 8 bytes each, per thread).
+const MAX_SCORES: u64 = 10_000_000;
+
 /// At most this many ε (or σ) values per run.
 const MAX_POINTS: u64 = 64;
 /// At most this many trials per point.
@@ -427,9 +433,9 @@ pub(crate) fn parse_run_flags(f: &Flags, d: &RunDefaults) -> Result<RunFlags, Fa
     }
     let data = f.raw("data").unwrap_or("embedded").to_string();
     let train_size = f.u64("train-size")?.unwrap_or(d.train_size);
-    if train_size == 0 {
-        return Err(usage(String::from(
-            "--train-size = 0 is out of range: must be >= 1",
+    if !(1..=MAX_TRAIN_SIZE).contains(&train_size) {
+        return Err(usage(format!(
+            "--train-size = {train_size} is out of range: must be in 1..={MAX_TRAIN_SIZE}"
         )));
     }
     let q = f.f64("sampling-rate")?.unwrap_or(1.0);
@@ -535,9 +541,9 @@ fn parse_prior_aware(f: &Flags) -> Result<PriorAwareConfig, Failure> {
         },
     )?;
     let prior_size = f.u64("prior-size")?.unwrap_or(defaults::PRIOR_SIZE);
-    if !(2..=1_000_000).contains(&prior_size) {
+    if !(2..=10_000).contains(&prior_size) || prior_size.saturating_mul(r.steps) > MAX_SCORES {
         return Err(usage(format!(
-            "--prior-size = {prior_size} is out of range: must be in 2..=1000000"
+            "--prior-size = {prior_size} is out of range: must be in 2..=10000, and --prior-size × --steps <= {MAX_SCORES} (the per-step scores Alg. 3 keeps)"
         )));
     }
     let score = match f.raw("score") {
@@ -994,7 +1000,10 @@ fn summarise(
                     .num("gamma_lower", b.gamma_lower)
                     .num("gamma_balle", b.gamma_balle)
                     .num("gamma_balle_order", b.gamma_balle_order)
-                    .put("above_bound", Value::Bool(r.lower > b.gamma));
+                    .put(
+                        "above_bound",
+                        Value::Bool(p.rates.iter().any(|r| r.lower > b.gamma)),
+                    );
             }
             let mut so = Object::new();
             for (score, r) in Score::ALL.iter().zip(&p.rates) {
@@ -1078,7 +1087,7 @@ fn summarise(
             .and_then(|e| e.get(j))
             .map_or(String::new(), |&e| shown(e));
         let sigma = c.noise_multipliers.get(j).copied().unwrap_or(f64::NAN);
-        let verdict = if r.lower > b.gamma {
+        let verdict = if p.rates.iter().any(|r| r.lower > b.gamma) {
             above += 1;
             "ABOVE γ"
         } else {
@@ -1128,7 +1137,7 @@ fn summarise(
     }
     if above > 0 {
         t.push_str(&format!(
-            "\n  WARNING: at {above} point(s) the attack's whole interval lies above the bound γ — a bug in the bound, the trainer or the attack (or a 2.5 % chance per point).\n"
+            "\n  WARNING: at {above} point(s) an attack's whole interval lies above the bound γ — a bug in the bound, the trainer or the attack (or a 2.5 % chance per point and score).\n"
         ));
     }
     Ok(t)

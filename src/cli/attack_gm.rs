@@ -46,24 +46,26 @@ const HELP: &str = "\
 usage: reconbound attack gradient-matching [--model mlp|mnist-convnet] [--data embedded|<idx dir>]
          [--train-size N] [--others K] [--sampling-rate Q] [--steps T] [--clip C] [--lr R]
          [--noise-multiplier S | --epsilon E [--delta D]] [--trials R] [--iterations I]
-         [--restarts K] [--step-size H] [--seed X] [--threads J] [--csv FILE] [--images FILE.svg]
+         [--restarts P] [--step-size H] [--seed X] [--threads J] [--csv FILE] [--images FILE.svg]
          [--quiet] [--json]
 
 The gradient-matching reconstruction attack of Hayes, Mahloujifar, Balle 2023 (§2, App. A):
-per trial (a pure function of the seed and the trial index), draw D⁻ (N examples), a target
-and K other points from the data, train the model by DP-SGD on D⁻ plus the target (hard
+per trial (a pure function of the seed and the trial index), draw D⁻ (N examples) and a
+target from the data, and K other points of the target's class, train the model by DP-SGD on D⁻ plus the target (hard
 clipping at C, noise multiplier S, T steps, Poisson rate Q or the full batch for Q = 1), and
 reconstruct the target, label known, as ẑ = argmin_z Σ_t ‖clip(∇ℓ(θ_t; z)) − r_t‖², r_t the
 released gradient sum minus D⁻'s part, by Adam (step size H, cosine-annealed, I iterations)
-from U[0, 1]^d with K restarts, projected onto [0, 1]^d. Its gradient in z is one
+from U[0, 1]^d with several restarts, projected onto [0, 1]^d. Its gradient in z is one
 dual-number pass through the backward with the parameters' tangent set (no d input JVPs).
 
 Scored by App. D — success when ẑ is nearer to the target than to each of the K others — with
-a two-sided 95 % Clopper–Pearson interval, beside the ReRo bounds at κ = 1/(K + 1) (scored
-this way the attack is a prior-aware attack, so γ applies), and by the MSE ‖ẑ − z‖²/d.
+a two-sided 95 % Clopper–Pearson interval, beside the ReRo bounds at κ = 1/(K + 1), and by the
+MSE ‖ẑ − z‖²/d. Scored this way the attack is a prior-aware attack with a prior of K + 1
+candidates of one class, so γ applies; the others share the target's class because the
+adversary is given the label (Hayes et al. draw them from all classes).
 
 Defaults: MLP 784-10-10 (ELU), embedded MNIST, N = 99, K = 9, Q = 1, T = 100, C = 0.1,
-learning rate 1, ε = 8 at δ = 1e-5, 10 trials, I = 300, K = 2 restarts, H = 0.05, seed 0.
+learning rate 1, ε = 8 at δ = 1e-5, 10 trials, I = 300, P = 2 restarts, H = 0.05, seed 0.
 
 JSON keys: command, attack, model, data, train_size, others, sampling_rate, batch_size, steps,
 clip, lr, delta, epsilon, noise_multiplier, iterations, restarts, step_size, seed, kappa,
@@ -178,8 +180,8 @@ pub(crate) fn gradient_matching(args: &[String]) -> Out {
     let (model, pool, shape) = load_pool(
         &r.model,
         &r.data,
-        r.train_size.saturating_add(others).saturating_add(1),
-        "--train-size + --others + 1",
+        r.train_size.saturating_add(1),
+        "--train-size + 1",
     )?;
     let kappa = 1.0 / (others + 1) as f64;
     let bounds = rero_bounds(kappa, r.sampling_rate, &[sigma], r.steps)?;

@@ -5,11 +5,11 @@
 //! At step t (from 0) with parameters w_t:
 //! 1. draw the batch B_t ([`Sampling`]);
 //! 2. per example, g_i = ∇_w ℓ(w_t; z_i) and g̃_i = clip(g_i) (the crate's one clipping
-//!    function, [`crate::train::clip::clip`]; no clipping for non-private SGD), summed in
-//!    batch order — for models of dense layers and activations by the batched path
+//!    function, [`crate::train::clip::clip`]; no clipping for non-private SGD), summed —
+//!    for models of dense layers and activations by the batched path
 //!    [`Sequential::clipped_grad_sum`] (ghost clipping: per-example norms from layer-wise
-//!    identities, the sum as matrix products; the same sum up to rounding), for other models
-//!    one example at a time;
+//!    identities, the sum as matrix products in a fixed order; the same sum up to rounding),
+//!    for other models one example at a time in batch order;
 //! 3. release ḡ_t = (Σ_{i∈B_t} g̃_i + N(0, σ²S²I)) / B, with S the sensitivity of one clipped
 //!    gradient ([`ClipMethod::max_norm`]: C for hard clipping, 1.11522·C for GELU clipping, so
 //!    that σ keeps its meaning as the noise multiplier of the accountants) and B the
@@ -221,9 +221,13 @@ pub struct DpSgd<'a> {
 /// q = B/(n + 1), in every fixed-size or shuffled batch it is drawn into, always for the full
 /// batch), its clipped gradient is added to the batch sum **last** (after the examples of D⁻,
 /// as for the highest index), and noise is added to the whole sum. An observer sees the batch
-/// without the secret, and [`StepInfo::batch_sum`] without its gradient: what an informed
-/// adversary knows. With a [`Secret::Example`] the released gradients are bit-identical to
-/// training on D⁻ with the example appended.
+/// without the secret, and [`StepInfo::batch_sum`] without its gradient: under Poisson
+/// sampling and the full batch, what an informed adversary knows. (Under fixed-size and
+/// shuffled batches D⁻'s part of a batch has B − 1 examples exactly when the secret is in it:
+/// the attacks refuse those schemes, [`crate::attacks::prior_aware::check_sampling`].) With a
+/// [`Secret::Example`] the released gradients are those of training on D⁻ with the example
+/// appended: bit for bit where gradients are summed one example at a time, up to the rounding
+/// of the batched sum for dense models (D⁻'s sum, then the secret, against one sum).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Secret<'a> {
     /// A training example (features, label).

@@ -32,7 +32,10 @@ pub struct StepInfo<'a> {
     /// behind `released`; with one, the secret's clipped gradient is **not** in it (it is
     /// added after, if sampled). It is a function of the parameters, the training set and
     /// `batch` alone — what an informed adversary who knows the training set apart from the
-    /// secret computes itself — so attacks reuse it instead of recomputing it.
+    /// secret computes itself — so attacks reuse it instead of recomputing it. (With a secret
+    /// under fixed-size or shuffled batches, `batch` itself reveals whether the secret was
+    /// drawn: D⁻'s part has one example fewer.) With per-example rows kept (`clipped`), their
+    /// sum equals `batch_sum` up to rounding for dense models, whose sum is batched.
     pub batch_sum: &'a [f64],
     /// The sum of the per-example losses of the examples in `batch` at `params` (0 for an
     /// empty batch; the secret's loss is not included).
