@@ -336,9 +336,20 @@ impl<'a> DpSgd<'a> {
     /// 1..=n (Poisson, fixed, shuffle); [`Error::Inconsistent`] if the data do not fit the
     /// model.
     pub fn new(model: &'a Sequential, data: &'a Dataset, config: &DpSgdConfig) -> Result<Self> {
+        Self::with_population(model, data, config, data.len())
+    }
+
+    /// [`new`](Self::new) with batches drawn from `population` indices (n, or n + 1 with a
+    /// secret).
+    fn with_population(
+        model: &'a Sequential,
+        data: &'a Dataset,
+        config: &DpSgdConfig,
+        population: usize,
+    ) -> Result<Self> {
         let noise_std = config.noise_std_of_sum()?;
         check_fits(model, data)?;
-        let sampler = BatchSampler::new(config.sampling, data.len(), config.batch_size)?;
+        let sampler = BatchSampler::new(config.sampling, population, config.batch_size)?;
         let p = model.num_params();
         Ok(DpSgd {
             model,
@@ -397,13 +408,12 @@ impl<'a> DpSgd<'a> {
         config: &DpSgdConfig,
         secret: Secret<'a>,
     ) -> Result<Self> {
-        let mut trainer = Self::new(model, data, config)?;
         secret.check(model)?;
         let n = data.len().checked_add(1).ok_or(Error::Inconsistent {
             what: "training set too large",
             value: data.len() as f64,
         })?;
-        trainer.sampler = BatchSampler::new(config.sampling, n, config.batch_size)?;
+        let mut trainer = Self::with_population(model, data, config, n)?;
         trainer.secret = Some(secret);
         trainer.secret_grad = alloc::vec![0.0; model.num_params()];
         Ok(trainer)

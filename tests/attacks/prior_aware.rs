@@ -209,6 +209,18 @@ fn secret_gradient_canary_is_the_residual_without_noise() {
             assert!((r - e).abs() < 1e-14, "step {s} coord {j}: {r}");
         }
     }
+    // A fixed-size batch of all n + 1 examples is a valid configuration with a secret: the
+    // canary is in every batch.
+    let all = DpSgdConfig {
+        sampling: Sampling::FixedSize,
+        batch_size: data.len() + 1,
+        steps: 3,
+        ..config
+    };
+    let mut t = DpSgd::with_secret(&model, &data, &all, Secret::Gradient(&canary)).unwrap();
+    for _ in 0..3 {
+        assert!(t.step(&mut params, &mut ()).unwrap().secret_in_batch);
+    }
     // Bad secrets.
     let bad = [1.0, f64::NAN, 0.0, 0.0];
     assert!(DpSgd::with_secret(&model, &data, &config, Secret::Gradient(&bad)).is_err());
