@@ -1228,10 +1228,10 @@ fn plot(c: &PriorAwareConfig, bounds: &[PointBounds], points: &[PointSummary]) -
         if c.sampling_rate == 1.0 {
             String::from("full batch")
         } else {
-            format!("q = {}", sig(c.sampling_rate, 4, Side::Nearest))
+            format!("q = {}", shown(c.sampling_rate))
         },
         c.steps,
-        sig(c.clip, 4, Side::Nearest),
+        shown(c.clip),
         c.trials,
         c.seed
     );

@@ -226,19 +226,7 @@ pub(crate) fn histogram_svg(plot: &HistogramPlot<'_>) -> String {
     while k <= decades {
         let e = a + k as f64;
         let x = x_pixel(e, a, b);
-        s.push_str(&format!(
-            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#000000\"/>\n",
-            num(x),
-            num(y0),
-            num(x),
-            num(y0 + 5.0)
-        ));
-        s.push_str(&format!(
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-            num(x),
-            num(y0 + 20.0),
-            power_of_ten(e as i64)
-        ));
+        x_tick(&mut s, x, y0, &power_of_ten(e as i64));
         k += every;
     }
     s.push_str("</g>\n");
@@ -330,6 +318,22 @@ pub(crate) fn histogram_svg(plot: &HistogramPlot<'_>) -> String {
     ));
     s.push_str("</svg>\n");
     s
+}
+
+/// A tick on the x-axis at pixel `x` (the axis at `y0`) with its label (SVG text, escaped).
+fn x_tick(s: &mut String, x: f64, y0: f64, label: &str) {
+    s.push_str(&format!(
+        "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#000000\"/>\n",
+        num(x),
+        num(y0),
+        num(x),
+        num(y0 + 5.0)
+    ));
+    s.push_str(&format!(
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{label}</text>\n",
+        num(x),
+        num(y0 + 20.0)
+    ));
 }
 
 /// The x- and y-axis lines of a plot area `plot_w` × `plot_h` whose top is at `top` and
@@ -489,22 +493,13 @@ pub(crate) fn scatter_svg(plot: &ScatterPlot<'_>) -> String {
         let e = xa + k as f64;
         let x = px(e);
         s.push_str(&format!(
-            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#e8e8e8\"/>\n<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#000000\"/>\n",
+            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#e8e8e8\"/>\n",
             num(x),
             num(top),
             num(x),
-            num(y0),
-            num(x),
-            num(y0),
-            num(x),
-            num(y0 + 5.0)
+            num(y0)
         ));
-        s.push_str(&format!(
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-            num(x),
-            num(y0 + 20.0),
-            power_of_ten(e as i64)
-        ));
+        x_tick(&mut s, x, y0, &power_of_ten(e as i64));
         k += x_every;
     }
     let y_decades = (yb - ya) as u64;
@@ -925,19 +920,7 @@ pub(crate) fn curve_plot_svg(plot: &CurvePlot<'_>) -> String {
     let mut e = a;
     while e <= b {
         let x = LEFT + (e - a) / (b - a) * plot_w;
-        s.push_str(&format!(
-            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#000000\"/>\n",
-            num(x),
-            num(y0),
-            num(x),
-            num(y0 + 5.0)
-        ));
-        s.push_str(&format!(
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-            num(x),
-            num(y0 + 20.0),
-            escape(&format!("{}", libm::exp2(e)))
-        ));
+        x_tick(&mut s, x, y0, &escape(&format!("{}", libm::exp2(e))));
         e += 1.0;
     }
     s.push_str("</g>\n");

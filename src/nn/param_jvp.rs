@@ -14,7 +14,9 @@
 
 use alloc::vec::Vec;
 
-use super::{all_finite, check_loss, inconsistent, layer_params, Sequential, Workspace};
+use super::{
+    all_finite, check_loss, first_non_finite, inconsistent, layer_params, Sequential, Workspace,
+};
 use crate::autodiff::Dual;
 use crate::error::{Error, Result};
 use crate::nn::kernels;
@@ -89,11 +91,7 @@ impl Sequential {
         if !all_finite(direction) {
             return Err(Error::InvalidParameter {
                 name: "direction",
-                value: direction
-                    .iter()
-                    .copied()
-                    .find(|v| !v.is_finite())
-                    .unwrap_or(f64::NAN),
+                value: first_non_finite(direction),
                 expected: "finite",
             });
         }
@@ -114,11 +112,7 @@ impl Sequential {
         if !all_finite(out) {
             return Err(Error::Numerical {
                 what: "non-finite derivative of the input gradient",
-                value: out
-                    .iter()
-                    .copied()
-                    .find(|v| !v.is_finite())
-                    .unwrap_or(f64::NAN),
+                value: first_non_finite(out),
             });
         }
         Ok(loss)
