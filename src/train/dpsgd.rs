@@ -60,7 +60,8 @@ pub struct Clipping {
 /// The hyperparameters of a DP-SGD run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DpSgdConfig {
-    /// Learning rate ρ > 0.
+    /// Learning rate ρ ≥ 0 (ρ = 0 keeps the parameters at their initial values: the
+    /// "malicious dataset" audit of Nasr et al. 2021, crafter 5).
     pub learning_rate: f64,
     /// Momentum μ ∈ [0, 1) (heavy ball: v ← μv + d, w ← w − ρv).
     pub momentum: f64,
@@ -108,12 +109,12 @@ impl DpSgdConfig {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidParameter`] `learning_rate` unless finite and > 0; `momentum` unless in
+    /// [`Error::InvalidParameter`] `learning_rate` unless finite and ≥ 0; `momentum` unless in
     /// [0, 1); `weight_decay` unless finite and ≥ 0; `clip_norm` unless finite and > 0;
     /// `noise_multiplier` unless finite and ≥ 0, and 0 when clipping is off;
     /// [`Error::InvalidCount`] `steps` if 0.
     pub fn validate(&self) -> Result<()> {
-        check_positive("learning_rate", self.learning_rate)?;
+        check_non_negative("learning_rate", self.learning_rate)?;
         if !(self.momentum >= 0.0 && self.momentum < 1.0) {
             return Err(Error::InvalidParameter {
                 name: "momentum",
@@ -448,6 +449,42 @@ impl<'a> DpSgd<'a> {
         params: &mut [f64],
         observer: &mut O,
     ) -> Result<StepStats> {
+        let secret = self.secret;
+        self.step_impl(params, observer, secret)
+    }
+
+    /// One step as [`step`](Self::step) with `secret` in place of the trainer's secret for
+    /// this step only: a secret regenerated at every step, such as the adaptive input canary
+    /// of Nasr et al. 2021 (§IV-D, crafter 3), which is crafted from the current parameters.
+    /// It is sampled as the trainer's secret (example number n).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Inconsistent`] if the trainer was not built by
+    /// [`with_secret`](Self::with_secret); as [`Secret::check`] and [`step`](Self::step).
+    pub fn step_with_secret<O: Observer + ?Sized>(
+        &mut self,
+        params: &mut [f64],
+        observer: &mut O,
+        secret: Secret<'_>,
+    ) -> Result<StepStats> {
+        if self.secret.is_none() {
+            return Err(Error::Inconsistent {
+                what: "step_with_secret needs a trainer built by DpSgd::with_secret",
+                value: 0.0,
+            });
+        }
+        secret.check(self.model)?;
+        self.step_impl(params, observer, Some(secret))
+    }
+
+    /// [`step`](Self::step) with the secret of this step.
+    fn step_impl<O: Observer + ?Sized>(
+        &mut self,
+        params: &mut [f64],
+        observer: &mut O,
+        secret: Option<Secret<'_>>,
+    ) -> Result<StepStats> {
         let p = self.model.num_params();
         if params.len() != p {
             return Err(Error::Inconsistent {
@@ -461,7 +498,7 @@ impl<'a> DpSgd<'a> {
         self.sampler
             .next_batch(&mut sampling_rng, &mut self.batch)?;
         // The secret is example number n (batches are ascending, so it is last if drawn).
-        let secret_in_batch = self.secret.is_some() && self.batch.last() == Some(&self.data.len());
+        let secret_in_batch = secret.is_some() && self.batch.last() == Some(&self.data.len());
         if secret_in_batch {
             self.batch.pop();
         }
@@ -473,7 +510,7 @@ impl<'a> DpSgd<'a> {
         let loss_sum = self.batch_sum(params, keep)?;
         // With the secret drawn: its clipped gradient, added to the batch sum last (the same
         // additions as accumulating it after the others), into `secret_grad`.
-        let total: &[f64] = match self.secret {
+        let total: &[f64] = match secret {
             Some(secret) if secret_in_batch => {
                 let gs = &mut self.secret_grad[..];
                 secret.clipped_gradient(

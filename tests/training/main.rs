@@ -378,7 +378,7 @@ fn dpsgd_rejects_bad_configurations_naming_the_parameter() {
     };
     assert_eq!(
         name(DpSgdConfig {
-            learning_rate: 0.0,
+            learning_rate: -1e-3,
             ..base
         }),
         Some("learning_rate")

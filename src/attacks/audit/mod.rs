@@ -5,9 +5,19 @@
 //! - [`epsilon`]: the estimators — Clopper–Pearson with δ (Nasr et al. 2021, Eqs. 4–5) at a
 //!   threshold fixed in advance, chosen on held-out trials, or searched on the same trials
 //!   with a Bonferroni correction; the Gaussian-DP estimate (Nasr et al. 2023); the one-run
-//!   audit (Steinke, Nasr, Jagielski 2023) and its guess rule.
+//!   audit (Steinke, Nasr, Jagielski 2023) and its guess rule;
+//! - [`canary`]: the crafters of Nasr et al. 2021 (§IV, Table I): example, mislabelled,
+//!   ClipBKD, adaptive, gradient canaries, the malicious dataset;
+//! - [`run`]: one trial (a training in each world) scored by every distinguisher
+//!   (Distinguishers 1–3), with crafter 5 computed once rather than trained;
+//! - [`evaluate`]: one distinguisher's scores over the trials → an empirical ε, with the
+//!   threshold fixed, held out or paid for by Bonferroni.
 //!
-//! Everything here is pure arithmetic on scores and counts (no training, no `std`), so the
-//! estimators run unchanged in `no_std` + `alloc` builds.
+//! Nothing here needs `std`: the estimators are pure arithmetic on scores and counts, and
+//! trials run on the crate's own trainer, so audits run unchanged in `no_std` + `alloc`
+//! builds (the thread runner is [`crate::attacks::trial`]'s).
 
+pub mod canary;
 pub mod epsilon;
+pub mod evaluate;
+pub mod run;

@@ -1,0 +1,247 @@
+//! From audit trials to an empirical ε: pick one distinguisher's scores, choose how the
+//! threshold is paid for, and run an estimator of [`super::epsilon`].
+//!
+//! The valid ways are the only ways: a threshold is fixed before the trials
+//! ([`ThresholdRule::Fixed`]), searched on calibration trials that the estimate never reads
+//! ([`ThresholdRule::HeldOut`], split by trial index, so shards and threads split the same
+//! way), or searched on all trials with a Bonferroni correction over every candidate
+//! ([`ThresholdRule::Bonferroni`]).
+//!
+//! # Citations
+//!
+//! Nasr et al. 2021, §III-C, Eqs. 4–5; Nasr et al. 2023 (GDP); `../shared/DESIGN.md`, "Audits".
+
+use super::epsilon::{
+    epsilon_at_threshold, epsilon_bonferroni, epsilon_held_out, gdp_epsilon, gdp_from_counts,
+    Counts, Scores, Threshold,
+};
+use super::run::{AuditOutcome, Distinguisher};
+use crate::error::{Error, Result};
+use alloc::vec::Vec;
+
+/// How the decision threshold is chosen and paid for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ThresholdRule {
+    /// Searched on the trials with index < `calibration`; the estimate uses the others.
+    HeldOut {
+        /// The number of calibration trial indices (from 0).
+        calibration: u64,
+    },
+    /// Searched on all trials, paid with a Bonferroni correction over the 2(N₀ + N₁ − 1)
+    /// candidate rules.
+    Bonferroni,
+    /// Fixed before the trials were run.
+    Fixed(Threshold),
+}
+
+impl ThresholdRule {
+    /// A short name: `held-out`, `bonferroni`, `fixed`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ThresholdRule::HeldOut { .. } => "held-out",
+            ThresholdRule::Bonferroni => "bonferroni",
+            ThresholdRule::Fixed(_) => "fixed",
+        }
+    }
+}
+
+/// The estimator of the empirical ε.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Estimator {
+    /// Clopper–Pearson with δ (Nasr et al. 2021, Eqs. 4–5): a (1 − α) lower bound.
+    ClopperPearson,
+    /// The Gaussian-DP estimate (Nasr et al. 2023): valid only if the trade-off curve is
+    /// Gaussian.
+    Gdp,
+}
+
+impl Estimator {
+    /// `cp` or `gdp`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Estimator::ClopperPearson => "cp",
+            Estimator::Gdp => "gdp",
+        }
+    }
+}
+
+/// An empirical ε with what it was computed from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Empirical {
+    /// The estimator.
+    pub estimator: Estimator,
+    /// The threshold rule.
+    pub rule: ThresholdRule,
+    /// The empirical ε (≥ 0).
+    pub epsilon: f64,
+    /// μ̂ of the GDP estimate (`None` for Clopper–Pearson).
+    pub mu: Option<f64>,
+    /// The threshold used.
+    pub threshold: Threshold,
+    /// The number of candidate rules paid for (1 unless Bonferroni).
+    pub candidates: u64,
+    /// The counts on the trials the estimate reads.
+    pub counts: Counts,
+    /// FP̄ and FN̄, the upper confidence limits of the two error rates.
+    pub fpr_upper: f64,
+    /// See `fpr_upper`.
+    pub fnr_upper: f64,
+    /// The confidence parameter α (the estimate holds with probability ≥ 1 − α).
+    pub alpha: f64,
+    /// δ.
+    pub delta: f64,
+}
+
+/// The empirical ε of `distinguisher` over `outcomes` (any order) with `estimator` and the
+/// threshold `rule`, at confidence 1 − `alpha` and `delta`.
+///
+/// # Formula
+///
+/// The scores of each world are collected in trial-index order; then
+/// [`epsilon_at_threshold`] (fixed), [`epsilon_held_out`] (held out) or
+/// [`epsilon_bonferroni`] (Bonferroni) for Clopper–Pearson, and [`gdp_from_counts`] at the
+/// fixed or held-out threshold or [`gdp_epsilon`] (Bonferroni) for GDP.
+///
+/// # Citations
+///
+/// Nasr et al. 2021, Eqs. 4–5; Nasr et al. 2023.
+///
+/// # Errors
+///
+/// [`Error::InvalidCount`] `trials` if there are none, or `calibration` if it leaves no
+/// calibration or no evaluation trial; [`Error::Inconsistent`] if a trial index repeats;
+/// the estimators' errors (`alpha`, `delta`; δ > 0 for GDP).
+///
+/// # Examples
+///
+/// ```
+/// use reconbound::attacks::audit::evaluate::{empirical_epsilon, Estimator, ThresholdRule};
+/// use reconbound::attacks::audit::run::{AuditOutcome, Distinguisher};
+/// // 200 trials whose gradient test separates perfectly.
+/// let outcomes: Vec<AuditOutcome> = (0..200)
+///     .map(|k| AuditOutcome { trial: k, without: [0.0, 0.0, 0.0, -1.0 - k as f64],
+///                             with: [0.0, 0.0, 0.0, 1.0 + k as f64], canary_steps: 1 })
+///     .collect();
+/// let e = empirical_epsilon(&outcomes, Distinguisher::GradientTest, Estimator::ClopperPearson,
+///                           ThresholdRule::HeldOut { calibration: 50 }, 0.05, 1e-5)?;
+/// assert_eq!(e.counts.negatives, 150);
+/// assert!(e.epsilon > 3.0);
+/// # Ok::<(), reconbound::Error>(())
+/// ```
+pub fn empirical_epsilon(
+    outcomes: &[AuditOutcome],
+    distinguisher: Distinguisher,
+    estimator: Estimator,
+    rule: ThresholdRule,
+    alpha: f64,
+    delta: f64,
+) -> Result<Empirical> {
+    if outcomes.is_empty() {
+        return Err(Error::InvalidCount {
+            name: "trials",
+            value: 0,
+            expected: ">= 1",
+        });
+    }
+    let mut sorted: Vec<&AuditOutcome> = outcomes.iter().collect();
+    sorted.sort_by_key(|o| o.trial);
+    if let Some(w) = sorted.windows(2).find(|w| matches!(w, [a, b] if a.trial == b.trial)) {
+        return Err(Error::Inconsistent {
+            what: "a trial index appears twice",
+            value: w.first().map_or(0.0, |o| o.trial as f64),
+        });
+    }
+    let k = distinguisher.index();
+    let split = |pred: &dyn Fn(&AuditOutcome) -> bool| -> (Vec<f64>, Vec<f64>) {
+        let chosen = sorted.iter().filter(|o| pred(o));
+        let without = chosen.clone().map(|o| o.without.get(k).copied().unwrap_or(f64::NAN));
+        let with = chosen.map(|o| o.with.get(k).copied().unwrap_or(f64::NAN));
+        (without.collect(), with.collect())
+    };
+    let (all0, all1) = split(&|_| true);
+    let all = Scores {
+        without: &all0,
+        with: &all1,
+    };
+    let (cp, threshold, candidates) = match rule {
+        ThresholdRule::Fixed(t) => {
+            let e = epsilon_at_threshold(all, t, alpha, delta)?;
+            (e.estimate, e.threshold, e.candidates)
+        }
+        ThresholdRule::Bonferroni => {
+            if estimator == Estimator::Gdp {
+                let g = gdp_epsilon(all, alpha, delta)?;
+                return Ok(Empirical {
+                    estimator,
+                    rule,
+                    epsilon: g.estimate.epsilon,
+                    mu: Some(g.estimate.mu),
+                    threshold: g.threshold,
+                    candidates: g.candidates,
+                    counts: g.estimate.counts,
+                    fpr_upper: g.estimate.fpr_upper,
+                    fnr_upper: g.estimate.fnr_upper,
+                    alpha,
+                    delta,
+                });
+            }
+            let e = epsilon_bonferroni(all, alpha, delta)?;
+            (e.estimate, e.threshold, e.candidates)
+        }
+        ThresholdRule::HeldOut { calibration } => {
+            let (c0, c1) = split(&|o| o.trial < calibration);
+            let (e0, e1) = split(&|o| o.trial >= calibration);
+            if c0.is_empty() || e0.is_empty() {
+                return Err(Error::InvalidCount {
+                    name: "calibration",
+                    value: calibration,
+                    expected: "a trial index that leaves calibration trials below it and evaluation trials from it",
+                });
+            }
+            let e = epsilon_held_out(
+                Scores {
+                    without: &c0,
+                    with: &c1,
+                },
+                Scores {
+                    without: &e0,
+                    with: &e1,
+                },
+                alpha,
+                delta,
+            )?;
+            (e.estimate, e.threshold, e.candidates)
+        }
+    };
+    match estimator {
+        Estimator::ClopperPearson => Ok(Empirical {
+            estimator,
+            rule,
+            epsilon: cp.epsilon,
+            mu: None,
+            threshold,
+            candidates,
+            counts: cp.counts,
+            fpr_upper: cp.fpr_upper,
+            fnr_upper: cp.fnr_upper,
+            alpha,
+            delta,
+        }),
+        Estimator::Gdp => {
+            let g = gdp_from_counts(cp.counts, alpha, delta)?;
+            Ok(Empirical {
+                estimator,
+                rule,
+                epsilon: g.epsilon,
+                mu: Some(g.mu),
+                threshold,
+                candidates,
+                counts: g.counts,
+                fpr_upper: g.fpr_upper,
+                fnr_upper: g.fnr_upper,
+                alpha,
+                delta,
+            })
+        }
+    }
+}

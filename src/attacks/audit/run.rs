@@ -1,0 +1,563 @@
+//! One audit trial: train in both worlds (D, and D′ = D plus the canary) and score each
+//! training with every distinguisher of Nasr et al. 2021 (§IV).
+//!
+//! # The worlds
+//!
+//! Both worlds train on D with the crate's DP-SGD from the same public θ₀. World D′ adds the
+//! canary as the trainer's secret ([`DpSgd::with_secret`]); world D adds a **zero-gradient**
+//! secret in its place, so that both draw batches from n + 1 indices at the same rate
+//! q = B/(n + 1) and divide by the same B: a zero gradient changes nothing, so world D is
+//! DP-SGD on D alone at rate q, and the pair is add/remove-adjacent as the accountant
+//! assumes ([`crate::accounting::pld::epsilon`] at q, σ, T). Fixed-size and shuffled batches
+//! are refused ([`check_sampling`]): D's part of the batch would reveal the canary.
+//!
+//! # The distinguishers
+//!
+//! Every training is scored by all of [`Distinguisher::ALL`] at once, each oriented so that a
+//! **higher score means "the canary was in"**:
+//!
+//! - [`Distinguisher::FinalLoss`] (Distinguisher 1): −ℓ(θ_T; canary);
+//! - [`Distinguisher::MaxLoss`], [`Distinguisher::MeanLoss`] (Distinguisher 2): −max_t and
+//!   −mean_t of ℓ(θ_t; canary) over the models θ_1 … θ_T after each update;
+//! - [`Distinguisher::GradientTest`] (Distinguisher 3): with c̃_t the canary's clipped
+//!   gradient at θ_t (for the adaptive canary, the input inserted at step t),
+//!   a_t = ‖c̃_t‖², the residual r_t = B·ḡ_t − K_t and Z_t = ⟨r_t, c̃_t⟩/a_t, the score
+//!   Σ_t ln(1 − q + q·exp((2Z_t − 1)/(2σ_t²))), σ_t = σS/‖c̃_t‖ (S the clipping sensitivity):
+//!   the log-likelihood ratio of "Z_t ~ N(0, σ_t²)" against "(1 − q)N(0, σ_t²) + qN(1, σ_t²)".
+//!   For a canary of norm C under hard clipping σ_t = σ and this is the issue's
+//!   Σ_t ln(1 − q + q·exp((2Z_t − 1)/(2σ²))), Z_t = ⟨r_t, c⟩/C². K_t is what the adversary
+//!   knows of D's part: Σ_{i∈D} clip(∇ℓ(θ_t; z_i)) for the full batch (the trainer's
+//!   [`StepInfo::batch_sum`], the same computation), and its expectation
+//!   q·Σ_{i∈D} clip(∇ℓ(θ_t; z_i)) under Poisson sampling, where D's batch is secret. Steps
+//!   with a_t = 0 add nothing. Distinguisher 3 reads the released noisy gradients ḡ_t, the
+//!   output the DP-SGD analysis releases (with ρ > 0 they follow from consecutive models).
+//!
+//! No score reads which examples were drawn, whether the canary was, or the noise.
+//!
+//! # Crafter 5 without training
+//!
+//! With the learning rate 0 (crafter 5), θ_t ≡ θ₀: the losses are constant and every clipped
+//! gradient is the same at every step and in every trial. [`Audit`] computes them once —
+//! s_i = ⟨clip(∇ℓ(θ₀; z_i)), c̃⟩ for i ∈ D and a = ‖c̃‖² — and a world is then
+//! Z_t = (Σ_{i∈B_t∩D} s_i − q·Σ_i s_i + a·[canary ∈ B_t] + σS‖c̃‖·ξ_t)/a, ξ_t ~ N(0, 1):
+//! the batch is drawn exactly as the trainer draws it (same streams), and ⟨noise, c̃⟩ of the
+//! trainer's N(0, σ²S²I) is drawn as the one Gaussian it is in distribution. The bits differ
+//! from training with ρ = 0 ([`Audit::scores_by_training`], the reference it is tested
+//! against), the distribution does not.
+//!
+//! # Randomness
+//!
+//! Trial k draws the seeds of its two trainings from `Rng::for_trial(master_seed, k)`, so a
+//! trial is a pure function of (master seed, k) and shards merge exactly.
+//!
+//! # Citations
+//!
+//! Nasr, Song, Thakurta, Papernot, Carlini 2021, §IV, Distinguishers 1–3, Protocols 1–4
+//! (`nasr2021-adversary-instantiation.txt`); `../shared/DESIGN.md`, "Audits".
+
+use super::canary::{craft, AdaptiveConfig, Canary, CanaryWorkspace, Crafter};
+use crate::accounting::fil::fisher::dot;
+use crate::attacks::prior_aware::check_sampling;
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+use crate::math::special::log_add_exp;
+use crate::nn::{BatchWorkspace, Sequential, Workspace};
+use crate::rng::Rng;
+use crate::train::clip::clip;
+use crate::train::dpsgd::{Clipping, DpSgd, DpSgdConfig, Secret};
+use crate::train::observer::{Observer, StepInfo};
+use crate::train::sampling::{BatchSampler, Sampling};
+use alloc::vec::Vec;
+
+/// A distinguisher (Nasr et al. 2021, Distinguishers 1–3); see the module docs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Distinguisher {
+    /// Distinguisher 1: the canary's loss on the final model.
+    FinalLoss,
+    /// Distinguisher 2 (max): the largest loss over the intermediate models.
+    MaxLoss,
+    /// Distinguisher 2 (mean): the mean loss over the intermediate models.
+    MeanLoss,
+    /// Distinguisher 3: the likelihood-ratio test on the released gradients.
+    GradientTest,
+}
+
+impl Distinguisher {
+    /// All distinguishers, in the order of [`WorldScores`].
+    pub const ALL: [Distinguisher; 4] = [
+        Distinguisher::FinalLoss,
+        Distinguisher::MaxLoss,
+        Distinguisher::MeanLoss,
+        Distinguisher::GradientTest,
+    ];
+
+    /// The position in [`Distinguisher::ALL`] and in [`WorldScores`].
+    pub fn index(self) -> usize {
+        match self {
+            Distinguisher::FinalLoss => 0,
+            Distinguisher::MaxLoss => 1,
+            Distinguisher::MeanLoss => 2,
+            Distinguisher::GradientTest => 3,
+        }
+    }
+
+    /// The number in Nasr et al. (1, 2, 2, 3).
+    pub fn number(self) -> u8 {
+        match self {
+            Distinguisher::FinalLoss => 1,
+            Distinguisher::MaxLoss | Distinguisher::MeanLoss => 2,
+            Distinguisher::GradientTest => 3,
+        }
+    }
+
+    /// A short stable name: `final-loss`, `max-loss`, `mean-loss`, `gradient`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Distinguisher::FinalLoss => "final-loss",
+            Distinguisher::MaxLoss => "max-loss",
+            Distinguisher::MeanLoss => "mean-loss",
+            Distinguisher::GradientTest => "gradient",
+        }
+    }
+}
+
+/// The scores of one training, indexed by [`Distinguisher::index`]; higher means "in".
+pub type WorldScores = [f64; 4];
+
+/// One term of Distinguisher 3: ln(1 − q + q·exp((2z − 1)/(2s²))), computed without
+/// overflow.
+///
+/// # Formula
+///
+/// log_add_exp(ln(1 − q), ln q + (2z − 1)/(2s²)); 0 for q = 0; the exponent itself for q = 1.
+///
+/// # Citations
+///
+/// Nasr et al. 2021, Distinguisher 3 and Eq. 6 (the watermark likelihood); DESIGN.md, "Audits".
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] `sampling_rate` ∉ [0, 1], `noise` unless finite and > 0, `z`
+/// unless finite.
+///
+/// # Examples
+///
+/// ```
+/// use reconbound::attacks::audit::run::gradient_test_term;
+/// // q = 1: the Gaussian log-likelihood ratio (2z − 1)/(2σ²).
+/// assert_eq!(gradient_test_term(1.0, 1.0, 0.5)?, 2.0);
+/// // z = 1/2 is where both hypotheses are equally likely.
+/// assert!(gradient_test_term(0.5, 0.3, 2.0)?.abs() < 1e-15);
+/// # Ok::<(), reconbound::Error>(())
+/// ```
+pub fn gradient_test_term(z: f64, sampling_rate: f64, noise: f64) -> Result<f64> {
+    crate::error::check_probability("sampling_rate", sampling_rate)?;
+    crate::error::check_positive("noise", noise)?;
+    crate::error::check_finite("z", z)?;
+    Ok(term_unchecked(z, sampling_rate, noise))
+}
+
+fn term_unchecked(z: f64, q: f64, s: f64) -> f64 {
+    let e = (2.0 * z - 1.0) / (2.0 * s * s);
+    if q <= 0.0 {
+        0.0
+    } else if q >= 1.0 {
+        e
+    } else {
+        log_add_exp(libm::log1p(-q), libm::log(q) + e)
+    }
+}
+
+/// What the audit fixes before its trials.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AuditConfig {
+    /// The DP-SGD hyperparameters (clipping required, σ > 0, Poisson or full-batch sampling;
+    /// `batch_size` is B for the n + 1 indices; `seed` is ignored: each training's seed comes
+    /// from the trial). Crafter 5 sets the learning rate to 0 whatever is given here.
+    pub dpsgd: DpSgdConfig,
+    /// The seed of θ₀ ([`Sequential::init_params`]), the same public θ₀ in every trial.
+    pub init_seed: u64,
+    /// The pool example crafters 1–3 start from.
+    pub pool_index: usize,
+    /// The adaptive canary's inner optimisation (crafter 3).
+    pub adaptive: AdaptiveConfig,
+}
+
+/// One trial: the scores of the training without and with the canary.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AuditOutcome {
+    /// The trial index.
+    pub trial: u64,
+    /// World D's scores.
+    pub without: WorldScores,
+    /// World D′'s scores.
+    pub with: WorldScores,
+    /// Steps whose batch drew the canary in world D′ (for the experimenter; no score reads
+    /// it).
+    pub canary_steps: u64,
+}
+
+/// Crafter 5's precomputation (module docs).
+#[derive(Clone, Debug)]
+struct Frozen {
+    /// s_i = ⟨clip(∇ℓ(θ₀; z_i)), c̃⟩.
+    projections: Vec<f64>,
+    /// Σ_i s_i in index order.
+    total: f64,
+    /// a = ‖c̃‖².
+    self_projection: f64,
+    /// ⟨c, θ₀⟩: the canary's constant loss.
+    loss: f64,
+}
+
+/// An audit of one crafter on one model and training set: the crafted canary, θ₀ and the
+/// trainer's configuration, ready to run trials ([`run_trial`](Self::run_trial)).
+#[derive(Clone, Debug)]
+pub struct Audit<'a> {
+    model: &'a Sequential,
+    crafter: Crafter,
+    canary: Canary,
+    data: Dataset,
+    dpsgd: DpSgdConfig,
+    clipping: Clipping,
+    init: Vec<f64>,
+    zero: Vec<f64>,
+    frozen: Option<Frozen>,
+}
+
+impl<'a> Audit<'a> {
+    /// Crafts the canary of `crafter` for `model` on the training set `data` (crafters 1–3
+    /// take `pool`'s example `config.pool_index`), and fixes θ₀.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] `clip_norm` if clipping is off, `noise_multiplier` unless
+    /// > 0, `sampling` unless Poisson or full batch; as [`DpSgdConfig::validate`],
+    /// [`craft`] and [`DpSgd::with_secret`] (e.g. `batch_size` out of range).
+    pub fn new(
+        model: &'a Sequential,
+        crafter: Crafter,
+        config: &AuditConfig,
+        data: &Dataset,
+        pool: &Dataset,
+    ) -> Result<Self> {
+        let mut dpsgd = config.dpsgd;
+        if crafter.freezes_parameters() {
+            dpsgd.learning_rate = 0.0;
+        }
+        dpsgd.validate()?;
+        let clipping = dpsgd.clipping.ok_or(Error::InvalidParameter {
+            name: "clip_norm",
+            value: f64::NAN,
+            expected: "set (an audit needs clipping and noise)",
+        })?;
+        crate::error::check_positive("noise_multiplier", dpsgd.noise_multiplier)?;
+        check_sampling(dpsgd.sampling)?;
+        let init = model.init_params(config.init_seed);
+        let crafted = craft(
+            crafter,
+            model,
+            &init,
+            clipping,
+            data,
+            pool,
+            config.pool_index,
+            config.adaptive,
+        )?;
+        let zero = alloc::vec![0.0; model.num_params()];
+        // Check the trainer accepts this configuration (batch size, data) before any trial.
+        DpSgd::with_secret(model, &crafted.data, &dpsgd, Secret::Gradient(&zero))?;
+        let mut audit = Audit {
+            model,
+            crafter,
+            canary: crafted.canary,
+            data: crafted.data,
+            dpsgd,
+            clipping,
+            init,
+            zero,
+            frozen: None,
+        };
+        if crafter.freezes_parameters() {
+            audit.frozen = Some(audit.precompute()?);
+        }
+        Ok(audit)
+    }
+
+    /// The crafter.
+    pub fn crafter(&self) -> Crafter {
+        self.crafter
+    }
+
+    /// The crafted canary.
+    pub fn canary(&self) -> &Canary {
+        &self.canary
+    }
+
+    /// The training set both worlds train on (D relabelled for crafter 5).
+    pub fn data(&self) -> &Dataset {
+        &self.data
+    }
+
+    /// The trainer's configuration (learning rate 0 for crafter 5; `seed` unused).
+    pub fn dpsgd(&self) -> &DpSgdConfig {
+        &self.dpsgd
+    }
+
+    /// The sampling rate q of every example and of the canary: B/(n + 1), 1 for the full
+    /// batch — what the accountant is run at.
+    pub fn sampling_rate(&self) -> f64 {
+        match self.dpsgd.sampling {
+            Sampling::FullBatch => 1.0,
+            _ => self.dpsgd.batch_size as f64 / (self.data.len() as f64 + 1.0),
+        }
+    }
+
+    fn precompute(&self) -> Result<Frozen> {
+        let p = self.model.num_params();
+        let mut ws = self.model.workspace();
+        let mut c = alloc::vec![0.0; p];
+        let secret = self.canary.secret(&[]);
+        secret.clipped_gradient(self.model, &self.init, Some(self.clipping), &mut c, &mut ws)?;
+        let mut g = alloc::vec![0.0; p];
+        let mut projections = Vec::with_capacity(self.data.len());
+        for (x, y) in self.data.iter() {
+            self.model
+                .loss_and_grad(&self.init, x, y as usize, &mut g, &mut ws)?;
+            clip(&mut g, self.clipping.method, self.clipping.norm)?;
+            projections.push(dot(&g, &c));
+        }
+        let total = projections.iter().sum();
+        let mut cws = CanaryWorkspace::new(self.model);
+        Ok(Frozen {
+            projections,
+            total,
+            self_projection: dot(&c, &c),
+            loss: self.canary.loss(self.model, &self.init, &mut cws)?,
+        })
+    }
+
+    /// Trial `trial`: one training in each world, seeded from (`master_seed`, `trial`).
+    ///
+    /// # Errors
+    ///
+    /// The trainer's and the model's errors (e.g. a parameter that becomes non-finite);
+    /// [`Error::Numerical`] if a score is not finite.
+    pub fn run_trial(&self, master_seed: u64, trial: u64) -> Result<AuditOutcome> {
+        let mut rng = Rng::for_trial(master_seed, trial);
+        let (seed0, seed1) = (rng.next_u64(), rng.next_u64());
+        let (without, _) = self.scores(seed0, false)?;
+        let (with, canary_steps) = self.scores(seed1, true)?;
+        Ok(AuditOutcome {
+            trial,
+            without,
+            with,
+            canary_steps,
+        })
+    }
+
+    /// The scores of one training with training seed `seed`, with or without the canary,
+    /// and the number of steps that drew the canary. Crafter 5 takes the precomputed path
+    /// (module docs); others train.
+    ///
+    /// # Errors
+    ///
+    /// As [`run_trial`](Self::run_trial).
+    pub fn scores(&self, seed: u64, with_canary: bool) -> Result<(WorldScores, u64)> {
+        match &self.frozen {
+            Some(f) => self.frozen_scores(f, seed, with_canary),
+            None => self.scores_by_training(seed, with_canary),
+        }
+    }
+
+    /// [`scores`](Self::scores) by training with the crate's DP-SGD, also for crafter 5 (at
+    /// learning rate 0): the reference of the precomputed path.
+    ///
+    /// # Errors
+    ///
+    /// As [`run_trial`](Self::run_trial).
+    pub fn scores_by_training(&self, seed: u64, with_canary: bool) -> Result<(WorldScores, u64)> {
+        let model = self.model;
+        let (p, d) = (model.num_params(), model.input_len());
+        let config = DpSgdConfig {
+            seed,
+            ..self.dpsgd
+        };
+        let adaptive = matches!(self.canary, Canary::Adaptive { .. });
+        let mut x = alloc::vec![0.0; d];
+        let query: &[f64] = match &self.canary {
+            Canary::Adaptive { query, .. } => query,
+            _ => &[],
+        };
+        if query.len() == d {
+            x.copy_from_slice(query);
+        }
+        let secret = if with_canary {
+            self.canary.secret(query)
+        } else {
+            Secret::Gradient(&self.zero)
+        };
+        let mut trainer = DpSgd::with_secret(model, &self.data, &config, secret)?;
+        let q = trainer.sampling_rate();
+        let b = trainer.normaliser() as f64;
+        let s = config.noise_std_of_sum()?;
+        let full_batch = config.sampling == Sampling::FullBatch;
+        let mut params = self.init.clone();
+        let mut cws = CanaryWorkspace::new(model);
+        let mut ws = model.workspace();
+        let mut bws = model.batch_workspace();
+        let all: Vec<usize> = (0..self.data.len()).collect();
+        let mut c = alloc::vec![0.0; p];
+        let mut known = alloc::vec![0.0; p];
+        let mut capture = Capture {
+            released: alloc::vec![0.0; p],
+            batch_sum: alloc::vec![0.0; if full_batch { p } else { 0 }],
+        };
+        let constant_canary = matches!(self.canary, Canary::Gradient(_));
+        if constant_canary {
+            self.canary
+                .secret(&x)
+                .clipped_gradient(model, &params, Some(self.clipping), &mut c, &mut ws)?;
+        }
+        let (mut llr, mut max_loss, mut sum_loss) = (0.0, f64::NEG_INFINITY, 0.0);
+        let mut canary_steps = 0u64;
+        for _ in 0..config.steps {
+            if adaptive {
+                self.canary
+                    .adaptive_input(model, &params, self.clipping, &mut x, &mut cws)?;
+            }
+            if !constant_canary {
+                self.canary
+                    .secret(&x)
+                    .clipped_gradient(model, &params, Some(self.clipping), &mut c, &mut ws)?;
+            }
+            if !full_batch {
+                clipped_sum(model, &params, &self.data, &all, self.clipping, &mut known, &mut ws, &mut bws)?;
+                known.iter_mut().for_each(|k| *k *= q);
+            }
+            let stats = if adaptive && with_canary {
+                trainer.step_with_secret(&mut params, &mut capture, self.canary.secret(&x))?
+            } else {
+                trainer.step(&mut params, &mut capture)?
+            };
+            canary_steps += u64::from(stats.secret_in_batch);
+            let known = if full_batch { &capture.batch_sum } else { &known };
+            let a = dot(&c, &c);
+            if a > 0.0 {
+                let mut r_dot_c = 0.0;
+                for ((&r, &k), &cj) in capture.released.iter().zip(known).zip(&c) {
+                    r_dot_c += (b * r - k) * cj;
+                }
+                llr += term_unchecked(r_dot_c / a, q, s / libm::sqrt(a));
+            }
+            let l = self.canary.loss(model, &params, &mut cws)?;
+            max_loss = if l > max_loss { l } else { max_loss };
+            sum_loss += l;
+        }
+        let final_loss = self.canary.loss(model, &params, &mut cws)?;
+        let scores = [
+            -final_loss,
+            -max_loss,
+            -(sum_loss / config.steps as f64),
+            llr,
+        ];
+        check_scores(&scores)?;
+        Ok((scores, canary_steps))
+    }
+
+    fn frozen_scores(&self, f: &Frozen, seed: u64, with_canary: bool) -> Result<(WorldScores, u64)> {
+        let n = self.data.len();
+        let config = &self.dpsgd;
+        let mut sampler = BatchSampler::new(config.sampling, n + 1, config.batch_size)?;
+        let q = self.sampling_rate();
+        let s = config.noise_std_of_sum()?;
+        let a = f.self_projection;
+        let full_batch = config.sampling == Sampling::FullBatch;
+        let mut batch = Vec::new();
+        let (mut llr, mut canary_steps) = (0.0, 0u64);
+        let sd = s * libm::sqrt(a);
+        for t in 0..config.steps {
+            let (sum, drawn) = if full_batch {
+                (f.total, true)
+            } else {
+                let mut sampling_rng = Rng::for_trial(seed, t.wrapping_mul(2));
+                sampler.next_batch(&mut sampling_rng, &mut batch)?;
+                let drawn = batch.last() == Some(&n);
+                let mut sum = 0.0;
+                for &i in &batch {
+                    sum += f.projections.get(i).copied().unwrap_or(0.0);
+                }
+                (sum, drawn)
+            };
+            let drawn = drawn && with_canary;
+            canary_steps += u64::from(drawn);
+            if a > 0.0 {
+                let mut noise = Rng::for_trial(seed, t.wrapping_mul(2).wrapping_add(1));
+                let mut r = sum - q * f.total + sd * noise.gaussian();
+                if drawn {
+                    r += a;
+                }
+                llr += term_unchecked(r / a, q, s / libm::sqrt(a));
+            }
+        }
+        let scores = [-f.loss, -f.loss, -f.loss, llr];
+        check_scores(&scores)?;
+        Ok((scores, canary_steps))
+    }
+}
+
+fn check_scores(scores: &WorldScores) -> Result<()> {
+    match scores.iter().find(|v| !v.is_finite()) {
+        Some(&v) => Err(Error::Numerical {
+            what: "an audit score is not finite",
+            value: v,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Σ_{i ∈ indices} clip(∇ℓ(θ; z_i)) into `out`: batched for dense models, one example at a
+/// time otherwise.
+#[allow(clippy::too_many_arguments)]
+fn clipped_sum(
+    model: &Sequential,
+    params: &[f64],
+    data: &Dataset,
+    indices: &[usize],
+    clipping: Clipping,
+    out: &mut [f64],
+    ws: &mut Workspace<f64>,
+    bws: &mut Option<BatchWorkspace>,
+) -> Result<()> {
+    if let Some(bws) = bws.as_mut() {
+        model.clipped_grad_sum(params, data, indices, Some(clipping), out, bws)?;
+        return Ok(());
+    }
+    out.iter_mut().for_each(|o| *o = 0.0);
+    let mut g = alloc::vec![0.0; out.len()];
+    for &i in indices {
+        let (x, y) = data.example(i)?;
+        model.loss_and_grad(params, x, y as usize, &mut g, ws)?;
+        clip(&mut g, clipping.method, clipping.norm)?;
+        out.iter_mut().zip(&g).for_each(|(o, &v)| *o += v);
+    }
+    Ok(())
+}
+
+/// Copies what the adversary reads from each step: the released gradient, and for the full
+/// batch (`batch_sum` of length p; empty otherwise) D's clipped sum, which it would compute
+/// itself. Under Poisson sampling D's batch is secret and `batch_sum` is not copied.
+struct Capture {
+    released: Vec<f64>,
+    batch_sum: Vec<f64>,
+}
+
+impl Observer for Capture {
+    fn observe(&mut self, info: &StepInfo<'_>) -> Result<()> {
+        self.released.copy_from_slice(info.released);
+        if !self.batch_sum.is_empty() {
+            self.batch_sum.copy_from_slice(info.batch_sum);
+        }
+        Ok(())
+    }
+}
