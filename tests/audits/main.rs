@@ -8,3 +8,4 @@
 //! probability ≤ 1e-6 (the estimators' own α, stated beside each).
 
 mod epsilon;
+mod run;

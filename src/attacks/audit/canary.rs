@@ -33,7 +33,13 @@
 //!   the query's loss by ρ/B times this inner product, so ascending it is **descent** on the
 //!   query's loss after the step (the paper's text; its pseudo-code, Crafter 3 line 8,
 //!   ascends the loss instead). The gradient in x is Jᵀv of
-//!   [`clipped_gradient_vjp`](crate::attacks::gradient_matching::clipped_gradient_vjp).
+//!   [`clipped_gradient_vjp`](crate::attacks::gradient_matching::clipped_gradient_vjp); a
+//!   step is taken only if it raises the inner product (else its length is halved). At the
+//!   query itself the clipped gradient is C·v/‖v‖ whenever ‖v‖ ≥ C, already the maximum
+//!   (Cauchy–Schwarz): the adaptive canary then stays the query, and only gains where the
+//!   query's gradient is inside the clipping ball (a larger gradient along v). Inputs
+//!   may leave the data's range [0, 1], as may ClipBKD's: DP-SGD's guarantee covers any
+//!   input, so the audit may use any.
 //! - The shadow-model gradient-ascent canary of Crafter 2 is not built: the mislabelled and
 //!   ClipBKD canaries are the input-space canaries here.
 //!
@@ -121,7 +127,8 @@ impl Crafter {
 }
 
 /// The adaptive canary's inner optimisation (crafter 3): `iterations` normalised ascent steps
-/// of length `step` (in input units) from the query.
+/// from the query, the first of length `step` (in input units), each taken only if it raises
+/// the alignment and halved otherwise (so the crafted input is never worse than the query).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AdaptiveConfig {
     /// Ascent steps per training step (≥ 1).
@@ -175,6 +182,10 @@ pub struct CanaryWorkspace {
     v: Vec<f64>,
     /// Jᵀv (d).
     gx: Vec<f64>,
+    /// A proposed input (d).
+    trial: Vec<f64>,
+    /// A clipped gradient (p).
+    g: Vec<f64>,
 }
 
 impl CanaryWorkspace {
@@ -185,7 +196,23 @@ impl CanaryWorkspace {
             mws: MatchWorkspace::new(model),
             v: alloc::vec![0.0; model.num_params()],
             gx: alloc::vec![0.0; model.input_len()],
+            trial: alloc::vec![0.0; model.input_len()],
+            g: alloc::vec![0.0; model.num_params()],
         }
+    }
+
+    /// ⟨clip(∇_θℓ(θ; x, label)), v⟩ with v in `self.v`.
+    fn alignment(
+        &mut self,
+        model: &Sequential,
+        params: &[f64],
+        x: &[f64],
+        label: usize,
+        clipping: Clipping,
+    ) -> Result<f64> {
+        model.loss_and_grad(params, x, label, &mut self.g, &mut self.ws)?;
+        clip(&mut self.g, clipping.method, clipping.norm)?;
+        Ok(dot(&self.g, &self.v))
     }
 }
 
@@ -251,6 +278,8 @@ impl Canary {
                 let label = *label as usize;
                 x.copy_from_slice(query);
                 model.loss_and_grad(params, query, label, &mut ws.v, &mut ws.ws)?;
+                let mut current = ws.alignment(model, params, x, label, clipping)?;
+                let mut step = config.step;
                 for _ in 0..config.iterations {
                     clipped_gradient_vjp(
                         model,
@@ -266,9 +295,21 @@ impl Canary {
                     if !(norm > 0.0 && norm.is_finite()) {
                         break;
                     }
-                    let s = config.step / norm;
-                    for (xi, &g) in x.iter_mut().zip(&ws.gx) {
-                        *xi += s * g;
+                    // Backtracking: take the step only if it raises the alignment, else halve it.
+                    ws.trial.copy_from_slice(x);
+                    let s = step / norm;
+                    for (t, &g) in ws.trial.iter_mut().zip(&ws.gx) {
+                        *t += s * g;
+                    }
+                    let trial = core::mem::take(&mut ws.trial);
+                    let value = ws.alignment(model, params, &trial, label, clipping);
+                    ws.trial = trial;
+                    let value = value?;
+                    if value > current {
+                        x.copy_from_slice(&ws.trial);
+                        current = value;
+                    } else {
+                        step /= 2.0;
                     }
                 }
                 Ok(())

@@ -11,7 +11,9 @@
 //! - [`run`]: one trial (a training in each world) scored by every distinguisher
 //!   (Distinguishers 1–3), with crafter 5 computed once rather than trained;
 //! - [`evaluate`]: one distinguisher's scores over the trials → an empirical ε, with the
-//!   threshold fixed, held out or paid for by Bonferroni.
+//!   threshold fixed, held out or paid for by Bonferroni;
+//! - [`forecast`]: what an audit of a Gaussian mechanism with known μ reaches with N trials
+//!   (crafter 5 with Distinguisher 3 on the full batch), and the threshold to fix for it.
 //!
 //! Nothing here needs `std`: the estimators are pure arithmetic on scores and counts, and
 //! trials run on the crate's own trainer, so audits run unchanged in `no_std` + `alloc`
@@ -20,4 +22,5 @@
 pub mod canary;
 pub mod epsilon;
 pub mod evaluate;
+pub mod forecast;
 pub mod run;

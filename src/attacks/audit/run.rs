@@ -440,7 +440,7 @@ impl<'a> Audit<'a> {
             } else {
                 trainer.step(&mut params, &mut capture)?
             };
-            canary_steps += u64::from(stats.secret_in_batch);
+            canary_steps += u64::from(stats.secret_in_batch && with_canary);
             let known = if full_batch { &capture.batch_sum } else { &known };
             let a = dot(&c, &c);
             if a > 0.0 {
