@@ -11,10 +11,21 @@
 //! (ELU), against its unit of cost, 100 clipped per-example gradients (`loss_and_grad` +
 //! `clip`) at the same parameters; and L(z) alone. The ratio of the first to the second is the
 //! cost of ∇_z L in clipped-gradient evaluations per step (goal ≤ 4).
+//!
+//! `audit`: Nasr et al. 2021's audits on the MNIST MLP 784-10-10 (ELU) with |D| = 1,000,
+//! T = 100, C = 0.1. `crafter1_trial` is one trial of crafter 1 (both worlds: two trainings of
+//! 100 full-batch steps, every distinguisher scored) on one thread — the issue's peer is the
+//! JAX trial cost of the attacks issue, 0.80 s per training. `crafter5_1000_trials_*` is a
+//! whole 1,000 + 1,000-trial crafter-5 audit with Distinguisher 3 (goal < 10 s on 2 cores),
+//! full batch and Poisson at q = 0.1, on 2 threads, after the one-off precomputation
+//! (`crafter5_precompute`: crafting and the 1,000 clipped gradients at θ₀).
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use reconbound::attacks::audit::canary::{Crafter, GradientShape};
+use reconbound::attacks::audit::run::{Audit, AuditConfig};
 use reconbound::attacks::gradient_matching::{GradientMatching, ObservedStep};
 use reconbound::attacks::prior_aware::PriorAwareSetup;
+use reconbound::attacks::trial::run_trials;
 use reconbound::data::embedded_mnist;
 use reconbound::nn::{arch, Activation};
 use reconbound::rng::Rng;
@@ -106,5 +117,61 @@ fn gradient_matching(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, prior_aware_trial, gradient_matching);
+fn audit(c: &mut Criterion) {
+    let mnist = embedded_mnist().unwrap().flatten();
+    let data = mnist.subset(&(0..1000).collect::<Vec<_>>()).unwrap();
+    let pool = mnist.subset(&(1000..1010).collect::<Vec<_>>()).unwrap();
+    let model = arch::mlp(784, &[10], 10, Activation::Elu).unwrap();
+    let config = |sampling, batch_size| AuditConfig {
+        dpsgd: DpSgdConfig {
+            learning_rate: 10.0,
+            momentum: 0.0,
+            clipping: Some(Clipping {
+                method: ClipMethod::Hard,
+                norm: 0.1,
+            }),
+            noise_multiplier: 2.0,
+            sampling,
+            batch_size,
+            steps: 100,
+            ..DpSgdConfig::default()
+        },
+        init_seed: 0,
+        pool_index: 0,
+        adaptive: Default::default(),
+    };
+    let full = config(Sampling::FullBatch, 1001);
+    let mut g = c.benchmark_group("audit");
+    g.sample_size(10);
+    let crafter1 = Audit::new(&model, Crafter::Example, &full, &data, &pool).unwrap();
+    let mut i = 0u64;
+    g.bench_function("crafter1_trial", |b| {
+        b.iter(|| {
+            i += 1;
+            black_box(crafter1.run_trial(0, i).unwrap())
+        })
+    });
+    let five = Crafter::MaliciousDataset(GradientShape::Dirac);
+    g.bench_function("crafter5_precompute", |b| {
+        b.iter(|| black_box(Audit::new(&model, five, &full, &data, &pool).unwrap()))
+    });
+    let indices: Vec<u64> = (0..1000).collect();
+    for (name, cfg) in [
+        ("crafter5_1000_trials_full_batch", full),
+        (
+            "crafter5_1000_trials_poisson_q0.1",
+            config(Sampling::Poisson, 100),
+        ),
+    ] {
+        let audit = Audit::new(&model, five, &cfg, &data, &pool).unwrap();
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                black_box(run_trials(&indices, 2, |k| audit.run_trial(0, k), &|_| {}).unwrap())
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, prior_aware_trial, gradient_matching, audit);
 criterion_main!(benches);

@@ -84,7 +84,9 @@ fn usage(model: &Sequential, init: &[f64], data: &Dataset) -> Vec<f64> {
     let mut g = vec![0.0; model.num_params()];
     let mut m = vec![0.0; model.num_params()];
     for (x, y) in data.iter() {
-        model.loss_and_grad(init, x, y as usize, &mut g, &mut ws).unwrap();
+        model
+            .loss_and_grad(init, x, y as usize, &mut g, &mut ws)
+            .unwrap();
         clip(&mut g, ClipMethod::Hard, C).unwrap();
         m.iter_mut().zip(&g).for_each(|(a, b)| *a += b.abs());
     }
@@ -119,7 +121,10 @@ fn nasr21_crafter4_gradient_canaries_sit_on_the_least_used_coordinates_with_norm
     let support: Vec<usize> = (0..dirac.len()).filter(|&j| dirac[j] != 0.0).collect();
     assert_eq!(support.len(), 1);
     assert_eq!(dirac[support[0]], C);
-    assert_eq!(m[support[0]], min, "the Dirac sits on a least-used coordinate");
+    assert_eq!(
+        m[support[0]], min,
+        "the Dirac sits on a least-used coordinate"
+    );
     // MNIST has always-black pixels: their first-layer weights are never used.
     assert_eq!(min, 0.0);
     let spread = craft_shape(GradientShape::Spread(8));
@@ -127,7 +132,7 @@ fn nasr21_crafter4_gradient_canaries_sit_on_the_least_used_coordinates_with_norm
     assert_eq!(support.len(), 8);
     let norm = dot(&spread, &spread).sqrt();
     assert!((norm - C).abs() < 1e-15, "norm {norm}");
-    assert_eq!(spread.iter().sum::<f64>().abs() < 1e-15, true, "signs alternate");
+    assert!(spread.iter().sum::<f64>().abs() < 1e-15, "signs alternate");
     let mut sorted = m.clone();
     sorted.sort_by(f64::total_cmp);
     assert!(support.iter().all(|&j| m[j] <= sorted[7]));
@@ -160,8 +165,17 @@ fn nasr21_crafters_1_to_3_use_the_pool_example_and_the_least_likely_label() {
         .collect();
     let least = (0..10).fold(0, |b, k| if losses[k] > losses[b] { k } else { b }) as u32;
     let get = |crafter| {
-        craft(crafter, &model, &init, hard(C), &data, &pool, 4, AdaptiveConfig::default())
-            .unwrap()
+        craft(
+            crafter,
+            &model,
+            &init,
+            hard(C),
+            &data,
+            &pool,
+            4,
+            AdaptiveConfig::default(),
+        )
+        .unwrap()
     };
     let ex = get(Crafter::Example);
     assert_eq!(
@@ -180,7 +194,10 @@ fn nasr21_crafters_1_to_3_use_the_pool_example_and_the_least_likely_label() {
             label: least
         }
     );
-    assert_ne!(least, y, "θ₀ should not find the true label least likely here");
+    assert_ne!(
+        least, y,
+        "θ₀ should not find the true label least likely here"
+    );
     match get(Crafter::Adaptive).canary {
         Canary::Adaptive { query, label, .. } => {
             assert_eq!((query.as_slice(), label), (x, least));
@@ -214,9 +231,7 @@ fn jagielski20_clipbkd_input_follows_the_lowest_variance_direction() {
         let (s, t) = (0.3 * rng.uniform() - 0.15, 0.3 * rng.uniform() - 0.15);
         let e = 1e-4 * rng.gaussian();
         for j in 0..3 {
-            features.push(
-                0.5 + s * a[j] / 2f64.sqrt() + t * b[j] / 6f64.sqrt() + e / 3f64.sqrt(),
-            );
+            features.push(0.5 + s * a[j] / 2f64.sqrt() + t * b[j] / 6f64.sqrt() + e / 3f64.sqrt());
         }
     }
     let labels = (0..n).map(|i| (i % 2) as u32).collect();

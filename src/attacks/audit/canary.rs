@@ -33,7 +33,7 @@
 //!   the query's loss by ρ/B times this inner product, so ascending it is **descent** on the
 //!   query's loss after the step (the paper's text; its pseudo-code, Crafter 3 line 8,
 //!   ascends the loss instead). The gradient in x is Jᵀv of
-//!   [`clipped_gradient_vjp`](crate::attacks::gradient_matching::clipped_gradient_vjp); a
+//!   [`clipped_gradient_vjp`]; a
 //!   step is taken only if it raises the inner product (else its length is halved). At the
 //!   query itself the clipped gradient is C·v/‖v‖ whenever ‖v‖ ≥ C, already the maximum
 //!   (Cauchy–Schwarz): the adaptive canary then stays the query, and only gains where the
@@ -225,11 +225,17 @@ impl Canary {
     ///
     /// As [`Sequential::loss`]; [`Error::Inconsistent`] if a canary gradient or `params` is
     /// not of length p.
-    pub fn loss(&self, model: &Sequential, params: &[f64], ws: &mut CanaryWorkspace) -> Result<f64> {
+    pub fn loss(
+        &self,
+        model: &Sequential,
+        params: &[f64],
+        ws: &mut CanaryWorkspace,
+    ) -> Result<f64> {
         match self {
-            Canary::Example { x, label } | Canary::Adaptive { query: x, label, .. } => {
-                model.loss(params, x, *label as usize, &mut ws.ws)
-            }
+            Canary::Example { x, label }
+            | Canary::Adaptive {
+                query: x, label, ..
+            } => model.loss(params, x, *label as usize, &mut ws.ws),
             Canary::Gradient(c) => {
                 if c.len() != params.len() || c.len() != model.num_params() {
                     return Err(Error::Inconsistent {
@@ -345,7 +351,7 @@ pub struct Crafted {
 ///
 /// # Formula
 ///
-/// Crafter 1: (x, y) = pool[pool_index]. Crafter 2: label argmax_k ℓ(θ₀; x, k) (the least
+/// Crafter 1: (x, y) = the pool's example `pool_index`. Crafter 2: label argmax_k ℓ(θ₀; x, k) (the least
 /// likely class; lowest k on ties); ClipBKD: x = ‖D‖_max·v, v a unit eigenvector of the
 /// smallest eigenvalue of D's input covariance. Crafters 4–5: M_j = Σ_i |clip(∇ℓ(θ₀;
 /// z_i))_j|, c = C·e_p (p = argmin M) or ±C/√k on the k smallest M_j. Crafter 5 first
@@ -359,8 +365,8 @@ pub struct Crafted {
 ///
 /// [`Error::InvalidCount`] `pool_index` ≥ the pool's size (crafters 1–3); `spread` unless
 /// even, ≥ 2 and ≤ p; `iterations` = 0; [`Error::InvalidParameter`] `step` unless finite and
-/// > 0, `clip_norm` unless finite and > 0; [`Error::Inconsistent`] if the data, the pool or
-/// `init` do not fit the model; the model's errors.
+/// positive, `clip_norm` unless finite and positive; [`Error::Inconsistent`] if the data, the
+/// pool or `init` do not fit the model; the model's errors.
 ///
 /// # Examples
 ///
@@ -611,7 +617,7 @@ fn clipbkd_input(data: &Dataset) -> Result<Vec<f64>> {
             next.iter_mut().for_each(|x| *x /= norm);
             let mut wn = alloc::vec![0.0; d];
             let r = rayleigh(&next, &mut wn);
-            if !(r < current) {
+            if r.partial_cmp(&current) != Some(core::cmp::Ordering::Less) {
                 break;
             }
             v = next;
