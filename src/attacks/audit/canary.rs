@@ -33,7 +33,7 @@
 //!   the query's loss by ρ/B times this inner product, so ascending it is **descent** on the
 //!   query's loss after the step (the paper's text; its pseudo-code, Crafter 3 line 8,
 //!   ascends the loss instead). The gradient in x is Jᵀv of
-//!   [`clipped_gradient_vjp`](crate::attacks::gradient_matching::clipped_gradient_vjp).
+//!   [`clipped_gradient_vjp`].
 //! - The shadow-model gradient-ascent canary of Crafter 2 is not built: the mislabelled and
 //!   ClipBKD canaries are the input-space canaries here.
 //!
@@ -83,6 +83,18 @@ pub enum Crafter {
 }
 
 impl Crafter {
+    /// One crafter of each kind of Nasr et al.'s Table I, in its order: the example, the
+    /// mislabelled example, ClipBKD, the adaptive canary, the Dirac gradient canary and the
+    /// malicious dataset with the Dirac canary.
+    pub const TABLE_ONE: [Crafter; 6] = [
+        Crafter::Example,
+        Crafter::Mislabelled,
+        Crafter::ClipBkd,
+        Crafter::Adaptive,
+        Crafter::Gradient(GradientShape::Dirac),
+        Crafter::MaliciousDataset(GradientShape::Dirac),
+    ];
+
     /// The crafter's number in Nasr et al.'s Table I.
     pub fn number(self) -> u8 {
         match self {
@@ -198,11 +210,17 @@ impl Canary {
     ///
     /// As [`Sequential::loss`]; [`Error::Inconsistent`] if a canary gradient or `params` is
     /// not of length p.
-    pub fn loss(&self, model: &Sequential, params: &[f64], ws: &mut CanaryWorkspace) -> Result<f64> {
+    pub fn loss(
+        &self,
+        model: &Sequential,
+        params: &[f64],
+        ws: &mut CanaryWorkspace,
+    ) -> Result<f64> {
         match self {
-            Canary::Example { x, label } | Canary::Adaptive { query: x, label, .. } => {
-                model.loss(params, x, *label as usize, &mut ws.ws)
-            }
+            Canary::Example { x, label }
+            | Canary::Adaptive {
+                query: x, label, ..
+            } => model.loss(params, x, *label as usize, &mut ws.ws),
             Canary::Gradient(c) => {
                 if c.len() != params.len() || c.len() != model.num_params() {
                     return Err(Error::Inconsistent {
@@ -304,7 +322,7 @@ pub struct Crafted {
 ///
 /// # Formula
 ///
-/// Crafter 1: (x, y) = pool[pool_index]. Crafter 2: label argmax_k ℓ(θ₀; x, k) (the least
+/// Crafter 1: (x, y) = pool\[pool_index\]. Crafter 2: label argmax_k ℓ(θ₀; x, k) (the least
 /// likely class; lowest k on ties); ClipBKD: x = ‖D‖_max·v, v a unit eigenvector of the
 /// smallest eigenvalue of D's input covariance. Crafters 4–5: M_j = Σ_i |clip(∇ℓ(θ₀;
 /// z_i))_j|, c = C·e_p (p = argmin M) or ±C/√k on the k smallest M_j. Crafter 5 first
@@ -317,9 +335,9 @@ pub struct Crafted {
 /// # Errors
 ///
 /// [`Error::InvalidCount`] `pool_index` ≥ the pool's size (crafters 1–3); `spread` unless
-/// even, ≥ 2 and ≤ p; `iterations` = 0; [`Error::InvalidParameter`] `step` unless finite and
-/// > 0, `clip_norm` unless finite and > 0; [`Error::Inconsistent`] if the data, the pool or
-/// `init` do not fit the model; the model's errors.
+/// even, ≥ 2 and ≤ p; `iterations` = 0; [`Error::InvalidParameter`] `step` unless finite
+/// and > 0, `clip_norm` unless finite and > 0; [`Error::Inconsistent`] if the data, the pool
+/// or `init` do not fit the model; the model's errors.
 ///
 /// # Examples
 ///
@@ -570,7 +588,7 @@ fn clipbkd_input(data: &Dataset) -> Result<Vec<f64>> {
             next.iter_mut().for_each(|x| *x /= norm);
             let mut wn = alloc::vec![0.0; d];
             let r = rayleigh(&next, &mut wn);
-            if !(r < current) {
+            if r.partial_cmp(&current) != Some(core::cmp::Ordering::Less) {
                 break;
             }
             v = next;

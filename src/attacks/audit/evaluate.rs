@@ -145,7 +145,10 @@ pub fn empirical_epsilon(
     }
     let mut sorted: Vec<&AuditOutcome> = outcomes.iter().collect();
     sorted.sort_by_key(|o| o.trial);
-    if let Some(w) = sorted.windows(2).find(|w| matches!(w, [a, b] if a.trial == b.trial)) {
+    if let Some(w) = sorted
+        .windows(2)
+        .find(|w| matches!(w, [a, b] if a.trial == b.trial))
+    {
         return Err(Error::Inconsistent {
             what: "a trial index appears twice",
             value: w.first().map_or(0.0, |o| o.trial as f64),
@@ -154,7 +157,9 @@ pub fn empirical_epsilon(
     let k = distinguisher.index();
     let split = |pred: &dyn Fn(&AuditOutcome) -> bool| -> (Vec<f64>, Vec<f64>) {
         let chosen = sorted.iter().filter(|o| pred(o));
-        let without = chosen.clone().map(|o| o.without.get(k).copied().unwrap_or(f64::NAN));
+        let without = chosen
+            .clone()
+            .map(|o| o.without.get(k).copied().unwrap_or(f64::NAN));
         let with = chosen.map(|o| o.with.get(k).copied().unwrap_or(f64::NAN));
         (without.collect(), with.collect())
     };

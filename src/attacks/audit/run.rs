@@ -231,8 +231,8 @@ impl<'a> Audit<'a> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidParameter`] `clip_norm` if clipping is off, `noise_multiplier` unless
-    /// > 0, `sampling` unless Poisson or full batch; as [`DpSgdConfig::validate`],
+    /// [`Error::InvalidParameter`] `clip_norm` if clipping is off, `noise_multiplier`
+    /// unless > 0, `sampling` unless Poisson or full batch; as [`DpSgdConfig::validate`],
     /// [`craft`] and [`DpSgd::with_secret`] (e.g. `batch_size` out of range).
     pub fn new(
         model: &'a Sequential,
@@ -379,10 +379,7 @@ impl<'a> Audit<'a> {
     pub fn scores_by_training(&self, seed: u64, with_canary: bool) -> Result<(WorldScores, u64)> {
         let model = self.model;
         let (p, d) = (model.num_params(), model.input_len());
-        let config = DpSgdConfig {
-            seed,
-            ..self.dpsgd
-        };
+        let config = DpSgdConfig { seed, ..self.dpsgd };
         let adaptive = matches!(self.canary, Canary::Adaptive { .. });
         let mut x = alloc::vec![0.0; d];
         let query: &[f64] = match &self.canary {
@@ -413,26 +410,35 @@ impl<'a> Audit<'a> {
             released: alloc::vec![0.0; p],
             batch_sum: alloc::vec![0.0; if full_batch { p } else { 0 }],
         };
+        // A gradient canary's clipped gradient does not depend on θ: computed at step 0 only.
         let constant_canary = matches!(self.canary, Canary::Gradient(_));
-        if constant_canary {
-            self.canary
-                .secret(&x)
-                .clipped_gradient(model, &params, Some(self.clipping), &mut c, &mut ws)?;
-        }
         let (mut llr, mut max_loss, mut sum_loss) = (0.0, f64::NEG_INFINITY, 0.0);
         let mut canary_steps = 0u64;
-        for _ in 0..config.steps {
+        for t in 0..config.steps {
             if adaptive {
                 self.canary
                     .adaptive_input(model, &params, self.clipping, &mut x, &mut cws)?;
             }
-            if !constant_canary {
-                self.canary
-                    .secret(&x)
-                    .clipped_gradient(model, &params, Some(self.clipping), &mut c, &mut ws)?;
+            if t == 0 || !constant_canary {
+                self.canary.secret(&x).clipped_gradient(
+                    model,
+                    &params,
+                    Some(self.clipping),
+                    &mut c,
+                    &mut ws,
+                )?;
             }
             if !full_batch {
-                clipped_sum(model, &params, &self.data, &all, self.clipping, &mut known, &mut ws, &mut bws)?;
+                clipped_sum(
+                    model,
+                    &params,
+                    &self.data,
+                    &all,
+                    self.clipping,
+                    &mut known,
+                    &mut ws,
+                    &mut bws,
+                )?;
                 known.iter_mut().for_each(|k| *k *= q);
             }
             let stats = if adaptive && with_canary {
@@ -441,7 +447,11 @@ impl<'a> Audit<'a> {
                 trainer.step(&mut params, &mut capture)?
             };
             canary_steps += u64::from(stats.secret_in_batch);
-            let known = if full_batch { &capture.batch_sum } else { &known };
+            let known = if full_batch {
+                &capture.batch_sum
+            } else {
+                &known
+            };
             let a = dot(&c, &c);
             if a > 0.0 {
                 let mut r_dot_c = 0.0;
@@ -465,7 +475,12 @@ impl<'a> Audit<'a> {
         Ok((scores, canary_steps))
     }
 
-    fn frozen_scores(&self, f: &Frozen, seed: u64, with_canary: bool) -> Result<(WorldScores, u64)> {
+    fn frozen_scores(
+        &self,
+        f: &Frozen,
+        seed: u64,
+        with_canary: bool,
+    ) -> Result<(WorldScores, u64)> {
         let n = self.data.len();
         let config = &self.dpsgd;
         let mut sampler = BatchSampler::new(config.sampling, n + 1, config.batch_size)?;
