@@ -5,15 +5,16 @@
 //! `reconbound merge`), and prints each success rate with its Clopper–Pearson interval beside
 //! the certified ReRo bound γ (Hayes et al.) and Balle et al.'s γ from RDP.
 
-use super::args::{parse, switch as s, value as v, Flags, UsageError};
+use super::args::{parse, switch as s, value as v, Flags, Spec, UsageError};
 use super::commands::{shown, Failure};
 use super::format::{sig, Side};
 use super::json::{self, Object, Value};
-use super::output::{check_writable, write_whole, Progress};
+use super::output::{check_writable, write_whole};
+use super::shard::{run_groups, ShardedRun, Sharding};
 use super::svg;
 use crate::accounting::{rdp, rero};
 use crate::attacks::prior_aware::{PriorAwareOutcome, PriorAwareSetup, Score};
-use crate::attacks::trial::{default_threads, run_trials, success_rate, Shard, SuccessRate};
+use crate::attacks::trial::{success_rate, SuccessRate};
 use crate::data::Dataset;
 use crate::nn::{arch, Activation, Sequential};
 use crate::train::clip::ClipMethod;
@@ -66,8 +67,9 @@ pub(crate) fn attack(args: &[String]) -> Out {
     }
 }
 
-/// Documented defaults of `attack prior-aware`: Hayes et al. 2023 App. A on MNIST.
-mod defaults {
+/// Documented defaults of `attack prior-aware`: Hayes et al. 2023 App. A on MNIST (`audit`
+/// shares the learning rate, C, T, ε and δ).
+pub(crate) mod defaults {
     /// |D⁻|.
     pub const TRAIN_SIZE: u64 = 999;
     /// m.
@@ -127,45 +129,104 @@ gamma, gamma_lower, gamma_balle, gamma_balle_order, above_bound, scores {sum, to
 at the top level.
 ";
 
-/// A parsed `--shard K/M`.
-fn parse_shard(f: &Flags) -> Result<Option<Shard>, Failure> {
-    let Some(raw) = f.raw("shard") else {
-        return Ok(None);
-    };
-    let bad = || {
-        usage(format!(
-            "flag '--shard': '{}' is not K/M with integers 0 <= K < M",
-            raw.chars()
-                .filter(|c| !c.is_control())
-                .take(40)
-                .collect::<String>()
-        ))
-    };
-    let (k, m) = raw.split_once('/').ok_or_else(bad)?;
-    let k: u64 = k.trim().parse().map_err(|_| bad())?;
-    let m: u64 = m.trim().parse().map_err(|_| bad())?;
-    if m == 0 || k >= m {
-        return Err(usage(format!(
-            "--shard = {k}/{m} is out of range: must be K/M with 0 <= K < M"
-        )));
+/// The DP-SGD training every trial of a command runs (shared by `attack prior-aware` and
+/// `audit`), as its shard header records it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Training {
+    pub(crate) model: String,
+    pub(crate) data: String,
+    pub(crate) train_size: u64,
+    pub(crate) sampling_rate: f64,
+    pub(crate) batch_size: u64,
+    pub(crate) steps: u64,
+    pub(crate) clip: f64,
+    pub(crate) lr: f64,
+    pub(crate) delta: f64,
+}
+
+impl Training {
+    /// `model`, `data`, `train_size`.
+    pub(crate) fn write_data(&self, o: &mut Object) {
+        o.str("model", &self.model)
+            .str("data", &self.data)
+            .int("train_size", self.train_size);
     }
-    Ok(Some(Shard::new(k, m)?))
+
+    /// `sampling_rate`, `batch_size`, `steps`, `clip`, `lr`, `delta`.
+    pub(crate) fn write_dpsgd(&self, o: &mut Object) {
+        o.num("sampling_rate", self.sampling_rate)
+            .int("batch_size", self.batch_size)
+            .int("steps", self.steps)
+            .num("clip", self.clip)
+            .num("lr", self.lr)
+            .num("delta", self.delta);
+    }
+
+    /// The keys of [`write_data`](Self::write_data) and [`write_dpsgd`](Self::write_dpsgd).
+    pub(crate) fn read(o: &Object) -> Result<Self, String> {
+        Ok(Training {
+            model: o.get_str("model")?.to_string(),
+            data: o.get_str("data")?.to_string(),
+            train_size: o.get_u64("train_size")?,
+            sampling_rate: o.get_f64("sampling_rate")?,
+            batch_size: o.get_u64("batch_size")?,
+            steps: o.get_u64("steps")?,
+            clip: o.get_f64("clip")?,
+            lr: o.get_f64("lr")?,
+            delta: o.get_f64("delta")?,
+        })
+    }
+
+    /// The trainer's configuration at noise multiplier `sigma` ([`dpsgd_config`]).
+    pub(crate) fn dpsgd(&self, sigma: f64) -> DpSgdConfig {
+        dpsgd_config(
+            self.lr,
+            self.clip,
+            sigma,
+            self.sampling_rate,
+            self.batch_size,
+            self.steps,
+        )
+    }
+
+    /// The model as the tables name it.
+    pub(crate) fn model_label(&self) -> &str {
+        if self.model == "mlp" {
+            "MLP (ELU, 10 hidden)"
+        } else {
+            self.model.as_str()
+        }
+    }
+
+    /// `full batch` or `Poisson q = … (B = …)`, as the tables say it.
+    pub(crate) fn batch_label(&self) -> String {
+        if self.sampling_rate == 1.0 {
+            String::from("full batch")
+        } else {
+            format!(
+                "Poisson q = {} (B = {})",
+                shown(self.sampling_rate),
+                self.batch_size
+            )
+        }
+    }
+
+    /// `full batch` or `q = …`, as the plots' subtitles say it.
+    pub(crate) fn sampling_label(&self) -> String {
+        if self.sampling_rate == 1.0 {
+            String::from("full batch")
+        } else {
+            format!("q = {}", shown(self.sampling_rate))
+        }
+    }
 }
 
 /// Everything that determines the trials and the summary of a prior-aware run (the shard
 /// header): two runs with equal configurations give equal outcomes for equal indices.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct PriorAwareConfig {
-    model: String,
-    data: String,
-    train_size: u64,
+    run: Training,
     prior_size: u64,
-    sampling_rate: f64,
-    batch_size: u64,
-    steps: u64,
-    clip: f64,
-    lr: f64,
-    delta: f64,
     /// The ε of each point (`None` when σ was given).
     epsilons: Option<Vec<f64>>,
     noise_multipliers: Vec<f64>,
@@ -177,16 +238,9 @@ pub(crate) struct PriorAwareConfig {
 impl PriorAwareConfig {
     fn to_json(&self) -> Object {
         let mut o = Object::new();
-        o.str("model", &self.model)
-            .str("data", &self.data)
-            .int("train_size", self.train_size)
-            .int("prior_size", self.prior_size)
-            .num("sampling_rate", self.sampling_rate)
-            .int("batch_size", self.batch_size)
-            .int("steps", self.steps)
-            .num("clip", self.clip)
-            .num("lr", self.lr)
-            .num("delta", self.delta);
+        self.run.write_data(&mut o);
+        o.int("prior_size", self.prior_size);
+        self.run.write_dpsgd(&mut o);
         match &self.epsilons {
             Some(e) => o.put("epsilons", nums(e)),
             None => o.put("epsilons", Value::Null),
@@ -199,54 +253,19 @@ impl PriorAwareConfig {
     }
 
     fn from_json(o: &Object) -> Result<Self, String> {
-        let num = |k: &str| match o.get(k) {
-            Some(Value::Num(x)) => Ok(*x),
-            Some(Value::Int(n)) => Ok(*n as f64),
-            _ => Err(format!("missing or non-numeric '{k}'")),
-        };
-        let int = |k: &str| {
-            o.get(k)
-                .and_then(Value::as_u64)
-                .ok_or_else(|| format!("missing or non-integer '{k}'"))
-        };
-        let text = |k: &str| match o.get(k) {
-            Some(Value::Str(s)) => Ok(s.clone()),
-            _ => Err(format!("missing or non-string '{k}'")),
-        };
-        let list = |v: Option<&Value>, k: &str| -> Result<Vec<f64>, String> {
-            match v {
-                Some(Value::Arr(items)) if !items.is_empty() => items
-                    .iter()
-                    .map(|x| match x {
-                        Value::Num(x) => Ok(*x),
-                        Value::Int(n) => Ok(*n as f64),
-                        _ => Err(format!("non-numeric entry in '{k}'")),
-                    })
-                    .collect(),
-                _ => Err(format!("missing or empty '{k}'")),
-            }
-        };
         let epsilons = match o.get("epsilons") {
             Some(Value::Null) => None,
-            v => Some(list(v, "epsilons")?),
+            _ => Some(o.get_f64s("epsilons")?),
         };
-        let score = text("score")?;
+        let score = o.get_str("score")?;
         let c = PriorAwareConfig {
-            model: text("model")?,
-            data: text("data")?,
-            train_size: int("train_size")?,
-            prior_size: int("prior_size")?,
-            sampling_rate: num("sampling_rate")?,
-            batch_size: int("batch_size")?,
-            steps: int("steps")?,
-            clip: num("clip")?,
-            lr: num("lr")?,
-            delta: num("delta")?,
+            run: Training::read(o)?,
+            prior_size: o.get_u64("prior_size")?,
             epsilons,
-            noise_multipliers: list(o.get("noise_multipliers"), "noise_multipliers")?,
-            trials: int("trials")?,
-            seed: int("seed")?,
-            score: Score::from_name(&score).ok_or_else(|| format!("unknown score '{score}'"))?,
+            noise_multipliers: o.get_f64s("noise_multipliers")?,
+            trials: o.get_u64("trials")?,
+            seed: o.get_u64("seed")?,
+            score: Score::from_name(score).ok_or_else(|| format!("unknown score '{score}'"))?,
         };
         c.check_size()?;
         Ok(c)
@@ -259,18 +278,12 @@ impl PriorAwareConfig {
     /// The limits every configuration (parsed or read from a shard header) must meet, so
     /// that a run — and a merge, which holds one slot per trial — stays within memory.
     fn check_size(&self) -> Result<(), String> {
-        let (points, trials) = (self.points() as u64, self.trials);
-        if !(1..=MAX_POINTS).contains(&points) {
-            return Err(format!(
-                "--epsilon / --noise-multiplier: {points} values is out of range: must be 1..={MAX_POINTS}"
-            ));
-        }
-        if !(1..=MAX_TRIALS).contains(&trials) || points * trials > MAX_TOTAL_TRIALS {
-            return Err(format!(
-                "--trials = {trials} is out of range: must be in 1..={MAX_TRIALS}, and at most {MAX_TOTAL_TRIALS} trials over all points"
-            ));
-        }
-        Ok(())
+        super::shard::check_size(
+            self.points() as u64,
+            "--epsilon / --noise-multiplier",
+            "values",
+            self.trials,
+        )
     }
 }
 
@@ -279,13 +292,6 @@ const MAX_TRAIN_SIZE: u64 = 100_000_000;
 /// At most this many per-step scores m·T kept per trial (Alg. 3 keeps every step's score of
 /// every candidate: 8 bytes each, per thread).
 const MAX_SCORES: u64 = 10_000_000;
-
-/// At most this many ε (or σ) values per run.
-const MAX_POINTS: u64 = 64;
-/// At most this many trials per point.
-const MAX_TRIALS: u64 = 1_000_000;
-/// At most this many trials over all points of a run.
-const MAX_TOTAL_TRIALS: u64 = 10_000_000;
 
 fn nums(xs: &[f64]) -> Value {
     Value::Arr(xs.iter().map(|&x| Value::Num(x)).collect())
@@ -355,27 +361,32 @@ fn setup<'a>(
     PriorAwareSetup {
         model,
         pool,
-        train_size: c.train_size as usize,
+        train_size: c.run.train_size as usize,
         prior_size: c.prior_size as usize,
-        dpsgd: dpsgd_config(c.lr, c.clip, sigma, c.sampling_rate, c.batch_size, c.steps),
+        dpsgd: c.run.dpsgd(sigma),
     }
 }
 
 /// (channels, height, width) of the data's images.
 pub(crate) type Shape3 = (usize, usize, usize);
 
-/// The model and the pool of `--data` for `--model` (flattened for the MLP), with at least
-/// `need` examples (`what` names the flags that need them), and the data's image shape.
+/// The model and the pool of `run`'s `--data` for its `--model` (flattened for the MLP), with
+/// at least `--train-size` + `extra` examples (`what` names the flags that need them), and
+/// the data's image shape.
 pub(crate) fn load_pool(
-    model: &str,
-    data: &str,
-    need: u64,
+    run: &Training,
+    extra: u64,
     what: &str,
 ) -> Result<(Sequential, Dataset, Shape3), Failure> {
-    let pool = super::train::load_data(data)?;
+    let need = run.train_size.saturating_add(extra);
+    let pool = super::train::load_data(&run.data)?;
     let shape = pool.shape();
-    let pool = if model == "mlp" { pool.flatten() } else { pool };
-    let net = build_model(model, &pool)?;
+    let pool = if run.model == "mlp" {
+        pool.flatten()
+    } else {
+        pool
+    };
+    let net = build_model(&run.model, &pool)?;
     if (pool.len() as u64) < need {
         return Err(usage(format!(
             "{what} = {need} is out of range: --data has only {} examples",
@@ -388,19 +399,66 @@ pub(crate) fn load_pool(
 /// The DP-SGD run every trial of an attack command trains (flags shared by
 /// `attack prior-aware` and `attack gradient-matching`), validated.
 pub(crate) struct RunFlags {
-    pub(crate) model: String,
-    pub(crate) data: String,
-    pub(crate) train_size: u64,
-    pub(crate) sampling_rate: f64,
-    pub(crate) batch_size: u64,
-    pub(crate) steps: u64,
-    pub(crate) clip: f64,
-    pub(crate) lr: f64,
-    pub(crate) delta: f64,
+    pub(crate) run: Training,
     pub(crate) epsilons: Option<Vec<f64>>,
     pub(crate) noise_multipliers: Vec<f64>,
     pub(crate) trials: u64,
     pub(crate) seed: u64,
+}
+
+/// The flags [`parse_run_flags`] reads, and `--threads` and `--quiet` of every trial-running
+/// command.
+pub(crate) const RUN_FLAGS: [Spec; 14] = [
+    v("model"),
+    v("data"),
+    v("train-size"),
+    v("sampling-rate"),
+    v("steps"),
+    v("clip"),
+    v("lr"),
+    v("noise-multiplier"),
+    v("epsilon"),
+    v("delta"),
+    v("trials"),
+    v("seed"),
+    v("threads"),
+    s("quiet"),
+];
+
+/// The flags of [`RUN_FLAGS`] and `extra`.
+pub(crate) fn run_flags_and(extra: &[Spec]) -> Vec<Spec> {
+    RUN_FLAGS.iter().chain(extra).copied().collect()
+}
+
+/// The flags of a sharded trial-running command ([`RUN_FLAGS`], `--shard`, `--csv`,
+/// `--plot`, `--json`) and `extra`.
+pub(crate) fn sharded_flags_and(extra: &[Spec]) -> Vec<Spec> {
+    run_flags_and(&[v("shard"), v("csv"), v("plot"), s("json")])
+        .into_iter()
+        .chain(extra.iter().copied())
+        .collect()
+}
+
+/// `--shard`, `--threads`, `--quiet` and the output files of a sharded command, checked
+/// before any work.
+pub(crate) fn parse_sharding(f: &Flags) -> Result<(Sharding, OutputOptions), Failure> {
+    Ok((Sharding::parse(f)?, OutputOptions::parse(f)?))
+}
+
+impl RunFlags {
+    /// (ε, σ) of a command that takes one value of `--epsilon` / `--noise-multiplier`
+    /// (ε is `None` when σ was given).
+    pub(crate) fn single(&self, command: &str) -> Result<(Option<f64>, f64), Failure> {
+        match self.noise_multipliers.as_slice() {
+            [one] => Ok((
+                self.epsilons.as_ref().and_then(|e| e.first().copied()),
+                *one,
+            )),
+            _ => Err(usage(format!(
+                "--epsilon / --noise-multiplier: {command} takes one value"
+            ))),
+        }
+    }
 }
 
 /// The defaults of [`RunFlags`] that differ between commands.
@@ -408,6 +466,9 @@ pub(crate) struct RunDefaults {
     pub(crate) train_size: u64,
     pub(crate) lr: f64,
     pub(crate) trials: u64,
+    /// `--delta` is accepted with `--noise-multiplier` (`audit`, whose δ is also the δ of
+    /// the empirical ε); otherwise it applies only with `--epsilon`.
+    pub(crate) delta_with_sigma: bool,
 }
 
 fn positive_flag(f: &Flags, name: &str, default: f64) -> Result<f64, Failure> {
@@ -472,7 +533,7 @@ pub(crate) fn parse_run_flags(f: &Flags, d: &RunDefaults) -> Result<RunFlags, Fa
             shown(delta)
         )));
     }
-    if f.has("noise-multiplier") && f.has("delta") {
+    if f.has("noise-multiplier") && f.has("delta") && !d.delta_with_sigma {
         return Err(usage(String::from(
             "flag '--delta' applies only with '--epsilon' (σ is calibrated to (ε, δ))",
         )));
@@ -515,15 +576,17 @@ pub(crate) fn parse_run_flags(f: &Flags, d: &RunDefaults) -> Result<RunFlags, Fa
         }
     };
     Ok(RunFlags {
-        model,
-        data,
-        train_size,
-        sampling_rate,
-        batch_size: b as u64,
-        steps,
-        clip,
-        lr,
-        delta,
+        run: Training {
+            model,
+            data,
+            train_size,
+            sampling_rate,
+            batch_size: b as u64,
+            steps,
+            clip,
+            lr,
+            delta,
+        },
         epsilons,
         noise_multipliers,
         trials: f.u64("trials")?.unwrap_or(d.trials),
@@ -538,10 +601,11 @@ fn parse_prior_aware(f: &Flags) -> Result<PriorAwareConfig, Failure> {
             train_size: defaults::TRAIN_SIZE,
             lr: defaults::LR,
             trials: defaults::TRIALS,
+            delta_with_sigma: false,
         },
     )?;
     let prior_size = f.u64("prior-size")?.unwrap_or(defaults::PRIOR_SIZE);
-    if !(2..=10_000).contains(&prior_size) || prior_size.saturating_mul(r.steps) > MAX_SCORES {
+    if !(2..=10_000).contains(&prior_size) || prior_size.saturating_mul(r.run.steps) > MAX_SCORES {
         return Err(usage(format!(
             "--prior-size = {prior_size} is out of range: must be in 2..=10000, and --prior-size × --steps <= {MAX_SCORES} (the per-step scores Alg. 3 keeps)"
         )));
@@ -556,16 +620,8 @@ fn parse_prior_aware(f: &Flags) -> Result<PriorAwareConfig, Failure> {
         })?,
     };
     let config = PriorAwareConfig {
-        model: r.model,
-        data: r.data,
-        train_size: r.train_size,
+        run: r.run,
         prior_size,
-        sampling_rate: r.sampling_rate,
-        batch_size: r.batch_size,
-        steps: r.steps,
-        clip: r.clip,
-        lr: r.lr,
-        delta: r.delta,
         epsilons: r.epsilons,
         noise_multipliers: r.noise_multipliers,
         trials: r.trials,
@@ -576,11 +632,11 @@ fn parse_prior_aware(f: &Flags) -> Result<PriorAwareConfig, Failure> {
     Ok(config)
 }
 
-/// Output options of `attack prior-aware` and `merge` (checked before any work).
+/// Output options of `attack prior-aware`, `audit` and `merge` (checked before any work).
 pub(crate) struct OutputOptions {
-    json: bool,
-    csv: Option<String>,
-    plot: Option<String>,
+    pub(crate) json: bool,
+    pub(crate) csv: Option<String>,
+    pub(crate) plot: Option<String>,
 }
 
 impl OutputOptions {
@@ -602,94 +658,29 @@ impl OutputOptions {
 }
 
 fn prior_aware(args: &[String]) -> Out {
-    let f = parse(
-        args,
-        &[
-            v("model"),
-            v("data"),
-            v("prior-size"),
-            v("train-size"),
-            v("sampling-rate"),
-            v("steps"),
-            v("clip"),
-            v("lr"),
-            v("noise-multiplier"),
-            v("epsilon"),
-            v("delta"),
-            v("trials"),
-            v("seed"),
-            v("score"),
-            v("threads"),
-            v("shard"),
-            v("csv"),
-            v("plot"),
-            s("quiet"),
-            s("json"),
-        ],
-    )?;
+    let f = parse(args, &sharded_flags_and(&[v("prior-size"), v("score")]))?;
     if f.help {
         return Ok(String::from(PRIOR_AWARE_HELP));
     }
     let config = parse_prior_aware(&f)?;
-    let shard = parse_shard(&f)?;
-    let threads = match f.u64("threads")? {
-        None => default_threads(),
-        Some(t) if (1..=1024).contains(&t) => t as usize,
-        Some(t) => {
-            return Err(usage(format!(
-                "--threads = {t} is out of range: must be in 1..=1024"
-            )))
-        }
-    };
-    if shard.is_some() {
-        for flag in ["csv", "plot", "json"] {
-            if f.has(flag) {
-                return Err(usage(format!(
-                    "flag '--{flag}' does not apply with '--shard' (a shard prints JSON lines; 'reconbound merge' writes the summary)"
-                )));
-            }
-        }
-    }
-    let outputs = OutputOptions::parse(&f)?;
-    let (model, pool, _) = load_pool(
-        &config.model,
-        &config.data,
-        config.train_size.saturating_add(config.prior_size),
-        "--train-size + --prior-size",
-    )?;
+    let (sharding, outputs) = parse_sharding(&f)?;
+    let what = "--train-size + --prior-size";
+    let (model, pool, _) = load_pool(&config.run, config.prior_size, what)?;
     // Every bound first: a configuration they cannot certify fails before any training.
     let bounds = prior_aware_bounds(&config)?;
-    let shard_used = shard.unwrap_or(Shard::WHOLE);
-    let indices: Vec<u64> = shard_used.trials(config.trials).collect();
-    let progress = Progress::new(
-        String::from("attack prior-aware"),
-        indices.len() * config.points(),
-        f.has("quiet"),
-    );
-    let mut outcomes: Vec<Vec<PriorAwareOutcome>> = Vec::with_capacity(config.points());
-    for (j, &sigma) in config.noise_multipliers.iter().enumerate() {
-        let su = setup(&config, &model, &pool, sigma);
-        let base = j * indices.len();
-        let out = run_trials(
-            &indices,
-            threads,
-            |i| su.run_trial(config.seed, i),
-            &|done| progress.tick(base + done),
-        )?;
-        outcomes.push(out);
-    }
-    progress.finish();
-    if let Some(sh) = shard {
-        return Ok(shard_lines(&config, sh, &outcomes));
-    }
-    if !f.has("quiet") {
-        eprintln!(
-            "attack prior-aware: {} trials in {:.1} s on {threads} thread(s)",
-            indices.len() * config.points(),
-            progress.seconds()
-        );
-    }
-    summarise(&config, &bounds, &outcomes, &outputs)
+    let setups: Vec<PriorAwareSetup<'_>> = config
+        .noise_multipliers
+        .iter()
+        .map(|&sigma| setup(&config, &model, &pool, sigma))
+        .collect();
+    run_groups(
+        &config,
+        "attack prior-aware",
+        &setups,
+        sharding,
+        |su, i| su.run_trial(config.seed, i),
+        |outcomes| summarise(&config, &bounds, outcomes, &outputs),
+    )
 }
 
 /// The bounds of each point: (Hayes γ, its certified lower end, Balle γ, its order).
@@ -727,201 +718,105 @@ pub(crate) fn rero_bounds(
 fn prior_aware_bounds(c: &PriorAwareConfig) -> Result<Vec<PointBounds>, Failure> {
     rero_bounds(
         1.0 / c.prior_size as f64,
-        c.sampling_rate,
+        c.run.sampling_rate,
         &c.noise_multipliers,
-        c.steps,
+        c.run.steps,
     )
 }
 
-/// The JSON lines of a shard: a header, then one line per trial.
-fn shard_lines(c: &PriorAwareConfig, shard: Shard, outcomes: &[Vec<PriorAwareOutcome>]) -> String {
-    let mut header = Object::new();
-    header
-        .str("reconbound_shard", "attack prior-aware")
-        .str("version", env!("CARGO_PKG_VERSION"))
-        .int("shard_index", shard.index())
-        .int("shard_count", shard.count())
-        .put("config", Value::Obj(c.to_json()));
-    let mut out = header.render();
-    out.push('\n');
-    for (j, point) in outcomes.iter().enumerate() {
-        for o in point {
-            let mut line = Object::new();
-            line.int("point", j as u64)
-                .int("trial", o.trial)
-                .int("target", u64::from(o.target))
-                .put(
-                    "guesses",
-                    Value::Arr(
-                        o.guesses
-                            .iter()
-                            .map(|&g| Value::Int(u64::from(g)))
-                            .collect(),
-                    ),
-                )
-                .int("steps_in_batch", o.steps_in_batch);
-            out.push_str(&line.render());
-            out.push('\n');
+/// `o` with the array `key` of `items` (and, when there is exactly one item, its keys also
+/// at the top level), rendered on one line.
+pub(crate) fn with_items(mut o: Object, key: &str, items: Vec<Object>) -> String {
+    if let [only] = items.as_slice() {
+        for (k, val) in only.entries() {
+            o.put(k, val.clone());
         }
     }
-    out
+    o.put(key, Value::Arr(items.into_iter().map(Value::Obj).collect()));
+    let mut text = o.render();
+    text.push('\n');
+    text
 }
 
-/// Reassembles shard files of `attack prior-aware` into the outcomes of the whole run.
-pub(crate) fn merge_prior_aware(
-    files: &[(String, String)],
-) -> Result<(PriorAwareConfig, Vec<Vec<PriorAwareOutcome>>), Failure> {
-    let mut config: Option<PriorAwareConfig> = None;
-    let mut count: Option<u64> = None;
-    let mut seen_shards: Vec<u64> = Vec::new();
-    let mut slots: Vec<Vec<Option<PriorAwareOutcome>>> = Vec::new();
-    for (name, text) in files {
-        let bad = |msg: String| usage(format!("merge: '{name}': {msg}"));
-        let mut lines = text.lines().enumerate();
-        let (_, head) = lines
-            .next()
-            .ok_or_else(|| bad(String::from("empty file")))?;
-        let head = match json::parse(head) {
-            Ok(Value::Obj(o)) => o,
-            Ok(_) => return Err(bad(String::from("line 1: not a JSON object"))),
-            Err(e) => return Err(bad(format!("line 1: {e}"))),
+impl ShardedRun for PriorAwareConfig {
+    type Outcome = PriorAwareOutcome;
+    const KIND: &'static str = "attack prior-aware";
+
+    fn to_json(&self) -> Object {
+        PriorAwareConfig::to_json(self)
+    }
+
+    fn from_json(o: &Object) -> Result<Self, String> {
+        PriorAwareConfig::from_json(o)
+    }
+
+    fn groups(&self) -> usize {
+        self.points()
+    }
+
+    fn trials(&self) -> u64 {
+        self.trials
+    }
+
+    fn group_name(&self, group: usize) -> String {
+        format!("point {group}")
+    }
+
+    fn write_line(&self, group: usize, o: &PriorAwareOutcome) -> Object {
+        let mut line = Object::new();
+        line.int("point", group as u64)
+            .int("trial", o.trial)
+            .int("target", u64::from(o.target))
+            .put(
+                "guesses",
+                Value::Arr(
+                    o.guesses
+                        .iter()
+                        .map(|&g| Value::Int(u64::from(g)))
+                        .collect(),
+                ),
+            )
+            .int("steps_in_batch", o.steps_in_batch);
+        line
+    }
+
+    fn read_line(&self, o: &Object) -> Result<(usize, u64, PriorAwareOutcome), String> {
+        let int = |key: &str| o.get(key).and_then(Value::as_u64);
+        let (Some(point), Some(trial), Some(target), Some(steps_in_batch)) = (
+            int("point"),
+            int("trial"),
+            int("target"),
+            int("steps_in_batch"),
+        ) else {
+            return Err(String::from(
+                "missing point, trial, target or steps_in_batch",
+            ));
         };
-        match head.get("reconbound_shard") {
-            Some(Value::Str(k)) if k == "attack prior-aware" => {}
-            _ => {
-                return Err(bad(String::from(
-                    "line 1 is not the header of an 'attack prior-aware --shard' file",
-                )))
-            }
-        }
-        match head.get("version") {
-            Some(Value::Str(v)) if v == env!("CARGO_PKG_VERSION") => {}
-            _ => {
-                return Err(bad(format!(
-                    "written by another version of reconbound (this is {})",
-                    env!("CARGO_PKG_VERSION")
-                )))
-            }
-        }
-        let k = head
-            .get("shard_index")
-            .and_then(Value::as_u64)
-            .ok_or_else(|| bad(String::from("header without shard_index")))?;
-        let m = head
-            .get("shard_count")
-            .and_then(Value::as_u64)
-            .ok_or_else(|| bad(String::from("header without shard_count")))?;
-        let shard = Shard::new(k, m).map_err(|e| bad(format!("header: {e}")))?;
-        let c = match head.get("config") {
-            Some(Value::Obj(o)) => {
-                PriorAwareConfig::from_json(o).map_err(|e| bad(format!("header: {e}")))?
-            }
-            _ => return Err(bad(String::from("header without config"))),
+        let guesses: Vec<u64> = match o.get("guesses") {
+            Some(Value::Arr(g)) => g.iter().filter_map(Value::as_u64).collect(),
+            _ => Vec::new(),
         };
-        match &config {
-            None => {
-                slots = (0..c.points())
-                    .map(|_| (0..c.trials).map(|_| None).collect())
-                    .collect();
-                config = Some(c.clone());
-            }
-            Some(prev) if *prev != c => {
-                return Err(bad(String::from(
-                    "another configuration or seed than the first file (shards of one run only)",
-                )))
-            }
-            Some(_) => {}
+        let prior = self.prior_size;
+        let (Ok([g0, g1, g2]), true) = (<[u64; 3]>::try_from(guesses), target < prior) else {
+            return Err(String::from(
+                "guesses must be 3 candidates and target < prior_size",
+            ));
+        };
+        if [g0, g1, g2].iter().any(|&g| g >= prior) {
+            return Err(String::from("a guess is not a candidate (>= prior_size)"));
         }
-        match count {
-            None => count = Some(m),
-            Some(prev) if prev != m => {
-                return Err(bad(format!(
-                    "shard {k}/{m}, but the first file is a shard of {prev}"
-                )))
-            }
-            Some(_) => {}
-        }
-        if seen_shards.contains(&k) {
-            return Err(bad(format!("shard {k}/{m} given twice")));
-        }
-        seen_shards.push(k);
-        for (l, line) in lines {
-            let at = |msg: &str| bad(format!("line {}: {msg}", l + 1));
-            if line.trim().is_empty() {
-                continue;
-            }
-            let o = match json::parse(line) {
-                Ok(Value::Obj(o)) => o,
-                _ => return Err(at("not a JSON object")),
-            };
-            let int = |key: &str| o.get(key).and_then(Value::as_u64);
-            let (Some(point), Some(trial), Some(target), Some(steps_in_batch)) = (
-                int("point"),
-                int("trial"),
-                int("target"),
-                int("steps_in_batch"),
-            ) else {
-                return Err(at("missing point, trial, target or steps_in_batch"));
-            };
-            let guesses: Vec<u64> = match o.get("guesses") {
-                Some(Value::Arr(g)) => g.iter().filter_map(Value::as_u64).collect(),
-                _ => Vec::new(),
-            };
-            let prior = config.as_ref().map_or(0, |c| c.prior_size);
-            let (Ok([g0, g1, g2]), true) = (<[u64; 3]>::try_from(guesses), target < prior) else {
-                return Err(at("guesses must be 3 candidates and target < prior_size"));
-            };
-            if [g0, g1, g2].iter().any(|&g| g >= prior) {
-                return Err(at("a guess is not a candidate (>= prior_size)"));
-            }
-            if !shard.contains(trial) {
-                return Err(at(&format!(
-                    "trial {trial} does not belong to shard {k}/{m}"
-                )));
-            }
-            let slot = slots
-                .get_mut(point as usize)
-                .and_then(|p| p.get_mut(trial as usize))
-                .ok_or_else(|| at("point or trial index outside the configuration"))?;
-            if slot.is_some() {
-                return Err(at(&format!("trial {trial} of point {point} appears twice")));
-            }
-            *slot = Some(PriorAwareOutcome {
+        let point = usize::try_from(point).unwrap_or(usize::MAX);
+        Ok((
+            point,
+            trial,
+            PriorAwareOutcome {
                 trial,
                 target: target as u32,
                 guesses: [g0 as u32, g1 as u32, g2 as u32],
                 steps_in_batch,
-            });
-        }
+            },
+        ))
     }
-    let (Some(config), Some(m)) = (config, count) else {
-        return Err(usage(String::from("merge: no shard files given")));
-    };
-    if (seen_shards.len() as u64) != m {
-        let missing: Vec<String> = (0..m)
-            .filter(|k| !seen_shards.contains(k))
-            .take(10)
-            .map(|k| format!("{k}/{m}"))
-            .collect();
-        return Err(usage(format!(
-            "merge: shards missing: {} (every shard K/{m}, K = 0..{}, is needed)",
-            missing.join(", "),
-            m - 1
-        )));
-    }
-    let mut outcomes = Vec::with_capacity(slots.len());
-    for (j, point) in slots.into_iter().enumerate() {
-        let mut out = Vec::with_capacity(point.len());
-        for (i, o) in point.into_iter().enumerate() {
-            out.push(o.ok_or_else(|| {
-                usage(format!(
-                    "merge: trial {i} of point {j} is missing (a shard file is incomplete)"
-                ))
-            })?);
-        }
-        outcomes.push(out);
-    }
-    Ok((config, outcomes))
 }
 
 /// `merge` of prior-aware shards: the summary the unsharded run prints.
@@ -1017,18 +912,7 @@ fn summarise(
             po.put("scores", Value::Obj(so));
             arr.push(po);
         }
-        if let [only] = arr.as_slice() {
-            for (k, val) in only.entries() {
-                o.put(k, val.clone());
-            }
-        }
-        o.put(
-            "points",
-            Value::Arr(arr.into_iter().map(Value::Obj).collect()),
-        );
-        let mut text = o.render();
-        text.push('\n');
-        return Ok(text);
+        return Ok(with_items(o, "points", arr));
     }
 
     let mut t = String::new();
@@ -1042,27 +926,15 @@ fn summarise(
     ));
     t.push_str(&format!(
         "  model {} on {}, |D⁻| = {}, prior of m = {} (κ = {}), {}, T = {}, C = {}, lr = {}\n",
-        if c.model == "mlp" {
-            "MLP (ELU, 10 hidden)"
-        } else {
-            c.model.as_str()
-        },
-        c.data,
-        c.train_size,
+        c.run.model_label(),
+        c.run.data,
+        c.run.train_size,
         c.prior_size,
         shown(kappa),
-        if c.sampling_rate == 1.0 {
-            String::from("full batch")
-        } else {
-            format!(
-                "Poisson q = {} (B = {})",
-                shown(c.sampling_rate),
-                c.batch_size
-            )
-        },
-        c.steps,
-        shown(c.clip),
-        shown(c.lr)
+        c.run.batch_label(),
+        c.run.steps,
+        shown(c.run.clip),
+        shown(c.run.lr)
     ));
     t.push_str(&format!(
         "  {} trials per point, seed {}, two-sided 95 % Clopper–Pearson intervals\n\n",
@@ -1222,46 +1094,41 @@ fn plot(c: &PriorAwareConfig, bounds: &[PointBounds], points: &[PointSummary]) -
         .collect();
     let subtitle = format!(
         "{}, |D⁻| = {}, m = {}, {}, T = {}, C = {}, {} trials per point, seed {}",
-        c.model,
-        c.train_size,
+        c.run.model,
+        c.run.train_size,
         c.prior_size,
-        if c.sampling_rate == 1.0 {
-            String::from("full batch")
-        } else {
-            format!("q = {}", shown(c.sampling_rate))
-        },
-        c.steps,
-        shown(c.clip),
+        c.run.sampling_label(),
+        c.run.steps,
+        shown(c.run.clip),
         c.trials,
         c.seed
     );
     svg::curve_plot_svg(&svg::CurvePlot {
-        title: "Reconstruction success against the ReRo bound (Hayes et al. 2023, Fig. 2)",
-        subtitle: &subtitle,
-        x_label: if c.epsilons.is_some() {
-            "ε (δ fixed; σ calibrated by RDP)"
-        } else {
-            "noise multiplier σ"
+        titles: svg::Titles {
+            title: "Reconstruction success against the ReRo bound (Hayes et al. 2023, Fig. 2)",
+            subtitle: &subtitle,
+            x_label: if c.epsilons.is_some() {
+                "ε (δ fixed; σ calibrated by RDP)"
+            } else {
+                "noise multiplier σ"
+            },
+            y_label: "probability of successful reconstruction",
         },
-        y_label: "probability of successful reconstruction",
         curves: std::vec![
             svg::Curve {
                 label: String::from("γ, Hayes et al. Thm 2 (certified)"),
                 points: curve(&|b| b.gamma),
-                colour: "#c44e52",
-                dash: "",
+                stroke: svg::CERTIFIED,
             },
             svg::Curve {
                 label: String::from("γ, Balle et al. Thm 2 (from RDP)"),
                 points: curve(&|b| b.gamma_balle),
-                colour: "#8172b2",
-                dash: "6 4",
+                stroke: svg::FROM_RDP,
             },
             svg::Curve {
                 label: format!("baseline κ = 1/m = {}", sig(kappa, 4, Side::Nearest)),
                 points: curve(&|_| kappa),
-                colour: "#555555",
-                dash: "2 3",
+                stroke: svg::REFERENCE,
             },
         ],
         estimates,

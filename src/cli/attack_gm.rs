@@ -3,7 +3,7 @@
 //! other points (App. D) beside the ReRo bound at κ = 1/n, and by its MSE.
 
 use super::args::{parse, switch as s, value as v};
-use super::attack::{dpsgd_config, load_pool, parse_run_flags, rero_bounds, RunDefaults};
+use super::attack::{load_pool, parse_run_flags, rero_bounds, run_flags_and, RunDefaults};
 use super::commands::{shown, Failure};
 use super::fil_logreg::row;
 use super::format::{min_median_max, sig, Side};
@@ -13,7 +13,7 @@ use super::svg;
 use crate::attacks::gradient_matching::{
     GradientMatchingOutcome, GradientMatchingSetup, ReconstructionConfig,
 };
-use crate::attacks::trial::{default_threads, run_trials, success_rate};
+use crate::attacks::trial::{run_trials, success_rate};
 use std::format;
 use std::string::String;
 use std::vec::Vec;
@@ -77,29 +77,15 @@ CSV (--csv): trial,target,success,mse,distance,nearest_other,loss.
 pub(crate) fn gradient_matching(args: &[String]) -> Out {
     let f = parse(
         args,
-        &[
-            v("model"),
-            v("data"),
-            v("train-size"),
+        &run_flags_and(&[
             v("others"),
-            v("sampling-rate"),
-            v("steps"),
-            v("clip"),
-            v("lr"),
-            v("noise-multiplier"),
-            v("epsilon"),
-            v("delta"),
-            v("trials"),
             v("iterations"),
             v("restarts"),
             v("step-size"),
-            v("seed"),
-            v("threads"),
             v("csv"),
             v("images"),
-            s("quiet"),
             s("json"),
-        ],
+        ]),
     )?;
     if f.help {
         return Ok(String::from(HELP));
@@ -110,17 +96,10 @@ pub(crate) fn gradient_matching(args: &[String]) -> Out {
             train_size: defaults::TRAIN_SIZE,
             lr: defaults::LR,
             trials: defaults::TRIALS,
+            delta_with_sigma: false,
         },
     )?;
-    let sigma = match r.noise_multipliers.as_slice() {
-        [one] => *one,
-        _ => {
-            return Err(usage(String::from(
-                "--epsilon / --noise-multiplier: gradient-matching takes one value",
-            )))
-        }
-    };
-    let epsilon = r.epsilons.as_ref().and_then(|e| e.first().copied());
+    let (epsilon, sigma) = r.single("gradient-matching")?;
     if !(1..=100_000).contains(&r.trials) {
         return Err(usage(format!(
             "--trials = {} is out of range: must be in 1..=100000",
@@ -160,15 +139,7 @@ pub(crate) fn gradient_matching(args: &[String]) -> Out {
         },
         ..ReconstructionConfig::default()
     };
-    let threads = match f.u64("threads")? {
-        None => default_threads(),
-        Some(t) if (1..=1024).contains(&t) => t as usize,
-        Some(t) => {
-            return Err(usage(format!(
-                "--threads = {t} is out of range: must be in 1..=1024"
-            )))
-        }
-    };
+    let threads = super::shard::parse_threads(&f)?;
     let csv = f.raw("csv").map(String::from);
     let images = f.raw("images").map(String::from);
     if let Some(p) = &csv {
@@ -177,23 +148,18 @@ pub(crate) fn gradient_matching(args: &[String]) -> Out {
     if let Some(p) = &images {
         check_writable("images", p)?;
     }
-    let (model, pool, shape) = load_pool(
-        &r.model,
-        &r.data,
-        r.train_size.saturating_add(1),
-        "--train-size + 1",
-    )?;
+    let (model, pool, shape) = load_pool(&r.run, 1, "--train-size + 1")?;
     let kappa = 1.0 / (others + 1) as f64;
-    let bounds = rero_bounds(kappa, r.sampling_rate, &[sigma], r.steps)?;
+    let bounds = rero_bounds(kappa, r.run.sampling_rate, &[sigma], r.run.steps)?;
     let b = bounds.first().ok_or_else(|| {
         Failure::Compute(String::from("internal: no bound for the noise multiplier"))
     })?;
     let setup = GradientMatchingSetup {
         model: &model,
         pool: &pool,
-        train_size: r.train_size as usize,
+        train_size: r.run.train_size as usize,
         others: others as usize,
-        dpsgd: dpsgd_config(r.lr, r.clip, sigma, r.sampling_rate, r.batch_size, r.steps),
+        dpsgd: r.run.dpsgd(sigma),
         reconstruction,
     };
     let indices: Vec<u64> = (0..r.trials).collect();
@@ -249,17 +215,10 @@ pub(crate) fn gradient_matching(args: &[String]) -> Out {
     if f.has("json") {
         let mut o = Object::new();
         o.str("command", "attack")
-            .str("attack", "gradient-matching")
-            .str("model", &r.model)
-            .str("data", &r.data)
-            .int("train_size", r.train_size)
-            .int("others", others)
-            .num("sampling_rate", r.sampling_rate)
-            .int("batch_size", r.batch_size)
-            .int("steps", r.steps)
-            .num("clip", r.clip)
-            .num("lr", r.lr)
-            .num("delta", r.delta);
+            .str("attack", "gradient-matching");
+        r.run.write_data(&mut o);
+        o.int("others", others);
+        r.run.write_dpsgd(&mut o);
         match epsilon {
             Some(e) => o.num("epsilon", e),
             None => o.put("epsilon", Value::Null),
@@ -292,26 +251,18 @@ pub(crate) fn gradient_matching(args: &[String]) -> Out {
     t.push_str("gradient-matching attack (Hayes, Mahloujifar, Balle 2023 §2), scored by App. D\n");
     t.push_str(&format!(
         "  model {} on {}, |D⁻| = {}, {}, T = {}, C = {}, lr = {}, σ = {}{}\n",
-        r.model,
-        r.data,
-        r.train_size,
-        if r.sampling_rate == 1.0 {
-            String::from("full batch")
-        } else {
-            format!(
-                "Poisson q = {} (B = {})",
-                shown(r.sampling_rate),
-                r.batch_size
-            )
-        },
-        r.steps,
-        shown(r.clip),
-        shown(r.lr),
+        r.run.model,
+        r.run.data,
+        r.run.train_size,
+        r.run.batch_label(),
+        r.run.steps,
+        shown(r.run.clip),
+        shown(r.run.lr),
         sig(sigma, 6, Side::Nearest),
         epsilon.map_or(String::new(), |e| format!(
             " (ε = {} at δ = {} by RDP)",
             shown(e),
-            shown(r.delta)
+            shown(r.run.delta)
         )),
     ));
     t.push_str(&format!(

@@ -223,7 +223,7 @@ impl Bracket for rero::dpsgd::GammaBound {
 /// A result that may be unavailable without invalidating the rest of a report: a numerical
 /// failure (the PLD grid cannot certify this configuration) becomes a note; invalid input
 /// stays an error.
-fn optional<T>(r: crate::Result<T>) -> Result<Result<T, String>, Failure> {
+pub(crate) fn optional<T>(r: crate::Result<T>) -> Result<Result<T, String>, Failure> {
     match r {
         Ok(v) => Ok(Ok(v)),
         Err(e @ (Error::Numerical { .. } | Error::NotConverged { .. })) => {

@@ -132,9 +132,66 @@ impl Object {
     pub fn entries(&self) -> &[(String, Value)] {
         &self.0
     }
+
+    /// The number at `key` (an `Int` too).
+    ///
+    /// # Errors
+    /// A message naming `key` if it is missing or not a number.
+    pub fn get_f64(&self, key: &str) -> Result<f64, String> {
+        self.get(key)
+            .and_then(Value::as_f64)
+            .ok_or_else(|| format!("missing or non-numeric '{key}'"))
+    }
+
+    /// The non-negative integer at `key` (as [`Value::as_u64`]).
+    ///
+    /// # Errors
+    /// A message naming `key` if it is missing or not such an integer.
+    pub fn get_u64(&self, key: &str) -> Result<u64, String> {
+        self.get(key)
+            .and_then(Value::as_u64)
+            .ok_or_else(|| format!("missing or non-integer '{key}'"))
+    }
+
+    /// The string at `key`.
+    ///
+    /// # Errors
+    /// A message naming `key` if it is missing or not a string.
+    pub fn get_str(&self, key: &str) -> Result<&str, String> {
+        match self.get(key) {
+            Some(Value::Str(s)) => Ok(s),
+            _ => Err(format!("missing or non-string '{key}'")),
+        }
+    }
+
+    /// The non-empty array of numbers at `key`.
+    ///
+    /// # Errors
+    /// A message naming `key` if it is missing, empty or holds a non-number.
+    pub fn get_f64s(&self, key: &str) -> Result<Vec<f64>, String> {
+        match self.get(key) {
+            Some(Value::Arr(items)) if !items.is_empty() => items
+                .iter()
+                .map(|x| {
+                    x.as_f64()
+                        .ok_or_else(|| format!("non-numeric entry in '{key}'"))
+                })
+                .collect(),
+            _ => Err(format!("missing or empty '{key}'")),
+        }
+    }
 }
 
 impl Value {
+    /// A number (`Num`, or an `Int` converted to the nearest f64).
+    pub fn as_f64(&self) -> Option<f64> {
+        match *self {
+            Value::Num(x) => Some(x),
+            Value::Int(n) => Some(n as f64),
+            _ => None,
+        }
+    }
+
     /// A non-negative integer (`Int`, or a `Num` that is an integer below 2⁵³).
     pub fn as_u64(&self) -> Option<u64> {
         match *self {

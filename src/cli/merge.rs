@@ -1,12 +1,14 @@
 //! `reconbound merge FILE...`: reassemble the shard files of one run (`attack prior-aware
-//! --shard K/M`) into exactly what the unsharded run prints. Every shard K/M for K = 0..M−1
+//! --shard K/M` or `audit --shard K/M`, told apart by the header) into exactly what the
+//! unsharded run prints. Every shard K/M for K = 0..M−1
 //! must be given once, with the same configuration and seed; a file that is malformed, of
 //! another run or version, or whose trials overlap another's is refused (exit 2, nothing
 //! written).
 
 use super::args::{parse, switch, value, UsageError};
-use super::attack::{merge_prior_aware, merged_summary, OutputOptions};
+use super::attack::{merged_summary, OutputOptions, PriorAwareConfig};
 use super::commands::Failure;
+use super::shard::{merge_shards, shard_kind};
 use std::format;
 use std::string::String;
 use std::vec::Vec;
@@ -14,9 +16,9 @@ use std::vec::Vec;
 const HELP: &str = "\
 usage: reconbound merge SHARD_FILE... [--csv FILE] [--plot FILE.svg] [--json]
 
-Reassembles the JSON-lines files written by 'reconbound attack prior-aware --shard K/M' (one
-per K = 0..M-1, any order) and prints exactly what the run without --shard prints (the same
-bytes, with the same --json/--csv/--plot). Trials are pure functions of the seed and their
+Reassembles the JSON-lines files written by 'reconbound attack prior-aware --shard K/M' or
+'reconbound audit --shard K/M' (one per K = 0..M-1, any order) and prints exactly what the run
+without --shard prints (the same bytes, with the same --json/--csv/--plot). Trials are pure functions of the seed and their
 index, so any batch scheduler can run the shards, e.g.
 
   Slurm job array (sbatch --array=0-9):
@@ -66,6 +68,11 @@ pub(crate) fn merge(args: &[String]) -> Result<String, Failure> {
         })?;
         texts.push((shown, text));
     }
-    let (config, outcomes) = merge_prior_aware(&texts)?;
+    let first = texts.first().and_then(|(_, t)| shard_kind(t));
+    if first.as_deref() == Some(super::audit::SHARD_KIND) {
+        let (config, outcomes) = merge_shards(&texts)?;
+        return super::audit::merged_summary(&config, &outcomes, &outputs);
+    }
+    let (config, outcomes) = merge_shards::<PriorAwareConfig>(&texts)?;
     merged_summary(&config, &outcomes, &outputs)
 }

@@ -12,12 +12,14 @@ pub mod args;
 mod attack;
 mod attack_glm;
 mod attack_gm;
+mod audit;
 mod commands;
 mod fil_logreg;
 pub mod format;
 pub mod json;
 mod merge;
 mod output;
+mod shard;
 mod svg;
 mod train;
 
@@ -73,7 +75,10 @@ commands:
   fil-logreg per-example Fisher information leakage of output-perturbed logistic regression (Guo §7.1)
   attack     run an attack beside the bound it must not beat: glm (Balle §III, Guo §7.2),
              gradient-matching and prior-aware (Hayes et al. 2023)
-  merge      reassemble the shard files of an 'attack --shard K/M' run into the whole run's result
+  audit      a privacy audit (Nasr et al. 2021): crafted canaries, distinguishers, the empirical
+             ε as a lower bound beside the accountant's ε by RDP and PLD
+  merge      reassemble the shard files of an 'attack prior-aware' or 'audit' --shard K/M run
+             into the whole run's result
 ";
 
 /// Run the command line on `args` (without the program name).
@@ -96,11 +101,12 @@ pub fn run(args: &[String]) -> Outcome {
         "train" => train::train(&rest),
         "fil-logreg" => fil_logreg::fil_logreg(&rest),
         "attack" => attack::attack(&rest),
+        "audit" => audit::audit(&rest),
         "merge" => merge::merge(&rest),
         other => {
             let shown: String = other.chars().filter(|c| !c.is_control()).take(40).collect();
             return Outcome::usage(&format!(
-                "unknown command '{shown}' (commands: bound, rdp, epsilon, rero, fano, calibrate, train, fil-logreg, attack, merge)"
+                "unknown command '{shown}' (commands: bound, rdp, epsilon, rero, fano, calibrate, train, fil-logreg, attack, audit, merge)"
             ));
         }
     };

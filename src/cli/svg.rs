@@ -189,31 +189,13 @@ pub(crate) fn histogram_svg(plot: &HistogramPlot<'_>) -> String {
     let y_max = max_count.div_ceil(step).saturating_mul(step).max(1);
     let y_pixel = |c: u64| y0 - c as f64 / y_max as f64 * plot_h;
 
-    let mut s = header(WIDTH, height);
-    s.push_str(&format!(
-        "<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n",
-        num(WIDTH),
-        num(height)
-    ));
-    titles(&mut s, WIDTH, plot.title, plot.subtitle);
+    let mut s = canvas(WIDTH, height, plot.title, plot.subtitle);
 
     // Grid lines and y ticks.
     s.push_str("<g font-size=\"12\">\n");
     let mut c = 0u64;
     while c <= y_max {
-        let y = y_pixel(c);
-        s.push_str(&format!(
-            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#e0e0e0\"/>\n",
-            num(LEFT),
-            num(y),
-            num(LEFT + plot_w),
-            num(y)
-        ));
-        s.push_str(&format!(
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{c}</text>\n",
-            num(LEFT - 6.0),
-            num(y + 4.0)
-        ));
+        grid_line(&mut s, y_pixel(c), plot_w, Some(&format!("{c}")));
         match c.checked_add(step) {
             Some(n) => c = n,
             None => break,
@@ -283,24 +265,20 @@ pub(crate) fn histogram_svg(plot: &HistogramPlot<'_>) -> String {
                 num(y0)
             ));
         }
-        let lx = LEFT + 10.0;
-        s.push_str(&format!(
-            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{colour}\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n",
-            num(lx),
-            num(legend_y - 4.0),
-            num(lx + 24.0),
-            num(legend_y - 4.0)
-        ));
         let label = if shown {
-            escape(&m.label)
+            m.label.clone()
         } else {
-            escape(&format!("{} (not drawn)", m.label))
+            format!("{} (not drawn)", m.label)
         };
-        s.push_str(&format!(
-            "<text x=\"{}\" y=\"{}\" font-size=\"12\">{label}</text>\n",
-            num(lx + 30.0),
-            num(legend_y)
-        ));
+        legend_line(
+            &mut s,
+            legend_y,
+            Stroke {
+                colour,
+                dash: "6 4",
+            },
+            &label,
+        );
         legend_y += 18.0;
     }
     let mut note = format!("n = {total}");
@@ -476,13 +454,7 @@ pub(crate) fn scatter_svg(plot: &ScatterPlot<'_>) -> String {
     let px = |l: f64| x_pixel(l, xa, xb);
     let py = |l: f64| y0 - (l - ya) / (yb - ya) * SCATTER_H;
 
-    let mut s = header(WIDTH, height);
-    s.push_str(&format!(
-        "<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n",
-        num(WIDTH),
-        num(height)
-    ));
-    titles(&mut s, WIDTH, plot.title, plot.subtitle);
+    let mut s = canvas(WIDTH, height, plot.title, plot.subtitle);
 
     // Grid lines and ticks at powers of ten on both axes.
     s.push_str("<g font-size=\"12\">\n");
@@ -806,6 +778,37 @@ fn pixel_rects(s: &mut String, pixels: &[f64], (c, h, w): (usize, usize, usize))
     }
 }
 
+/// A canvas `width` × `height` with a white background, the title and the subtitle.
+fn canvas(width: f64, height: f64, title: &str, subtitle: &str) -> String {
+    let mut s = header(width, height);
+    s.push_str(&format!(
+        "<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n",
+        num(width),
+        num(height)
+    ));
+    titles(&mut s, width, title, subtitle);
+    s
+}
+
+/// A horizontal grid line across a plot area `plot_w` wide at pixel `y`, with its tick label
+/// (SVG text, escaped) left of the y-axis if given.
+fn grid_line(s: &mut String, y: f64, plot_w: f64, label: Option<&str>) {
+    s.push_str(&format!(
+        "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#e0e0e0\"/>\n",
+        num(LEFT),
+        num(y),
+        num(LEFT + plot_w),
+        num(y)
+    ));
+    if let Some(label) = label {
+        s.push_str(&format!(
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{label}</text>\n",
+            num(LEFT - 6.0),
+            num(y + 4.0)
+        ));
+    }
+}
+
 fn header(width: f64, height: f64) -> String {
     format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"DejaVu Sans, Arial, sans-serif\">\n",
@@ -814,6 +817,31 @@ fn header(width: f64, height: f64) -> String {
     )
 }
 
+/// How a line is drawn: its colour and dash pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stroke {
+    /// `#rrggbb`.
+    pub colour: &'static str,
+    /// SVG dash pattern (`""` for solid).
+    pub dash: &'static str,
+}
+
+/// A certified bound: solid red.
+pub(crate) const CERTIFIED: Stroke = Stroke {
+    colour: "#c44e52",
+    dash: "",
+};
+/// A bound from RDP: dashed purple.
+pub(crate) const FROM_RDP: Stroke = Stroke {
+    colour: "#8172b2",
+    dash: "6 4",
+};
+/// A baseline or a reference value: dotted grey.
+pub(crate) const REFERENCE: Stroke = Stroke {
+    colour: "#555555",
+    dash: "2 3",
+};
+
 /// A curve of [`curve_plot_svg`]: a line through `points` (x, y), dashed or solid.
 #[derive(Debug, Clone)]
 pub(crate) struct Curve {
@@ -821,10 +849,8 @@ pub(crate) struct Curve {
     pub label: String,
     /// (x, y) in data units, x ascending.
     pub points: Vec<(f64, f64)>,
-    /// `#rrggbb`.
-    pub colour: &'static str,
-    /// SVG dash pattern (`""` for solid).
-    pub dash: &'static str,
+    /// Its line.
+    pub stroke: Stroke,
 }
 
 /// Measured values with intervals: a marker at each estimate with an error bar.
@@ -838,10 +864,9 @@ pub(crate) struct Estimates {
     pub colour: &'static str,
 }
 
-/// What [`curve_plot_svg`] draws: curves and estimates over a log₂ x-axis (the privacy
-/// parameter ε of Hayes et al. 2023 Fig. 2) and a linear y-axis over [0, 1] (probabilities).
-#[derive(Debug, Clone)]
-pub(crate) struct CurvePlot<'a> {
+/// The texts of a plot: its title and subtitle, its axes' labels.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Titles<'a> {
     /// Title.
     pub title: &'a str,
     /// Second line under the title (may be empty).
@@ -850,6 +875,14 @@ pub(crate) struct CurvePlot<'a> {
     pub x_label: &'a str,
     /// y-axis label.
     pub y_label: &'a str,
+}
+
+/// What [`curve_plot_svg`] draws: curves and estimates over a log₂ x-axis (the privacy
+/// parameter ε of Hayes et al. 2023 Fig. 2) and a linear y-axis over [0, 1] (probabilities).
+#[derive(Debug, Clone)]
+pub(crate) struct CurvePlot<'a> {
+    /// Title, subtitle, axis labels.
+    pub titles: Titles<'a>,
     /// Lines (bounds).
     pub curves: Vec<Curve>,
     /// Markers with error bars (attack success rates).
@@ -892,30 +925,17 @@ pub(crate) fn curve_plot_svg(plot: &CurvePlot<'_>) -> String {
     let px = |x: f64| LEFT + (libm::log2(x) - a) / (b - a) * plot_w;
     let py = |y: f64| y0 - y.clamp(0.0, 1.0) * PLOT_H;
 
-    let mut s = header(WIDTH, height);
-    s.push_str(&format!(
-        "<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n",
-        num(WIDTH),
-        num(height)
-    ));
-    titles(&mut s, WIDTH, plot.title, plot.subtitle);
+    let mut s = canvas(WIDTH, height, plot.titles.title, plot.titles.subtitle);
     s.push_str("<g font-size=\"12\">\n");
     for k in 0..=10u32 {
         let y = f64::from(k) / 10.0;
-        s.push_str(&format!(
-            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#e0e0e0\"/>\n",
-            num(LEFT),
-            num(py(y)),
-            num(LEFT + plot_w),
-            num(py(y))
-        ));
-        if k % 2 == 0 {
-            s.push_str(&format!(
-                "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{y:.1}</text>\n",
-                num(LEFT - 6.0),
-                num(py(y) + 4.0)
-            ));
-        }
+        let label = format!("{y:.1}");
+        grid_line(
+            &mut s,
+            py(y),
+            plot_w,
+            (k % 2 == 0).then_some(label.as_str()),
+        );
     }
     let mut e = a;
     while e <= b {
@@ -924,16 +944,10 @@ pub(crate) fn curve_plot_svg(plot: &CurvePlot<'_>) -> String {
         e += 1.0;
     }
     s.push_str("</g>\n");
-    axes(
-        &mut s,
-        top,
-        y0,
-        plot_w,
-        PLOT_H,
-        height,
-        plot.x_label,
-        plot.y_label,
-    );
+    let Titles {
+        x_label, y_label, ..
+    } = plot.titles;
+    axes(&mut s, top, y0, plot_w, PLOT_H, height, x_label, y_label);
     let mut legend_y = HEAD + 12.0;
     let lx = LEFT + 10.0;
     for c in &plot.curves {
@@ -946,31 +960,14 @@ pub(crate) fn curve_plot_svg(plot: &CurvePlot<'_>) -> String {
                 num(py(y))
             ));
         }
-        let dash = if c.dash.is_empty() {
-            String::new()
-        } else {
-            format!(" stroke-dasharray=\"{}\"", c.dash)
-        };
+        let dash = dash_attr(c.stroke.dash);
         if !d.is_empty() {
             s.push_str(&format!(
                 "<path class=\"curve\" d=\"{d}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{dash}/>\n",
-                c.colour
+                c.stroke.colour
             ));
         }
-        s.push_str(&format!(
-            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2\"{dash}/>\n",
-            num(lx),
-            num(legend_y - 4.0),
-            num(lx + 24.0),
-            num(legend_y - 4.0),
-            c.colour
-        ));
-        s.push_str(&format!(
-            "<text x=\"{}\" y=\"{}\" font-size=\"12\">{}</text>\n",
-            num(lx + 30.0),
-            num(legend_y),
-            escape(&c.label)
-        ));
+        legend_line(&mut s, legend_y, c.stroke, &c.label);
         legend_y += LEGEND_ROW;
     }
     // Series side by side around each x (8 px apart), so that equal rates stay visible.
@@ -1020,6 +1017,228 @@ pub(crate) fn curve_plot_svg(plot: &CurvePlot<'_>) -> String {
             num(legend_y),
             escape(&est.label)
         ));
+        legend_y += LEGEND_ROW;
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+/// A legend row at baseline `y`: a swatch of the line `stroke` and the label (plain text,
+/// escaped here).
+fn legend_line(s: &mut String, y: f64, stroke: Stroke, label: &str) {
+    let lx = LEFT + 10.0;
+    let dash = dash_attr(stroke.dash);
+    let colour = stroke.colour;
+    s.push_str(&format!(
+        "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{colour}\" stroke-width=\"2\"{dash}/>\n",
+        num(lx),
+        num(y - 4.0),
+        num(lx + 24.0),
+        num(y - 4.0)
+    ));
+    legend_text(s, y, label);
+}
+
+/// ` stroke-dasharray="…"` for a dash pattern, nothing for `""` (solid).
+fn dash_attr(dash: &str) -> String {
+    if dash.is_empty() {
+        String::new()
+    } else {
+        format!(" stroke-dasharray=\"{dash}\"")
+    }
+}
+
+/// The text of a legend row at baseline `y` (plain text, escaped here).
+fn legend_text(s: &mut String, y: f64, label: &str) {
+    s.push_str(&format!(
+        "<text x=\"{}\" y=\"{}\" font-size=\"12\">{}</text>\n",
+        num(LEFT + 40.0),
+        num(y),
+        escape(label)
+    ));
+}
+
+/// A "nice" step (1, 2 or 5 × 10^k) giving at most 8 intervals from 0 up to `max` > 0.
+fn real_step(max: f64) -> f64 {
+    let mut step = libm::pow(10.0, libm::floor(libm::log10(max / 8.0)));
+    for _ in 0..4 {
+        for m in [1.0, 2.0, 5.0] {
+            if max / (step * m) <= 8.0 {
+                return step * m;
+            }
+        }
+        step *= 10.0;
+    }
+    step
+}
+
+/// A bar of [`bar_chart_svg`].
+#[derive(Debug, Clone)]
+pub(crate) struct Bar {
+    /// The category under the bar; `\n` separates lines (at most two are shown).
+    pub label: String,
+    /// The bar's height in data units (≥ 0 to be drawn).
+    pub value: f64,
+    /// Text printed above the bar (e.g. the value, rounded as the table rounds it).
+    pub text: String,
+    /// `#rrggbb`.
+    pub colour: &'static str,
+}
+
+/// A horizontal reference line across a [`bar_chart_svg`] (a bound that applies to every
+/// bar).
+#[derive(Debug, Clone)]
+pub(crate) struct Level {
+    /// Legend text.
+    pub label: String,
+    /// Where the line is (finite to be drawn).
+    pub value: f64,
+    /// Its line.
+    pub stroke: Stroke,
+}
+
+/// What [`bar_chart_svg`] draws: one bar per category over a linear y-axis from 0, with
+/// horizontal reference lines (Nasr et al. 2021, Fig. 1: empirical ε against the theory).
+#[derive(Debug, Clone)]
+pub(crate) struct BarChart<'a> {
+    /// Title, subtitle, axis labels (the x label under the category labels).
+    pub titles: Titles<'a>,
+    /// The bars, left to right.
+    pub bars: Vec<Bar>,
+    /// Legend rows for the bar colours: (label, `#rrggbb`).
+    pub series: Vec<(String, &'static str)>,
+    /// Reference lines.
+    pub levels: Vec<Level>,
+}
+
+/// Below the plot area of a bar chart: two lines of category labels, then the x label.
+const BAR_BOTTOM: f64 = 84.0;
+/// The least width of a bar's slot (wider for long labels).
+const BAR_SLOT: f64 = 72.0;
+
+/// A bar chart (Nasr et al. 2021, Fig. 1): each bar a `<rect class="bar" data-value="…">`
+/// with its text above it and its category label (two lines) under it; each reference line
+/// a `<line class="level" data-value="…">` across the plot; y from 0 to a nice bound above
+/// every bar and line, grid lines at nice steps; a legend of the bar series and the lines.
+/// The canvas widens to give each bar at least 72 px, and room for its label. Bars whose value is negative or not
+/// finite, and lines whose value is not finite, are left out (their legend says so).
+pub(crate) fn bar_chart_svg(plot: &BarChart<'_>) -> String {
+    let n = plot.bars.len().max(1) as f64;
+    // About 7 px per character of 12 px text, and a gap between neighbours' labels.
+    let longest = plot
+        .bars
+        .iter()
+        .flat_map(|b| b.label.split('\n').take(2))
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    let min_slot = BAR_SLOT.max(7.0 * longest as f64 + 14.0);
+    let width = WIDTH.max(LEFT + RIGHT + n * min_slot);
+    let plot_w = width - LEFT - RIGHT;
+    let entries = plot.series.len() + plot.levels.len();
+    let top = HEAD + LEGEND_ROW * entries as f64 + 10.0;
+    let height = top + PLOT_H + BAR_BOTTOM;
+    let y0 = top + PLOT_H;
+    let shown = |v: f64| v.is_finite() && v >= 0.0;
+    let max = plot
+        .bars
+        .iter()
+        .map(|b| b.value)
+        .chain(plot.levels.iter().map(|l| l.value))
+        .filter(|&v| shown(v))
+        .fold(0.0, f64::max);
+    let step = if max > 0.0 {
+        real_step(max * 1.05)
+    } else {
+        0.2
+    };
+    let y_max = if max > 0.0 {
+        libm::ceil(max * 1.05 / step) * step
+    } else {
+        1.0
+    };
+    let py = |v: f64| y0 - (v / y_max).clamp(0.0, 1.0) * PLOT_H;
+
+    let mut s = canvas(width, height, plot.titles.title, plot.titles.subtitle);
+    s.push_str("<g font-size=\"12\">\n");
+    let ticks = libm::round(y_max / step) as u64;
+    let decimals = (-libm::floor(libm::log10(step))).max(0.0) as usize;
+    for k in 0..=ticks {
+        let v = k as f64 * step;
+        grid_line(&mut s, py(v), plot_w, Some(&format!("{v:.decimals$}")));
+    }
+    let slot = plot_w / n;
+    for (i, b) in plot.bars.iter().enumerate() {
+        let cx = LEFT + (i as f64 + 0.5) * slot;
+        let mut lines = b.label.split('\n');
+        x_tick(&mut s, cx, y0, &escape(lines.next().unwrap_or_default()));
+        if let Some(second) = lines.next() {
+            s.push_str(&format!(
+                "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+                num(cx),
+                num(y0 + 35.0),
+                escape(second)
+            ));
+        }
+    }
+    s.push_str("</g>\n");
+    for (i, b) in plot.bars.iter().enumerate() {
+        if !shown(b.value) {
+            continue;
+        }
+        let cx = LEFT + (i as f64 + 0.5) * slot;
+        let w = (slot * 0.6).min(64.0);
+        let y = py(b.value);
+        s.push_str(&format!(
+            "<rect class=\"bar\" data-value=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>\n",
+            b.value,
+            num(cx - w / 2.0),
+            num(y),
+            num(w),
+            num(y0 - y),
+            b.colour
+        ));
+        s.push_str(&format!(
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\">{}</text>\n",
+            num(cx),
+            num(y - 4.0),
+            escape(&b.text)
+        ));
+    }
+    let Titles {
+        x_label, y_label, ..
+    } = plot.titles;
+    axes(&mut s, top, y0, plot_w, PLOT_H, height, x_label, y_label);
+    let mut legend_y = HEAD + 12.0;
+    for (label, colour) in &plot.series {
+        s.push_str(&format!(
+            "<rect x=\"{}\" y=\"{}\" width=\"24\" height=\"10\" fill=\"{colour}\"/>\n",
+            num(LEFT + 10.0),
+            num(legend_y - 9.0)
+        ));
+        legend_text(&mut s, legend_y, label);
+        legend_y += LEGEND_ROW;
+    }
+    for l in &plot.levels {
+        let drawn = l.value.is_finite();
+        if drawn {
+            let dash = dash_attr(l.stroke.dash);
+            s.push_str(&format!(
+                "<line class=\"level\" data-value=\"{}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2\"{dash}/>\n",
+                l.value,
+                num(LEFT),
+                num(py(l.value)),
+                num(LEFT + plot_w),
+                num(py(l.value)),
+                l.stroke.colour
+            ));
+        }
+        let label = if drawn {
+            l.label.clone()
+        } else {
+            format!("{} (not drawn)", l.label)
+        };
+        legend_line(&mut s, legend_y, l.stroke, &label);
         legend_y += LEGEND_ROW;
     }
     s.push_str("</svg>\n");
@@ -1374,6 +1593,83 @@ mod tests {
             ..plot
         });
         check_well_formed(&empty).unwrap();
+    }
+
+    #[test]
+    fn bar_chart_scales_bars_and_levels_and_leaves_out_what_it_cannot_draw() {
+        let bar = |label: &str, value: f64| Bar {
+            label: String::from(label),
+            value,
+            text: format!("{value}"),
+            colour: "#4c72b0",
+        };
+        let chart = BarChart {
+            titles: Titles {
+                title: "t <&>",
+                subtitle: "s",
+                x_label: "x",
+                y_label: "y",
+            },
+            bars: vec![
+                bar("a\nfirst", 1.0),
+                bar("b\nsecond", 2.0),
+                bar("c", -1.0),
+                bar("d", f64::NAN),
+            ],
+            series: vec![(String::from("bars"), "#4c72b0")],
+            levels: vec![
+                Level {
+                    label: String::from("bound"),
+                    value: 4.0,
+                    stroke: CERTIFIED,
+                },
+                Level {
+                    label: String::from("missing"),
+                    value: f64::INFINITY,
+                    stroke: FROM_RDP,
+                },
+            ],
+        };
+        let svg = bar_chart_svg(&chart);
+        check_well_formed(&svg).unwrap();
+        assert_eq!(svg.matches("class=\"bar\"").count(), 2);
+        assert_eq!(svg.matches("class=\"level\"").count(), 1);
+        assert!(svg.contains("missing (not drawn)"));
+        assert!(svg.contains(">second</text>"));
+        // Heights: bar 2 is twice bar 1, and the level at 4 is twice as high as bar 2.
+        let heights: Vec<f64> = svg
+            .lines()
+            .filter(|l| l.contains("class=\"bar\""))
+            .map(|l| {
+                let h = l.split("height=\"").nth(1).unwrap();
+                h[..h.find('"').unwrap()].parse().unwrap()
+            })
+            .collect();
+        assert!((heights[1] - 2.0 * heights[0]).abs() < 0.02, "{heights:?}");
+        let level = svg.lines().find(|l| l.contains("class=\"level\"")).unwrap();
+        let y: f64 = {
+            let v = level.split(" y1=\"").nth(1).unwrap();
+            v[..v.find('"').unwrap()].parse().unwrap()
+        };
+        let bottom: f64 = {
+            let l = svg.lines().find(|l| l.contains("class=\"bar\"")).unwrap();
+            let y = l.split(" y=\"").nth(1).unwrap();
+            y[..y.find('"').unwrap()].parse::<f64>().unwrap() + heights[0]
+        };
+        assert!(((bottom - y) - 2.0 * heights[1]).abs() < 0.02);
+        // Many long labels widen the canvas instead of overlapping.
+        let wide = BarChart {
+            bars: (0..30)
+                .map(|i| bar(&format!("label number {i}"), 1.0))
+                .collect(),
+            ..chart
+        };
+        let svg = bar_chart_svg(&wide);
+        let width: f64 = {
+            let w = svg.split("width=\"").nth(1).unwrap();
+            w[..w.find('"').unwrap()].parse().unwrap()
+        };
+        assert!(width >= LEFT + RIGHT + 30.0 * 7.0 * 15.0, "{width}");
     }
 
     #[test]

@@ -89,6 +89,18 @@ pub enum Crafter {
 }
 
 impl Crafter {
+    /// One crafter of each kind of Nasr et al.'s Table I, in its order: the example, the
+    /// mislabelled example, ClipBKD, the adaptive canary, the Dirac gradient canary and the
+    /// malicious dataset with the Dirac canary.
+    pub const TABLE_ONE: [Crafter; 6] = [
+        Crafter::Example,
+        Crafter::Mislabelled,
+        Crafter::ClipBkd,
+        Crafter::Adaptive,
+        Crafter::Gradient(GradientShape::Dirac),
+        Crafter::MaliciousDataset(GradientShape::Dirac),
+    ];
+
     /// The crafter's number in Nasr et al.'s Table I.
     pub fn number(self) -> u8 {
         match self {

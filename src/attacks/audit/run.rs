@@ -410,24 +410,16 @@ impl<'a> Audit<'a> {
             released: alloc::vec![0.0; p],
             batch_sum: alloc::vec![0.0; if full_batch { p } else { 0 }],
         };
+        // A gradient canary's clipped gradient does not depend on θ: computed at step 0 only.
         let constant_canary = matches!(self.canary, Canary::Gradient(_));
-        if constant_canary {
-            self.canary.secret(&x).clipped_gradient(
-                model,
-                &params,
-                Some(self.clipping),
-                &mut c,
-                &mut ws,
-            )?;
-        }
         let (mut llr, mut max_loss, mut sum_loss) = (0.0, f64::NEG_INFINITY, 0.0);
         let mut canary_steps = 0u64;
-        for _ in 0..config.steps {
+        for t in 0..config.steps {
             if adaptive {
                 self.canary
                     .adaptive_input(model, &params, self.clipping, &mut x, &mut cws)?;
             }
-            if !constant_canary {
+            if t == 0 || !constant_canary {
                 self.canary.secret(&x).clipped_gradient(
                     model,
                     &params,

@@ -1,0 +1,312 @@
+//! `reconbound audit` and `reconbound merge` of audit shards, as a user runs them, on tiny
+//! configurations (|D| = 50, T = 3, 20 trials per world) so that the whole file stays fast.
+
+use super::common::{
+    args_with, assert_merge_refusals, assert_refused, assert_sharded_run_refusals, merge_args,
+    run_cli as run, run_cli_strings as run_s, run_with_csv_and_plot, temp_dir, write_in,
+};
+use reconbound::cli::json::{parse, Object, Value};
+
+/// A small, fast audit of every crafter with the paired distinguishers.
+const SMALL: [&str; 9] = [
+    "audit",
+    "--train-size",
+    "50",
+    "--steps",
+    "3",
+    "--trials",
+    "20",
+    "--seed",
+    "3",
+];
+
+/// SMALL with `extra` (a flag of SMALL given again in `extra` is replaced).
+fn with(extra: &[&str]) -> Vec<String> {
+    args_with(&SMALL, extra)
+}
+
+/// The JSON object a successful `--json --quiet` run with `extra` prints.
+fn json_run(extra: &[&str]) -> Object {
+    let mut args = with(extra);
+    args.extend(["--json".to_string(), "--quiet".into()]);
+    let (code, out, err) = run_s(&args);
+    assert_eq!(code, 0, "{extra:?}: {err}");
+    assert!(err.is_empty(), "--quiet: {err}");
+    object(&out)
+}
+
+fn object(text: &str) -> Object {
+    match parse(text.trim()) {
+        Ok(Value::Obj(o)) => o,
+        other => panic!("not a JSON object: {other:?} in {text}"),
+    }
+}
+
+fn number(o: &Object, key: &str) -> f64 {
+    match o.get(key) {
+        Some(Value::Num(x)) => *x,
+        Some(Value::Int(n)) => *n as f64,
+        other => panic!("{key}: {other:?}"),
+    }
+}
+
+fn rows(o: &Object) -> Vec<Object> {
+    match o.get("rows") {
+        Some(Value::Arr(items)) => items
+            .iter()
+            .map(|v| match v {
+                Value::Obj(r) => r.clone(),
+                other => panic!("row {other:?}"),
+            })
+            .collect(),
+        other => panic!("rows: {other:?}"),
+    }
+}
+
+#[test]
+fn audit_json_has_its_keys_and_no_row_beats_the_pld_epsilon() {
+    let o = json_run(&[]);
+    for key in [
+        "trials",
+        "seed",
+        "alpha",
+        "delta",
+        "sampling_rate",
+        "noise_multiplier",
+        "steps",
+        "epsilon_rdp",
+        "epsilon_pld",
+        "epsilon_pld_lower",
+        "estimator",
+        "threshold_rule",
+        "epsilon_empirical_max",
+        "rows",
+    ] {
+        assert!(o.get(key).is_some(), "{key} missing in {o:?}");
+    }
+    assert_eq!(number(&o, "trials"), 20.0);
+    assert_eq!(number(&o, "seed"), 3.0);
+    assert_eq!(number(&o, "sampling_rate"), 1.0);
+    assert_eq!(o.get("estimator"), Some(&Value::Str("cp".into())));
+    assert_eq!(
+        o.get("threshold_rule"),
+        Some(&Value::Str("held-out".into()))
+    );
+    // Several rows: no top-level epsilon_empirical.
+    assert!(o.get("epsilon_empirical").is_none());
+    let pld = number(&o, "epsilon_pld");
+    assert!(number(&o, "epsilon_pld_lower") <= pld);
+    // Nasr Table I pairing over the six default crafters: 2 + 2 + 2 + 1 + 1 + 1 rows.
+    let rows = rows(&o);
+    assert_eq!(rows.len(), 9);
+    let max = number(&o, "epsilon_empirical_max");
+    for r in &rows {
+        let e = number(r, "epsilon_empirical");
+        assert!((0.0..=pld).contains(&e), "{e} > {pld}: {r:?}");
+        assert!(e <= max, "{e} > the most the trials can show, {max}");
+        // Held-out: the 10 trials from index 10 are scored in each world.
+        assert_eq!(number(r, "negatives"), 10.0);
+        assert_eq!(number(r, "positives"), 10.0);
+        assert_eq!(r.get("above_pld"), Some(&Value::Bool(false)));
+    }
+    // One row: its keys at the top level. GDP with a Bonferroni search; δ with σ.
+    let o = json_run(&[
+        "--crafter",
+        "5",
+        "--noise-multiplier",
+        "0.5",
+        "--delta",
+        "1e-6",
+        "--estimator",
+        "gdp",
+        "--threshold",
+        "bonferroni",
+    ]);
+    assert_eq!(number(&o, "delta"), 1e-6);
+    assert_eq!(o.get("epsilon"), Some(&Value::Null));
+    assert_eq!(o.get("crafter"), Some(&Value::Str("dataset-dirac".into())));
+    assert_eq!(o.get("distinguisher"), Some(&Value::Str("gradient".into())));
+    // K = 2(N₀ + N₁ − 1) candidate rules over all 20 + 20 trials.
+    assert_eq!(number(&o, "candidates"), 78.0);
+    assert!(matches!(o.get("gdp_mu"), Some(Value::Num(_))));
+    let e = number(&o, "epsilon_empirical");
+    assert!(e <= number(&o, "epsilon_pld"), "{o:?}");
+    // σ = 0.5, T = 3, full batch: μ = √3/0.5 ≈ 3.5 separates 20 + 20 trials well, so the
+    // estimate is positive (chance of all-equal ranks is negligible at this μ).
+    assert!(e > 0.0, "{o:?}");
+    // A fixed threshold: one candidate, the threshold as given.
+    let o = json_run(&["--crafter", "5", "--threshold", "0.5"]);
+    assert_eq!(number(&o, "candidates"), 1.0);
+    assert_eq!(number(&o, "threshold"), 0.5);
+    assert_eq!(number(&o, "negatives"), 20.0);
+    assert_eq!(o.get("calibration"), Some(&Value::Null));
+}
+
+#[test]
+fn sharded_audit_merges_to_the_bytes_of_the_whole_run_and_threads_do_not_matter() {
+    let dir = temp_dir("audit", "shards");
+    let crafters = ["--crafter", "1,3,5"];
+    let whole_csv = dir.join("whole.csv");
+    let merged_csv = dir.join("merged.csv");
+    let mut args = with(&crafters);
+    args.extend(["--json", "--quiet", "--threads", "2", "--csv"].map(String::from));
+    args.push(whole_csv.to_string_lossy().into_owned());
+    let (code, whole_json, err) = run_s(&args);
+    assert_eq!(code, 0, "{err}");
+    let mut args = with(&crafters);
+    args.extend(["--json", "--quiet", "--threads", "1"].map(String::from));
+    let (code, one_thread, err) = run_s(&args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(one_thread, whole_json, "threads changed the result");
+    let mut args = with(&crafters);
+    args.push("--quiet".into());
+    let (_, whole_text, _) = run_s(&args);
+    let mut files = Vec::new();
+    for k in [1, 0] {
+        let mut args = with(&crafters);
+        args.extend(["--shard".to_string(), format!("{k}/2"), "--quiet".into()]);
+        let (code, lines, err) = run_s(&args);
+        assert_eq!(code, 0, "{err}");
+        // A header, then 10 trials of each of the 3 crafters.
+        assert_eq!(lines.lines().count(), 1 + 3 * 10, "{lines}");
+        files.push(write_in(&dir, &format!("s{k}.jsonl"), &lines));
+    }
+    let mut args = merge_args(&files.iter().collect::<Vec<_>>(), &[]);
+    let (code, merged_text, err) = run_s(&args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(merged_text, whole_text);
+    args.extend(["--json".to_string(), "--csv".into()]);
+    args.push(merged_csv.to_string_lossy().into_owned());
+    let (code, merged_json, err) = run_s(&args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(merged_json, whole_json);
+    assert_eq!(
+        std::fs::read(&merged_csv).unwrap(),
+        std::fs::read(&whole_csv).unwrap()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn merge_refuses_mismatched_overlapping_and_malformed_audit_shards() {
+    let dir = temp_dir("audit", "merge");
+    let shard = |extra: &[&str], k: u32| {
+        let mut args = with(extra);
+        args.extend(["--crafter".to_string(), "1,5".into()]);
+        args.extend(["--shard".to_string(), format!("{k}/2"), "--quiet".into()]);
+        let (code, out, err) = run_s(&args);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    // Other seed, overlapping indices, a repeated or missing trial, a malformed line, ...
+    let other_seed = shard(&["--seed", "4"], 1);
+    let (a, b) = assert_merge_refusals(&dir, &shard(&[], 0), &shard(&[], 1), &other_seed);
+    // ... and what is particular to audits: another threshold rule (the summary differs),
+    // scores that are not 4 numbers, a prior-aware shard among audit shards.
+    let other_rule = write_in(
+        &dir,
+        "rule.jsonl",
+        &shard(&["--threshold", "bonferroni"], 1),
+    );
+    let s0 = std::fs::read_to_string(&a).unwrap();
+    let five = s0.lines().nth(1).unwrap().replacen('[', "[1.0, ", 1);
+    let head = s0.lines().next().unwrap();
+    let bad_scores = write_in(&dir, "scores.jsonl", &format!("{head}\n{five}\n"));
+    let (code, pa, err) = run(&[
+        "attack",
+        "prior-aware",
+        "--trials",
+        "2",
+        "--train-size",
+        "9",
+        "--steps",
+        "2",
+        "--shard",
+        "1/2",
+        "--quiet",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let pa = write_in(&dir, "pa.jsonl", &pa);
+    let out_csv = dir.join("merged.csv");
+    for (files, needle) in [
+        (vec![&a, &other_rule], "configuration or seed"),
+        (vec![&bad_scores, &b], "'without' must be 4 numbers"),
+        (vec![&a, &pa], "not the header of an 'audit --shard' file"),
+    ] {
+        let args = merge_args(&files, &["--csv", out_csv.to_str().unwrap()]);
+        assert_refused(&args, needle, &out_csv);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn one_run_estimator_is_refused_naming_the_library_function() {
+    let (code, out, err) = run_s(&with(&["--estimator", "one-run"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    for needle in [
+        "--estimator",
+        "many canaries in one training",
+        "attacks::audit::epsilon::one_run_epsilon",
+    ] {
+        assert!(err.contains(needle), "{needle}: {err}");
+    }
+}
+
+#[test]
+fn bad_audit_input_exits_2_names_the_flag_and_writes_nothing() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--trials", "1"], "--trials"),
+        (&["--crafter", "9"], "--crafter"),
+        (&["--crafter", "1,example"], "--crafter"),
+        (&["--crafter", "gradient-spread-3"], "--crafter"),
+        (&["--crafter", "gradient-spread-100000"], "--crafter"),
+        (&["--distinguisher", "4"], "--distinguisher"),
+        (&["--distinguisher", "2,2-mean"], "--distinguisher"),
+        (&["--epsilon", "1,2"], "one value"),
+        (&["--calibration", "20"], "--calibration"),
+        (&["--calibration", "0"], "--calibration"),
+        (
+            &["--threshold", "bonferroni", "--calibration", "5"],
+            "--calibration",
+        ),
+        (&["--threshold", "best"], "--threshold"),
+        (&["--threshold", "nan"], "--threshold"),
+        (&["--estimator", "exact"], "--estimator"),
+        (&["--alpha", "1"], "--alpha"),
+        (&["--delta", "0"], "--delta"),
+        (&["--shard", "2/2"], "--shard"),
+    ];
+    assert_sharded_run_refusals(&SMALL, cases);
+    let (code, out, _) = run(&["audit", "--help"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("usage: reconbound audit"));
+    assert!(out.contains("JSON keys"));
+    let (_, top, _) = run(&["--help"]);
+    assert!(top.contains("audit"));
+}
+
+#[test]
+fn csv_has_two_rows_per_crafter_and_trial_and_the_plot_one_bar_per_row() {
+    let args = with(&["--crafter", "example,dataset-dirac"]);
+    let (out, text, plot) = run_with_csv_and_plot(args, "audit");
+    assert!(out.contains("accountant: ε ≤"), "{out}");
+    assert!(out.contains("1 example / 1 final-loss"), "{out}");
+    assert!(out.contains("5 dataset-dirac / 3 gradient"), "{out}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "crafter,trial,world,final_loss,max_loss,mean_loss,gradient,canary_steps"
+    );
+    // 2 crafters × 20 trials × 2 worlds.
+    assert_eq!(lines.len(), 1 + 2 * 20 * 2);
+    assert!(lines.iter().skip(1).all(|l| l.split(',').count() == 8));
+    // Full batch: the canary is in every step of world 1 and in none of world 0.
+    assert!(lines[1].starts_with("example,0,0,") && lines[1].ends_with(",0"));
+    assert!(lines[2].starts_with("example,0,1,") && lines[2].ends_with(",3"));
+    // Paired: example → final-loss, mean-loss; dataset-dirac → gradient.
+    assert_eq!(plot.matches("class=\"bar\"").count(), 3);
+    // PLD, RDP and the most the trials can show.
+    assert_eq!(plot.matches("class=\"level\"").count(), 3);
+}
