@@ -34,6 +34,24 @@ use reconbound::train::dpsgd::{Clipping, DpSgdConfig};
 use reconbound::train::sampling::Sampling;
 use std::hint::black_box;
 
+/// Hayes et al.'s MNIST setting: learning rate 10, no momentum, hard clipping at C = 0.1,
+/// T = 100 steps.
+fn hayes_dpsgd(noise_multiplier: f64, sampling: Sampling, batch_size: usize) -> DpSgdConfig {
+    DpSgdConfig {
+        learning_rate: 10.0,
+        momentum: 0.0,
+        clipping: Some(Clipping {
+            method: ClipMethod::Hard,
+            norm: 0.1,
+        }),
+        noise_multiplier,
+        sampling,
+        batch_size,
+        steps: 100,
+        ..DpSgdConfig::default()
+    }
+}
+
 fn prior_aware_trial(c: &mut Criterion) {
     let pool = embedded_mnist().unwrap().flatten();
     let model = arch::mlp(784, &[10], 10, Activation::Elu).unwrap();
@@ -42,18 +60,7 @@ fn prior_aware_trial(c: &mut Criterion) {
         pool: &pool,
         train_size: 999,
         prior_size: 10,
-        dpsgd: DpSgdConfig {
-            learning_rate: 10.0,
-            momentum: 0.0,
-            clipping: Some(Clipping {
-                method: ClipMethod::Hard,
-                norm: 0.1,
-            }),
-            noise_multiplier: 1.0,
-            sampling: Sampling::FullBatch,
-            steps: 100,
-            ..DpSgdConfig::default()
-        },
+        dpsgd: hayes_dpsgd(1.0, Sampling::FullBatch, DpSgdConfig::default().batch_size),
     };
     let mut g = c.benchmark_group("prior_aware_trial");
     g.sample_size(10);
@@ -123,19 +130,7 @@ fn audit(c: &mut Criterion) {
     let pool = mnist.subset(&(1000..1010).collect::<Vec<_>>()).unwrap();
     let model = arch::mlp(784, &[10], 10, Activation::Elu).unwrap();
     let config = |sampling, batch_size| AuditConfig {
-        dpsgd: DpSgdConfig {
-            learning_rate: 10.0,
-            momentum: 0.0,
-            clipping: Some(Clipping {
-                method: ClipMethod::Hard,
-                norm: 0.1,
-            }),
-            noise_multiplier: 2.0,
-            sampling,
-            batch_size,
-            steps: 100,
-            ..DpSgdConfig::default()
-        },
+        dpsgd: hayes_dpsgd(2.0, sampling, batch_size),
         init_seed: 0,
         pool_index: 0,
         adaptive: Default::default(),

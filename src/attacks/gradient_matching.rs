@@ -96,7 +96,7 @@ pub struct MatchWorkspace {
     ws: Workspace<f64>,
     pjvp: ParamJvpWorkspace,
     /// The clipped gradient g̃ (p).
-    g: Vec<f64>,
+    pub(crate) g: Vec<f64>,
     /// v = g̃ − ḡ (p).
     v: Vec<f64>,
     /// u = K v (p).
@@ -131,7 +131,7 @@ impl MatchWorkspace {
     }
 
     /// Pass 1: g̃ = clip(∇_θℓ(θ; x, label)) into `g`; returns ‖∇_θℓ‖ before clipping.
-    fn clipped_gradient(
+    pub(crate) fn clipped_gradient(
         &mut self,
         model: &Sequential,
         params: &[f64],

@@ -196,8 +196,6 @@ pub struct CanaryWorkspace {
     gx: Vec<f64>,
     /// A proposed input (d).
     trial: Vec<f64>,
-    /// A clipped gradient (p).
-    g: Vec<f64>,
 }
 
 impl CanaryWorkspace {
@@ -209,7 +207,6 @@ impl CanaryWorkspace {
             v: alloc::vec![0.0; model.num_params()],
             gx: alloc::vec![0.0; model.input_len()],
             trial: alloc::vec![0.0; model.input_len()],
-            g: alloc::vec![0.0; model.num_params()],
         }
     }
 
@@ -222,9 +219,9 @@ impl CanaryWorkspace {
         label: usize,
         clipping: Clipping,
     ) -> Result<f64> {
-        model.loss_and_grad(params, x, label, &mut self.g, &mut self.ws)?;
-        clip(&mut self.g, clipping.method, clipping.norm)?;
-        Ok(dot(&self.g, &self.v))
+        self.mws
+            .clipped_gradient(model, params, x, label, clipping)?;
+        Ok(dot(&self.mws.g, &self.v))
     }
 }
 
