@@ -914,7 +914,7 @@ fn table(c: &AuditRun, theory: &Theory, rows: &[Row], max: f64) -> String {
     } else {
         t.push_str(&format!(
             "  ε ≥: Clopper–Pearson lower bound with δ (Nasr et al. Eqs. 4–5), with probability ≥ {level}\n    per row; at most {} with these trials (no error at all).\n",
-            sig(max, 4, Side::Up)
+            sig(max, 4, Side::Nearest)
         ));
     }
     if above > 0 {

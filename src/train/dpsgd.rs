@@ -168,10 +168,12 @@ pub struct StepStats {
     /// The sum of the per-example losses of the batch (before the update; without the
     /// secret).
     pub loss_sum: f64,
-    /// `true` if the [`Secret`] was drawn into this step's batch (always `false` without
-    /// one). For the caller that runs an experiment (e.g. to check an audit), never for an
-    /// adversary.
+    /// `true` if the [`Secret`] (with several, any of them) was drawn into this step's batch
+    /// (always `false` without one). For the caller that runs an experiment (e.g. to check an
+    /// audit), never for an adversary.
     pub secret_in_batch: bool,
+    /// How many of the secrets were drawn (0 or 1 with one secret).
+    pub secrets_in_batch: usize,
 }
 
 /// What a run did.
@@ -208,10 +210,15 @@ pub struct DpSgd<'a> {
     batch: Vec<usize>,
     step: u64,
     examples: u64,
-    secret: Option<Secret<'a>>,
-    /// The secret's clipped gradient, then the whole sum (batch sum + secret) of a step
-    /// that includes it (empty without a secret).
+    /// The secrets, examples n, n + 1, … of the population (empty without).
+    secrets: Vec<Secret<'a>>,
+    /// The indices (into `secrets`) drawn this step, ascending.
+    drawn: Vec<usize>,
+    /// The first drawn secret's clipped gradient, then the whole sum (batch sum + secrets) of
+    /// a step that includes one (empty without a secret).
     secret_grad: Vec<f64>,
+    /// Another drawn secret's clipped gradient (empty unless there are several secrets).
+    extra_grad: Vec<f64>,
 }
 
 /// A contribution to the training batch that observers are not shown as a batch index: the
@@ -368,8 +375,10 @@ impl<'a> DpSgd<'a> {
             batch: Vec::new(),
             step: 0,
             examples: 0,
-            secret: None,
+            secrets: Vec::new(),
+            drawn: Vec::new(),
             secret_grad: Vec::new(),
+            extra_grad: Vec::new(),
         })
     }
 
@@ -409,14 +418,49 @@ impl<'a> DpSgd<'a> {
         config: &DpSgdConfig,
         secret: Secret<'a>,
     ) -> Result<Self> {
-        secret.check(model)?;
-        let n = data.len().checked_add(1).ok_or(Error::Inconsistent {
-            what: "training set too large",
-            value: data.len() as f64,
-        })?;
+        Self::with_secrets(model, data, config, &[secret])
+    }
+
+    /// [`with_secret`](Self::with_secret) with m ≥ 1 secrets, examples n, …, n + m − 1 of a
+    /// population of n + m: each is sampled like an example of its index (independently
+    /// under Poisson sampling, at q = B/(n + m)), and those drawn are added to the batch sum
+    /// last, in index order. What the one-run audit of Steinke, Nasr, Jagielski 2023 trains
+    /// (its canaries left out are zero gradients, so that the population stays n + m). With
+    /// one secret it is [`with_secret`](Self::with_secret), bit for bit.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidCount`] `secrets` if empty; as [`with_secret`](Self::with_secret) for
+    /// each secret and for a population of n + m.
+    pub fn with_secrets(
+        model: &'a Sequential,
+        data: &'a Dataset,
+        config: &DpSgdConfig,
+        secrets: &[Secret<'a>],
+    ) -> Result<Self> {
+        if secrets.is_empty() {
+            return Err(Error::InvalidCount {
+                name: "secrets",
+                value: 0,
+                expected: ">= 1",
+            });
+        }
+        for secret in secrets {
+            secret.check(model)?;
+        }
+        let n = data
+            .len()
+            .checked_add(secrets.len())
+            .ok_or(Error::Inconsistent {
+                what: "training set too large",
+                value: data.len() as f64,
+            })?;
         let mut trainer = Self::with_population(model, data, config, n)?;
-        trainer.secret = Some(secret);
+        trainer.secrets = secrets.to_vec();
         trainer.secret_grad = alloc::vec![0.0; model.num_params()];
+        if secrets.len() > 1 {
+            trainer.extra_grad = alloc::vec![0.0; model.num_params()];
+        }
         Ok(trainer)
     }
 
@@ -449,8 +493,7 @@ impl<'a> DpSgd<'a> {
         params: &mut [f64],
         observer: &mut O,
     ) -> Result<StepStats> {
-        let secret = self.secret;
-        self.step_impl(params, observer, secret)
+        self.step_impl(params, observer, None)
     }
 
     /// One step as [`step`](Self::step) with `secret` in place of the trainer's secret for
@@ -460,30 +503,31 @@ impl<'a> DpSgd<'a> {
     ///
     /// # Errors
     ///
-    /// [`Error::Inconsistent`] if the trainer was not built by
-    /// [`with_secret`](Self::with_secret); as [`Secret::check`] and [`step`](Self::step).
+    /// [`Error::Inconsistent`] unless the trainer was built by
+    /// [`with_secret`](Self::with_secret) (one secret); as [`Secret::check`] and
+    /// [`step`](Self::step).
     pub fn step_with_secret<O: Observer + ?Sized>(
         &mut self,
         params: &mut [f64],
         observer: &mut O,
         secret: Secret<'_>,
     ) -> Result<StepStats> {
-        if self.secret.is_none() {
+        if self.secrets.len() != 1 {
             return Err(Error::Inconsistent {
-                what: "step_with_secret needs a trainer built by DpSgd::with_secret",
-                value: 0.0,
+                what: "step_with_secret needs a trainer built by DpSgd::with_secret (one secret)",
+                value: self.secrets.len() as f64,
             });
         }
         secret.check(self.model)?;
         self.step_impl(params, observer, Some(secret))
     }
 
-    /// [`step`](Self::step) with the secret of this step.
+    /// [`step`](Self::step), with `replacement` in place of the (one) secret if given.
     fn step_impl<O: Observer + ?Sized>(
         &mut self,
         params: &mut [f64],
         observer: &mut O,
-        secret: Option<Secret<'_>>,
+        replacement: Option<Secret<'_>>,
     ) -> Result<StepStats> {
         let p = self.model.num_params();
         if params.len() != p {
@@ -497,35 +541,57 @@ impl<'a> DpSgd<'a> {
         let mut sampling_rng = Rng::for_trial(seed, t.wrapping_mul(2));
         self.sampler
             .next_batch(&mut sampling_rng, &mut self.batch)?;
-        // The secret is example number n (batches are ascending, so it is last if drawn).
-        let secret_in_batch = secret.is_some() && self.batch.last() == Some(&self.data.len());
-        if secret_in_batch {
+        // The secrets are examples n, n + 1, … (batches are ascending, so they are last).
+        let n = self.data.len();
+        self.drawn.clear();
+        while let Some(&i) = self.batch.last() {
+            if i < n || self.secrets.is_empty() {
+                break;
+            }
+            self.drawn.push(i - n);
             self.batch.pop();
         }
+        self.drawn.reverse();
+        let secret_in_batch = !self.drawn.is_empty();
         let keep = observer.wants_per_example();
         if keep {
             self.per_example.clear();
             self.per_example.resize(self.batch.len() * p, 0.0);
         }
         let loss_sum = self.batch_sum(params, keep)?;
-        // With the secret drawn: its clipped gradient, added to the batch sum last (the same
-        // additions as accumulating it after the others), into `secret_grad`.
-        let total: &[f64] = match secret {
-            Some(secret) if secret_in_batch => {
-                let gs = &mut self.secret_grad[..];
-                secret.clipped_gradient(
-                    self.model,
-                    params,
-                    self.config.clipping,
-                    gs,
-                    &mut self.ws,
-                )?;
-                for (g, &s) in gs.iter_mut().zip(&self.sum) {
+        // With secrets drawn: the first one's clipped gradient plus the batch sum (the same
+        // additions as accumulating it after the others), then each further one added, into
+        // `secret_grad`.
+        let clipping = self.config.clipping;
+        for k in 0..self.drawn.len() {
+            let j = self.drawn.get(k).copied().unwrap_or(usize::MAX);
+            let stored = self.secrets.get(j).copied().ok_or(Error::Inconsistent {
+                what: "a drawn secret outside the secrets",
+                value: j as f64,
+            })?;
+            let out = if k == 0 {
+                &mut self.secret_grad[..]
+            } else {
+                &mut self.extra_grad[..]
+            };
+            match replacement {
+                Some(r) => r.clipped_gradient(self.model, params, clipping, out, &mut self.ws)?,
+                None => stored.clipped_gradient(self.model, params, clipping, out, &mut self.ws)?,
+            }
+            if k == 0 {
+                for (g, &s) in self.secret_grad.iter_mut().zip(&self.sum) {
                     *g += s; // s + g: IEEE addition commutes
                 }
-                &self.secret_grad
+            } else {
+                for (g, &e) in self.secret_grad.iter_mut().zip(&self.extra_grad) {
+                    *g += e;
+                }
             }
-            _ => &self.sum,
+        }
+        let total: &[f64] = if secret_in_batch {
+            &self.secret_grad
+        } else {
+            &self.sum
         };
         let b = self.sampler.batch_size() as f64;
         if self.noise_std > 0.0 {
@@ -591,12 +657,13 @@ impl<'a> DpSgd<'a> {
         core::mem::swap(&mut self.velocity, &mut self.sum);
         params.copy_from_slice(&self.grad);
         self.step += 1;
-        self.examples += self.batch.len() as u64 + u64::from(secret_in_batch);
+        self.examples += (self.batch.len() + self.drawn.len()) as u64;
         Ok(StepStats {
             step: t,
             batch_size: self.batch.len(),
             loss_sum,
             secret_in_batch,
+            secrets_in_batch: self.drawn.len(),
         })
     }
 

@@ -13,4 +13,5 @@ mod common;
 
 mod cli;
 mod epsilon;
+mod one_run;
 mod run;

@@ -499,6 +499,7 @@ fn soundness_check_catches_a_trainer_with_half_the_noise() {
             let audit = Audit::new(&model, crafter, &c, &data, &data).unwrap();
             let outcomes = run(&audit, 8, 100_000);
             let bad = violations(&outcomes, alpha, delta, upper);
+            println!("{} σ = {sigma}: {bad:?}", crafter.name());
             assert_eq!(
                 !bad.is_empty(),
                 caught,

@@ -479,7 +479,7 @@ pub fn craft(
 }
 
 /// argmax_k ℓ(θ; x, k): the class the model finds least likely (lowest k on ties).
-fn least_likely_label(
+pub(crate) fn least_likely_label(
     model: &Sequential,
     params: &[f64],
     x: &[f64],
@@ -496,7 +496,11 @@ fn least_likely_label(
 }
 
 /// D with every label replaced by the model's prediction at `params` (crafter 5).
-fn relabel_by_prediction(model: &Sequential, params: &[f64], data: &Dataset) -> Result<Dataset> {
+pub(crate) fn relabel_by_prediction(
+    model: &Sequential,
+    params: &[f64],
+    data: &Dataset,
+) -> Result<Dataset> {
     let mut ws = model.workspace();
     let mut labels = Vec::with_capacity(data.len());
     for (x, _) in data.iter() {
@@ -518,6 +522,23 @@ fn gradient_canary(
     data: &Dataset,
     shape: GradientShape,
 ) -> Result<Vec<f64>> {
+    let mut all = gradient_canaries(model, init, clipping, data, shape, 1)?;
+    all.pop().ok_or(Error::Inconsistent {
+        what: "no gradient canary crafted",
+        value: 0.0,
+    })
+}
+
+/// `m` gradient canaries of `shape` on disjoint coordinates: canary i takes the coordinates of
+/// usage ranks i·k … (i + 1)·k − 1 (k = 1 for the Dirac), so the canaries are orthogonal.
+pub(crate) fn gradient_canaries(
+    model: &Sequential,
+    init: &[f64],
+    clipping: Clipping,
+    data: &Dataset,
+    shape: GradientShape,
+    m: usize,
+) -> Result<Vec<Vec<f64>>> {
     let p = model.num_params();
     let k = match shape {
         GradientShape::Dirac => 1,
@@ -532,6 +553,13 @@ fn gradient_canary(
             k
         }
     };
+    if m == 0 || m.saturating_mul(k) > p {
+        return Err(Error::InvalidCount {
+            name: "canaries",
+            value: m as u64,
+            expected: ">= 1, with canaries × coordinates per canary <= the model's num_params()",
+        });
+    }
     let mut ws = model.workspace();
     let (mut usage, mut g) = (alloc::vec![0.0; p], alloc::vec![0.0; p]);
     for (x, y) in data.iter() {
@@ -547,14 +575,18 @@ fn gradient_canary(
         let (ua, ub) = (usage.get(a).copied(), usage.get(b).copied());
         ua.partial_cmp(&ub).unwrap_or(core::cmp::Ordering::Equal)
     });
-    let mut c = alloc::vec![0.0; p];
     let v = clipping.norm / libm::sqrt(k as f64);
-    for (rank, &j) in order.iter().take(k).enumerate() {
-        if let Some(cj) = c.get_mut(j) {
-            *cj = if rank % 2 == 0 { v } else { -v };
+    let mut canaries = Vec::with_capacity(m);
+    for window in order.chunks(k).take(m) {
+        let mut c = alloc::vec![0.0; p];
+        for (rank, &j) in window.iter().enumerate() {
+            if let Some(cj) = c.get_mut(j) {
+                *cj = if rank % 2 == 0 { v } else { -v };
+            }
         }
+        canaries.push(c);
     }
-    Ok(c)
+    Ok(canaries)
 }
 
 /// ClipBKD's input: ‖D‖_max times a unit eigenvector of the smallest eigenvalue of the

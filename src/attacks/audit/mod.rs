@@ -12,6 +12,8 @@
 //!   (Distinguishers 1–3), with crafter 5 computed once rather than trained;
 //! - [`evaluate`]: one distinguisher's scores over the trials → an empirical ε, with the
 //!   threshold fixed, held out or paid for by Bonferroni;
+//! - [`one_run`]: the one-run audit (Steinke, Nasr, Jagielski 2023): many canaries in one
+//!   training, each included with probability ½;
 //! - [`forecast`]: what an audit of a Gaussian mechanism with known μ reaches with N trials
 //!   (crafter 5 with Distinguisher 3 on the full batch), and the threshold to fix for it.
 //!
@@ -23,4 +25,5 @@ pub mod canary;
 pub mod epsilon;
 pub mod evaluate;
 pub mod forecast;
+pub mod one_run;
 pub mod run;

@@ -16,9 +16,12 @@
 //! Every training is scored by all of [`Distinguisher::ALL`] at once, each oriented so that a
 //! **higher score means "the canary was in"**:
 //!
-//! - [`Distinguisher::FinalLoss`] (Distinguisher 1): −ℓ(θ_T; canary);
+//! - [`Distinguisher::FinalLoss`] (Distinguisher 1): −(ℓ(θ_T; canary) − ℓ(θ₀; canary));
 //! - [`Distinguisher::MaxLoss`], [`Distinguisher::MeanLoss`] (Distinguisher 2): −max_t and
-//!   −mean_t of ℓ(θ_t; canary) over the models θ_1 … θ_T after each update;
+//!   −mean_t of ℓ(θ_t; canary) − ℓ(θ₀; canary) over the models θ_1 … θ_T after each update.
+//!   The losses are taken relative to the public θ₀'s: a constant shift for one canary in
+//!   both worlds (the same decisions as the raw loss), but what makes canaries with
+//!   different initial losses comparable in the one-run audit ([`super::one_run`]);
 //! - [`Distinguisher::GradientTest`] (Distinguisher 3): with c̃_t the canary's clipped
 //!   gradient at θ_t (for the adaptive canary, the input inserted at step t),
 //!   a_t = ‖c̃_t‖², the residual r_t = B·ḡ_t − K_t and Z_t = ⟨r_t, c̃_t⟩/a_t, the score
@@ -206,8 +209,6 @@ struct Frozen {
     total: f64,
     /// a = ‖c̃‖².
     self_projection: f64,
-    /// ⟨c, θ₀⟩: the canary's constant loss.
-    loss: f64,
 }
 
 /// An audit of one crafter on one model and training set: the crafted canary, θ₀ and the
@@ -328,12 +329,10 @@ impl<'a> Audit<'a> {
             projections.push(dot(&g, &c));
         }
         let total = projections.iter().sum();
-        let mut cws = CanaryWorkspace::new(self.model);
         Ok(Frozen {
             projections,
             total,
             self_projection: dot(&c, &c),
-            loss: self.canary.loss(self.model, &self.init, &mut cws)?,
         })
     }
 
@@ -402,17 +401,11 @@ impl<'a> Audit<'a> {
         let mut params = self.init.clone();
         let mut cws = CanaryWorkspace::new(model);
         let mut ws = model.workspace();
-        let mut bws = model.batch_workspace();
-        let all: Vec<usize> = (0..self.data.len()).collect();
         let mut c = alloc::vec![0.0; p];
-        let mut known = alloc::vec![0.0; p];
-        let mut capture = Capture {
-            released: alloc::vec![0.0; p],
-            batch_sum: alloc::vec![0.0; if full_batch { p } else { 0 }],
-        };
+        let mut view = AdversaryView::new(model, &self.data, full_batch);
         // A gradient canary's clipped gradient does not depend on θ: computed at step 0 only.
         let constant_canary = matches!(self.canary, Canary::Gradient(_));
-        let (mut llr, mut max_loss, mut sum_loss) = (0.0, f64::NEG_INFINITY, 0.0);
+        let mut tally = Tally::new(self.canary.loss(model, &params, &mut cws)?);
         let mut canary_steps = 0u64;
         for t in 0..config.steps {
             if adaptive {
@@ -428,50 +421,17 @@ impl<'a> Audit<'a> {
                     &mut ws,
                 )?;
             }
-            if !full_batch {
-                clipped_sum(
-                    model,
-                    &params,
-                    &self.data,
-                    &all,
-                    self.clipping,
-                    &mut known,
-                    &mut ws,
-                    &mut bws,
-                )?;
-                known.iter_mut().for_each(|k| *k *= q);
-            }
+            view.before_step(&params, q, self.clipping, &mut ws)?;
             let stats = if adaptive && with_canary {
-                trainer.step_with_secret(&mut params, &mut capture, self.canary.secret(&x))?
+                trainer.step_with_secret(&mut params, &mut view, self.canary.secret(&x))?
             } else {
-                trainer.step(&mut params, &mut capture)?
+                trainer.step(&mut params, &mut view)?
             };
             canary_steps += u64::from(stats.secret_in_batch && with_canary);
-            let known = if full_batch {
-                &capture.batch_sum
-            } else {
-                &known
-            };
-            let a = dot(&c, &c);
-            if a > 0.0 {
-                let mut r_dot_c = 0.0;
-                for ((&r, &k), &cj) in capture.released.iter().zip(known).zip(&c) {
-                    r_dot_c += (b * r - k) * cj;
-                }
-                llr += term_unchecked(r_dot_c / a, q, s / libm::sqrt(a));
-            }
-            let l = self.canary.loss(model, &params, &mut cws)?;
-            max_loss = if l > max_loss { l } else { max_loss };
-            sum_loss += l;
+            tally.add_gradient_test(view.residual_dot(&c, b), dot(&c, &c), q, s);
+            tally.add_loss(self.canary.loss(model, &params, &mut cws)?);
         }
-        let final_loss = self.canary.loss(model, &params, &mut cws)?;
-        let scores = [
-            -final_loss,
-            -max_loss,
-            -(sum_loss / config.steps as f64),
-            llr,
-        ];
-        check_scores(&scores)?;
+        let scores = tally.finish(self.canary.loss(model, &params, &mut cws)?)?;
         Ok((scores, canary_steps))
     }
 
@@ -515,7 +475,8 @@ impl<'a> Audit<'a> {
                 llr += term_unchecked(r / a, q, s / libm::sqrt(a));
             }
         }
-        let scores = [-f.loss, -f.loss, -f.loss, llr];
+        // θ_t ≡ θ₀: every loss equals the initial loss, so the relative losses are 0.
+        let scores = [0.0, 0.0, 0.0, llr];
         check_scores(&scores)?;
         Ok((scores, canary_steps))
     }
@@ -559,20 +520,131 @@ fn clipped_sum(
     Ok(())
 }
 
-/// Copies what the adversary reads from each step: the released gradient, and for the full
-/// batch (`batch_sum` of length p; empty otherwise) D's clipped sum, which it would compute
-/// itself. Under Poisson sampling D's batch is secret and `batch_sum` is not copied.
-struct Capture {
+/// What the adversary knows of a step (module docs): the released gradient, and K_t, the
+/// known part of the sum — D's clipped sum for the full batch (the trainer's `batch_sum`,
+/// which it would compute itself), q times D's whole clipped sum under Poisson sampling
+/// (computed in [`before_step`](Self::before_step); D's batch is secret and `batch_sum` is
+/// not read).
+pub(super) struct AdversaryView<'d> {
+    model: &'d Sequential,
+    data: &'d Dataset,
+    full_batch: bool,
+    all: Vec<usize>,
+    bws: Option<BatchWorkspace>,
     released: Vec<f64>,
-    batch_sum: Vec<f64>,
+    known: Vec<f64>,
 }
 
-impl Observer for Capture {
-    fn observe(&mut self, info: &StepInfo<'_>) -> Result<()> {
-        self.released.copy_from_slice(info.released);
-        if !self.batch_sum.is_empty() {
-            self.batch_sum.copy_from_slice(info.batch_sum);
+impl<'d> AdversaryView<'d> {
+    pub(super) fn new(model: &'d Sequential, data: &'d Dataset, full_batch: bool) -> Self {
+        let p = model.num_params();
+        AdversaryView {
+            model,
+            data,
+            full_batch,
+            all: if full_batch {
+                Vec::new()
+            } else {
+                (0..data.len()).collect()
+            },
+            bws: model.batch_workspace(),
+            released: alloc::vec![0.0; p],
+            known: alloc::vec![0.0; p],
+        }
+    }
+
+    /// Under Poisson sampling, K_t = q·Σ_{i∈D} clip(∇ℓ(θ_t; z_i)) at the parameters before
+    /// the step.
+    pub(super) fn before_step(
+        &mut self,
+        params: &[f64],
+        q: f64,
+        clipping: Clipping,
+        ws: &mut Workspace<f64>,
+    ) -> Result<()> {
+        if !self.full_batch {
+            clipped_sum(
+                self.model,
+                params,
+                self.data,
+                &self.all,
+                clipping,
+                &mut self.known,
+                ws,
+                &mut self.bws,
+            )?;
+            self.known.iter_mut().for_each(|k| *k *= q);
         }
         Ok(())
+    }
+
+    /// ⟨r_t, c⟩ with r_t = B·ḡ_t − K_t.
+    pub(super) fn residual_dot(&self, c: &[f64], b: f64) -> f64 {
+        let mut r_dot_c = 0.0;
+        for ((&r, &k), &cj) in self.released.iter().zip(&self.known).zip(c) {
+            r_dot_c += (b * r - k) * cj;
+        }
+        r_dot_c
+    }
+}
+
+impl Observer for AdversaryView<'_> {
+    fn observe(&mut self, info: &StepInfo<'_>) -> Result<()> {
+        self.released.copy_from_slice(info.released);
+        if self.full_batch {
+            self.known.copy_from_slice(info.batch_sum);
+        }
+        Ok(())
+    }
+}
+
+/// One canary's scores, accumulated step by step (module docs).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Tally {
+    initial_loss: f64,
+    llr: f64,
+    max_loss: f64,
+    sum_loss: f64,
+    steps: u64,
+}
+
+impl Tally {
+    /// A tally for a canary whose loss at θ₀ is `initial_loss`.
+    pub(super) fn new(initial_loss: f64) -> Self {
+        Tally {
+            initial_loss,
+            llr: 0.0,
+            max_loss: f64::NEG_INFINITY,
+            sum_loss: 0.0,
+            steps: 0,
+        }
+    }
+
+    /// Distinguisher 3's term for ⟨r_t, c̃_t⟩ = `r_dot_c` and a_t = ‖c̃_t‖² = `a` (nothing
+    /// when a_t = 0), noise std `s` on the sum.
+    pub(super) fn add_gradient_test(&mut self, r_dot_c: f64, a: f64, q: f64, s: f64) {
+        if a > 0.0 {
+            self.llr += term_unchecked(r_dot_c / a, q, s / libm::sqrt(a));
+        }
+    }
+
+    /// The canary's loss at the model after a step.
+    pub(super) fn add_loss(&mut self, l: f64) {
+        let l = l - self.initial_loss;
+        self.max_loss = if l > self.max_loss { l } else { self.max_loss };
+        self.sum_loss += l;
+        self.steps += 1;
+    }
+
+    /// The scores, given the loss at the final model.
+    pub(super) fn finish(&self, final_loss: f64) -> Result<WorldScores> {
+        let scores = [
+            -(final_loss - self.initial_loss),
+            -self.max_loss,
+            -(self.sum_loss / self.steps as f64),
+            self.llr,
+        ];
+        check_scores(&scores)?;
+        Ok(scores)
     }
 }

@@ -1,0 +1,208 @@
+//! The one-run audit (Steinke, Nasr, Jagielski 2023) on the crate's DP-SGD: the trainer's
+//! several secrets, soundness against the PLD bound, and that it catches half the noise.
+
+use reconbound::accounting::pld::{self, PldConfig};
+use reconbound::accounting::rdp;
+use reconbound::attacks::audit::canary::{AdaptiveConfig, Crafter, GradientShape};
+use reconbound::attacks::audit::one_run::{one_run_estimate, OneRunAudit};
+use reconbound::attacks::audit::run::{AuditConfig, Distinguisher};
+use reconbound::data::{embedded_mnist, Dataset};
+use reconbound::nn::{arch, Activation};
+use reconbound::train::clip::ClipMethod;
+use reconbound::train::dpsgd::{Clipping, DpSgd, DpSgdConfig, Secret};
+use reconbound::train::sampling::Sampling;
+
+fn mnist(n: usize, pool: usize) -> (Dataset, Dataset) {
+    let all = embedded_mnist().unwrap().flatten();
+    let d: Vec<usize> = (0..n).collect();
+    let p: Vec<usize> = (n..n + pool).collect();
+    (all.subset(&d).unwrap(), all.subset(&p).unwrap())
+}
+
+fn config(sampling: Sampling, batch_size: usize, sigma: f64, steps: u64) -> AuditConfig {
+    AuditConfig {
+        dpsgd: DpSgdConfig {
+            learning_rate: 10.0,
+            momentum: 0.0,
+            weight_decay: 0.0,
+            clipping: Some(Clipping {
+                method: ClipMethod::Hard,
+                norm: 0.1,
+            }),
+            noise_multiplier: sigma,
+            sampling,
+            batch_size,
+            steps,
+            seed: 0,
+        },
+        init_seed: 3,
+        pool_index: 0,
+        adaptive: AdaptiveConfig::default(),
+    }
+}
+
+#[test]
+fn several_secrets_train_as_the_examples_appended_in_index_order() {
+    // σ = 0, full batch: the released gradient of D + two secrets equals that of D ++ [z1, z2]
+    // (the batched dense sum differs by rounding only: tolerance 1e-12 relative); one secret
+    // through with_secrets is with_secret bit for bit.
+    let (data, pool) = mnist(30, 2);
+    let model = arch::mlp(784, &[10], 10, Activation::Elu).unwrap();
+    let (x1, y1) = pool.example(0).unwrap();
+    let (x2, y2) = pool.example(1).unwrap();
+    let s1 = Secret::Example { x: x1, label: y1 };
+    let s2 = Secret::Example { x: x2, label: y2 };
+    let cfg = DpSgdConfig {
+        noise_multiplier: 0.0,
+        sampling: Sampling::FullBatch,
+        steps: 3,
+        ..config(Sampling::FullBatch, 1, 1.0, 3).dpsgd
+    };
+    let all = embedded_mnist().unwrap().flatten();
+    let appended = all.subset(&(0..32).collect::<Vec<_>>()).unwrap();
+    let mut reference = model.init_params(1);
+    DpSgd::new(&model, &appended, &cfg)
+        .unwrap()
+        .run(&mut reference, &mut ())
+        .unwrap();
+    let mut two = model.init_params(1);
+    let mut trainer = DpSgd::with_secrets(&model, &data, &cfg, &[s1, s2]).unwrap();
+    let stats = trainer.step(&mut two, &mut ()).unwrap();
+    assert_eq!((stats.secret_in_batch, stats.secrets_in_batch), (true, 2));
+    trainer.run(&mut two, &mut ()).unwrap();
+    let scale = reference.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    for (a, b) in two.iter().zip(&reference) {
+        assert!((a - b).abs() <= 1e-12 * scale, "{a} vs {b}");
+    }
+    let mut one_a = model.init_params(1);
+    let mut one_b = model.init_params(1);
+    DpSgd::with_secret(&model, &data, &cfg, s1)
+        .unwrap()
+        .run(&mut one_a, &mut ())
+        .unwrap();
+    DpSgd::with_secrets(&model, &data, &cfg, &[s1])
+        .unwrap()
+        .run(&mut one_b, &mut ())
+        .unwrap();
+    assert_eq!(
+        one_a.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        one_b.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        DpSgd::with_secrets(&model, &data, &cfg, &[])
+            .unwrap_err()
+            .parameter(),
+        Some("secrets")
+    );
+}
+
+/// The accountant's ε: PLD where it certifies one at this δ, else RDP (both upper bounds).
+fn upper(q: f64, sigma: f64, steps: u64, delta: f64) -> f64 {
+    match pld::epsilon(q, sigma, steps, delta, &PldConfig::default()) {
+        Ok(e) => e.value,
+        Err(_) => {
+            rdp::epsilon(q, sigma, steps, delta, rdp::Conversion::Improved)
+                .unwrap()
+                .epsilon
+        }
+    }
+}
+
+#[test]
+fn steinke23_one_run_audit_never_exceeds_the_accountant() {
+    // 4 crafters × 4 distinguishers × 2 configurations = 32 one-run audits of m = 500
+    // canaries (k₊ = k₋ = 50 guesses fixed in advance), each at α = 1e-6/32: all hold
+    // together with probability ≥ 1 − 1e-6. δ = 1e-11 keeps 2mδ = 1e-8 below α.
+    let (data, pool) = mnist(100, 500);
+    let model = arch::mlp(784, &[10], 10, Activation::Elu).unwrap();
+    let (alpha, delta) = (1e-6 / 32.0, 1e-11);
+    for crafter in [
+        Crafter::Example,
+        Crafter::Mislabelled,
+        Crafter::Gradient(GradientShape::Dirac),
+        Crafter::MaliciousDataset(GradientShape::Dirac),
+    ] {
+        for (sampling, b, sigma, steps) in [
+            (Sampling::FullBatch, 1, 0.5, 4u64),
+            (Sampling::Poisson, 20, 1.0, 10),
+        ] {
+            let audit = OneRunAudit::new(
+                &model,
+                crafter,
+                &config(sampling, b, sigma, steps),
+                500,
+                &data,
+                &pool,
+            )
+            .unwrap();
+            let q = audit.sampling_rate();
+            let bound = upper(q, sigma, steps, delta);
+            let outcome = audit.run(1).unwrap();
+            for d in Distinguisher::ALL {
+                let e = one_run_estimate(&outcome, d, 50, 50, alpha, delta).unwrap();
+                assert!(
+                    e.epsilon <= bound,
+                    "{} / {} at q = {q}, σ = {sigma}, T = {steps} (seed 1): {} > {bound}",
+                    crafter.name(),
+                    d.name(),
+                    e.epsilon
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn steinke23_isolated_gradient_canaries_are_all_guessed_right() {
+    // Dirac canaries on never-used weights, full batch, μ = √T/σ = 4 per canary: the gradient
+    // test and (relative to θ₀) the loss of the final model separate the 500 canaries, so all
+    // 100 guesses are right and ε is that of 100 of 100 at α = 0.05, δ = 1e-5 with m = 500
+    // (2mδ = 0.01): between Steinke et al.'s 3.465 (m = 1000, 2mδ = 0.02) and 3.493 (δ = 0). A per-canary error is ≤ 2Φ(−2) ≈ 0.046 at the midpoint, and the
+    // guesses are the 50 most extreme of each side, each > 4σ from the other side's mean:
+    // failure probability < 100·Φ(−4)·… ≪ 1e-6 for seed 1.
+    let (data, pool) = mnist(100, 500);
+    let model = arch::mlp(784, &[10], 10, Activation::Elu).unwrap();
+    let audit = OneRunAudit::new(
+        &model,
+        Crafter::Gradient(GradientShape::Dirac),
+        &config(Sampling::FullBatch, 1, 0.5, 4),
+        500,
+        &data,
+        &pool,
+    )
+    .unwrap();
+    let outcome = audit.run(1).unwrap();
+    let included = outcome.included.iter().filter(|&&s| s).count();
+    assert!(
+        included > 200 && included < 300,
+        "{included} of 500 included"
+    );
+    for d in [Distinguisher::GradientTest, Distinguisher::FinalLoss] {
+        let e = one_run_estimate(&outcome, d, 50, 50, 0.05, 1e-5).unwrap();
+        assert_eq!(e.counts.correct, 100, "{}", d.name());
+        assert!(e.epsilon > 3.4654 && e.epsilon < 3.4929, "{}", e.epsilon);
+    }
+    // ClipBKD and the adaptive canary are not run in one training; m = 0 is refused.
+    for crafter in [Crafter::ClipBkd, Crafter::Adaptive] {
+        let e = OneRunAudit::new(
+            &model,
+            crafter,
+            &config(Sampling::FullBatch, 1, 1.0, 1),
+            10,
+            &data,
+            &pool,
+        )
+        .unwrap_err();
+        assert_eq!(e.parameter(), Some("crafter"));
+    }
+    let e = OneRunAudit::new(
+        &model,
+        Crafter::Example,
+        &config(Sampling::FullBatch, 1, 1.0, 1),
+        501,
+        &data,
+        &pool,
+    )
+    .unwrap_err();
+    assert_eq!(e.parameter(), Some("canaries"));
+}
