@@ -51,7 +51,8 @@ const HELP: &str = "\
 usage: reconbound audit [--crafter LIST] [--distinguisher LIST] [--model mlp|mnist-convnet]
          [--data embedded|<idx dir>] [--train-size N] [--trials N] [--sampling-rate Q]
          [--steps T] [--clip C] [--lr R] [--noise-multiplier S | --epsilon E] [--delta D]
-         [--estimator cp|gdp] [--threshold held-out|bonferroni|VALUE] [--calibration N]
+         [--estimator cp|gdp|one-run] [--threshold held-out|bonferroni|VALUE]
+         [--calibration N] [--canaries M] [--guesses R]
          [--alpha A] [--seed X] [--threads K] [--shard K/M] [--csv FILE] [--plot FILE.svg]
          [--quiet] [--json]
 
@@ -96,9 +97,16 @@ The threshold is paid for, never picked on the trials it is scored on for free:
               and applied to the others, which alone give the counts (α/2 per rate)
   bonferroni  searched on all trials; each limit at α/(2K), K = 2(N₀ + N₁ − 1) rules
   VALUE       fixed in advance: score >= VALUE guesses 'in' in every row (α/2 per rate)
-The one-run estimator (Steinke, Nasr, Jagielski 2023) needs many canaries in one training,
-which 'audit' does not run yet; it is the library function
-attacks::audit::epsilon::one_run_epsilon.
+  one-run     (--estimator one-run [--canaries M] [--guesses R]) the one-run audit of
+              Steinke, Nasr, Jagielski 2023: ONE training of D plus M canaries (default
+              1000), each included independently with probability 1/2 (a zero gradient in
+              its place otherwise, so the training samples n + M indices at q = B/(n + M));
+              every canary scored by the distinguishers; 'in' guessed on the R/2 highest
+              and 'out' on the R/2 lowest scores (R = 100 by default, fixed in advance); ε
+              from the correct guesses with the 2·M·δ term (refused unless 2·M·δ < α).
+              Crafters: example, mislabelled, gradient-*, dataset-* (default: example,
+              mislabelled, gradient-dirac, dataset-dirac); --trials, --shard, --threshold,
+              --calibration, --csv and --plot do not apply.
 
 Printed: the configuration, the accountant's ε for (q, σ, T, δ) by RDP and by PLD (certified
 [lower, upper]), then per row the threshold, FP/N₀, FN/N₁, FPR̄, FNR̄, the empirical ε (a
@@ -130,7 +138,7 @@ CSV (--csv): crafter,trial,world,final_loss,max_loss,mean_loss,gradient,canary_s
 
 /// Which distinguishers score each crafter's trials.
 #[derive(Clone, Debug, PartialEq)]
-enum Pairing {
+pub(super) enum Pairing {
     /// Nasr et al.'s Table I.
     Paired,
     /// All four.
@@ -140,7 +148,7 @@ enum Pairing {
 }
 
 impl Pairing {
-    fn parse(raw: &str) -> Result<Self, String> {
+    pub(super) fn parse(raw: &str) -> Result<Self, String> {
         let bad =
             |t: &str| {
                 format!(
@@ -180,7 +188,7 @@ impl Pairing {
     }
 
     /// The canonical text (parses back to the same pairing).
-    fn name(&self) -> String {
+    pub(super) fn name(&self) -> String {
         match self {
             Pairing::Paired => String::from("paired"),
             Pairing::All => String::from("all"),
@@ -188,7 +196,7 @@ impl Pairing {
         }
     }
 
-    fn for_crafter(&self, c: Crafter) -> Vec<Distinguisher> {
+    pub(super) fn for_crafter(&self, c: Crafter) -> Vec<Distinguisher> {
         match self {
             Pairing::All => Distinguisher::ALL.to_vec(),
             Pairing::List(l) => l.clone(),
@@ -232,7 +240,7 @@ fn parse_crafter(token: &str) -> Option<Crafter> {
     }
 }
 
-fn parse_crafters(raw: &str) -> Result<Vec<Crafter>, String> {
+pub(super) fn parse_crafters(raw: &str) -> Result<Vec<Crafter>, String> {
     if raw.trim() == "all" {
         return Ok(Crafter::TABLE_ONE.to_vec());
     }
@@ -256,12 +264,13 @@ fn parse_estimator(raw: Option<&str>) -> Result<Estimator, String> {
     match raw.map(str::trim) {
         None | Some("cp") => Ok(Estimator::ClopperPearson),
         Some("gdp") => Ok(Estimator::Gdp),
-        Some("one-run") => Err(String::from(
-            "flag '--estimator': 'one-run' is not available in 'audit': the one-run estimator (Steinke, Nasr, Jagielski 2023) needs many canaries in one training, which 'audit' does not run yet (the estimator itself is the library function attacks::audit::epsilon::one_run_epsilon)",
-        )),
         Some(other) => Err(format!(
-            "flag '--estimator': '{}' is not one of cp, gdp",
-            other.chars().filter(|c| !c.is_control()).take(30).collect::<String>()
+            "flag '--estimator': '{}' is not one of cp, gdp, one-run",
+            other
+                .chars()
+                .filter(|c| !c.is_control())
+                .take(30)
+                .collect::<String>()
         )),
     }
 }
@@ -572,10 +581,22 @@ pub(crate) fn audit(args: &[String]) -> Out {
             v("threshold"),
             v("calibration"),
             v("alpha"),
+            v("canaries"),
+            v("guesses"),
         ]),
     )?;
     if f.help {
         return Ok(String::from(HELP));
+    }
+    if f.raw("estimator").map(str::trim) == Some("one-run") {
+        return super::audit_one_run::one_run(&f);
+    }
+    for name in ["canaries", "guesses"] {
+        if f.has(name) {
+            return Err(usage(format!(
+                "flag '--{name}' applies only with '--estimator one-run'"
+            )));
+        }
     }
     let config = parse_audit(&f)?;
     let (sharding, outputs) = parse_sharding(&f)?;
@@ -632,24 +653,28 @@ pub(crate) fn merged_summary(
 }
 
 /// The accountant's ε for the audit's (q, σ, T, δ).
-struct Theory {
-    rdp: rdp::EpsilonBound,
-    pld: Result<pld::Estimate, String>,
+pub(super) struct Theory {
+    pub(super) rdp: rdp::EpsilonBound,
+    pub(super) pld: Result<pld::Estimate, String>,
 }
 
 fn accountant(c: &AuditRun) -> Result<Theory, Failure> {
-    let rdp = rdp::epsilon(
+    accountant_at(
         c.run.sampling_rate,
         c.noise_multiplier,
         c.run.steps,
         c.run.delta,
-        rdp::Conversion::Improved,
-    )?;
+    )
+}
+
+/// The accountant's ε by RDP and PLD at (q, σ, T, δ).
+pub(super) fn accountant_at(q: f64, sigma: f64, steps: u64, delta: f64) -> Result<Theory, Failure> {
+    let rdp = rdp::epsilon(q, sigma, steps, delta, rdp::Conversion::Improved)?;
     let pld = optional(pld::epsilon(
-        c.run.sampling_rate,
-        c.noise_multiplier,
-        c.run.steps,
-        c.run.delta,
+        q,
+        sigma,
+        steps,
+        delta,
         &pld::PldConfig::default(),
     ))?;
     Ok(Theory { rdp, pld })
@@ -657,7 +682,7 @@ fn accountant(c: &AuditRun) -> Result<Theory, Failure> {
 
 impl Theory {
     /// The PLD upper bound, or RDP's where the PLD is not available.
-    fn upper(&self) -> f64 {
+    pub(super) fn upper(&self) -> f64 {
         self.pld.as_ref().map_or(self.rdp.epsilon, |e| e.value)
     }
 }

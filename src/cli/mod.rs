@@ -13,6 +13,7 @@ mod attack;
 mod attack_glm;
 mod attack_gm;
 mod audit;
+mod audit_one_run;
 mod commands;
 mod fil_logreg;
 pub mod format;

@@ -239,19 +239,98 @@ fn merge_refuses_mismatched_overlapping_and_malformed_audit_shards() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A small one-run audit: |D| = 50, T = 3, 200 canaries, 40 guesses.
+const ONE_RUN: [&str; 13] = [
+    "audit",
+    "--estimator",
+    "one-run",
+    "--train-size",
+    "50",
+    "--steps",
+    "3",
+    "--canaries",
+    "200",
+    "--guesses",
+    "40",
+    "--seed",
+    "3",
+];
+
 #[test]
-fn one_run_estimator_is_refused_naming_the_library_function() {
-    let (code, out, err) = run_s(&with(&["--estimator", "one-run"]));
-    assert_eq!(code, 2, "{err}");
-    assert!(out.is_empty());
-    assert_eq!(err.lines().count(), 1, "{err}");
-    for needle in [
-        "--estimator",
-        "many canaries in one training",
-        "attacks::audit::epsilon::one_run_epsilon",
-    ] {
-        assert!(err.contains(needle), "{needle}: {err}");
+fn one_run_audit_reports_correct_guesses_below_the_accountant() {
+    // σ = 0.5, full batch, T = 3: each isolated Dirac canary is a μ = 3.46 Gaussian
+    // mechanism, so its 40 most extreme gradient scores are all guessed right (a wrong one
+    // needs a > 3σ excursion among 200 canaries: probability < 0.3 % for seed 3, and the
+    // test is deterministic for this seed).
+    let mut args = args_with(
+        &ONE_RUN,
+        &["--noise-multiplier", "0.5", "--distinguisher", "all"],
+    );
+    args.extend(["--json".to_string(), "--quiet".into()]);
+    let (code, out, err) = run_s(&args);
+    assert_eq!(code, 0, "{err}");
+    let o = object(&out);
+    assert_eq!(o.get_str("estimator").unwrap(), "one-run");
+    assert_eq!(o.get_u64("canaries").unwrap(), 200);
+    assert_eq!(o.get_u64("trials").unwrap(), 1);
+    let pld = o.get_f64("epsilon_pld").unwrap();
+    let Some(Value::Arr(rows)) = o.get("rows") else {
+        panic!("rows: {out}")
+    };
+    // 4 default crafters × 4 distinguishers.
+    assert_eq!(rows.len(), 16);
+    for r in rows {
+        let Value::Obj(r) = r else { panic!() };
+        let e = r.get_f64("epsilon_empirical").unwrap();
+        assert!(e <= pld, "{r:?} above {pld}");
+        if r.get_str("crafter").unwrap() == "gradient-dirac"
+            && r.get_str("distinguisher").unwrap() == "gradient"
+        {
+            assert_eq!(r.get_u64("correct").unwrap(), 40, "{r:?}");
+            assert!(e > 2.0, "{r:?}");
+        }
     }
+    // The text names the estimator and the δ term; threads do not change it.
+    let text = |threads: &str| {
+        let (code, out, err) = run_s(&args_with(
+            &ONE_RUN,
+            &["--noise-multiplier", "0.5", "--threads", threads],
+        ));
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let one = text("1");
+    assert!(one.contains("one-run") && one.contains("2·m·δ"), "{one}");
+    assert_eq!(one, text("2"));
+}
+
+#[test]
+fn one_run_audit_refuses_what_one_training_cannot_do() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--trials", "10"], "--trials"),
+        (&["--shard", "0/2"], "--shard"),
+        (&["--threshold", "bonferroni"], "--threshold"),
+        (&["--crafter", "clipbkd"], "--crafter"),
+        (&["--crafter", "adaptive"], "--crafter"),
+        (&["--guesses", "41"], "--guesses"),
+        (&["--guesses", "400"], "--guesses"),
+        (&["--canaries", "0"], "--canaries"),
+        (&["--canaries", "5000"], "--canaries"),
+        (&["--delta", "1e-3"], "--delta"),
+    ];
+    for (extra, needle) in cases {
+        let (code, out, err) = run_s(&args_with(&ONE_RUN, extra));
+        assert_eq!(code, 2, "{extra:?}: {err}");
+        assert!(out.is_empty(), "{extra:?}");
+        assert!(err.contains(needle), "{extra:?}: {err}");
+    }
+    // And --canaries / --guesses without one-run.
+    let (code, _, err) = run_s(&with(&["--canaries", "10"]));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--canaries") && err.contains("one-run"),
+        "{err}"
+    );
 }
 
 #[test]
