@@ -681,6 +681,23 @@ pub(super) fn accountant_at(q: f64, sigma: f64, steps: u64, delta: f64) -> Resul
 }
 
 impl Theory {
+    /// The table's "accountant:" line (with its blank line after).
+    pub(super) fn line(&self) -> String {
+        let pld = match &self.pld {
+            Ok(e) => format!(
+                "ε ∈ [{}, {}] (PLD, certified)",
+                sig(e.lower, 4, Side::Down),
+                sig(e.value, 4, Side::Up)
+            ),
+            Err(note) => format!("PLD {note}"),
+        };
+        format!(
+            "  accountant: ε ≤ {} (RDP, order {}), {pld}\n\n",
+            sig(self.rdp.epsilon, 4, Side::Up),
+            shown(self.rdp.order)
+        )
+    }
+
     /// The PLD upper bound, or RDP's where the PLD is not available.
     pub(super) fn upper(&self) -> f64 {
         self.pld.as_ref().map_or(self.rdp.epsilon, |e| e.value)
@@ -845,19 +862,7 @@ fn table(c: &AuditRun, theory: &Theory, rows: &[Row], max: f64) -> String {
         c.trials,
         c.seed
     ));
-    let pld = match &theory.pld {
-        Ok(e) => format!(
-            "ε ∈ [{}, {}] (PLD, certified)",
-            sig(e.lower, 4, Side::Down),
-            sig(e.value, 4, Side::Up)
-        ),
-        Err(note) => format!("PLD {note}"),
-    };
-    t.push_str(&format!(
-        "  accountant: ε ≤ {} (RDP, order {}), {pld}\n\n",
-        sig(theory.rdp.epsilon, 4, Side::Up),
-        shown(theory.rdp.order)
-    ));
+    t.push_str(&theory.line());
     let gdp = c.estimator == Estimator::Gdp;
     let level = format!("{} %", shown(100.0 * (1.0 - c.alpha)));
     let threat = |r: &Row| {

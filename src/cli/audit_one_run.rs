@@ -266,19 +266,7 @@ fn text(h: &Header, theory: &Theory, rows: &[Row]) -> String {
         h.guesses / 2,
         h.seed
     ));
-    let pld = match &theory.pld {
-        Ok(e) => format!(
-            "ε ∈ [{}, {}] (PLD, certified)",
-            sig(e.lower, 4, Side::Down),
-            sig(e.value, 4, Side::Up)
-        ),
-        Err(note) => format!("PLD {note}"),
-    };
-    t.push_str(&format!(
-        "  accountant: ε ≤ {} (RDP, order {}), {pld}\n\n",
-        sig(theory.rdp.epsilon, 4, Side::Up),
-        shown(theory.rdp.order)
-    ));
+    t.push_str(&theory.line());
     t.push_str(&format!(
         "  {:<40} {:>9} {:>14} {:>10}\n",
         "threat model (crafter / distinguisher)", "correct", "ε ≥ (one run)", "ε PLD"

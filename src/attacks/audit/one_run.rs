@@ -33,9 +33,8 @@
 use super::canary::{gradient_canaries, least_likely_label, relabel_by_prediction, Canary};
 use super::canary::{CanaryWorkspace, Crafter};
 use super::epsilon::{one_run_epsilon, one_run_guesses, OneRunCounts};
-use super::run::{AdversaryView, AuditConfig, Distinguisher, Tally, WorldScores};
+use super::run::{trainer_config, AdversaryView, AuditConfig, Distinguisher, Tally, WorldScores};
 use crate::accounting::fil::fisher::dot;
-use crate::attacks::prior_aware::check_sampling;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::nn::Sequential;
@@ -93,18 +92,7 @@ impl<'a> OneRunAudit<'a> {
         data: &Dataset,
         pool: &Dataset,
     ) -> Result<Self> {
-        let mut dpsgd = config.dpsgd;
-        if crafter.freezes_parameters() {
-            dpsgd.learning_rate = 0.0;
-        }
-        dpsgd.validate()?;
-        let clipping = dpsgd.clipping.ok_or(Error::InvalidParameter {
-            name: "clip_norm",
-            value: f64::NAN,
-            expected: "set (an audit needs clipping and noise)",
-        })?;
-        crate::error::check_positive("noise_multiplier", dpsgd.noise_multiplier)?;
-        check_sampling(dpsgd.sampling)?;
+        let (dpsgd, clipping) = trainer_config(crafter, config)?;
         if canaries == 0 {
             return Err(Error::InvalidCount {
                 name: "canaries",

@@ -211,6 +211,27 @@ struct Frozen {
     self_projection: f64,
 }
 
+/// The trainer's configuration of an audit of `crafter` (learning rate 0 for crafter 5) and
+/// its clipping, validated: clipping set, σ > 0, Poisson or full-batch sampling.
+pub(super) fn trainer_config(
+    crafter: Crafter,
+    config: &AuditConfig,
+) -> Result<(DpSgdConfig, Clipping)> {
+    let mut dpsgd = config.dpsgd;
+    if crafter.freezes_parameters() {
+        dpsgd.learning_rate = 0.0;
+    }
+    dpsgd.validate()?;
+    let clipping = dpsgd.clipping.ok_or(Error::InvalidParameter {
+        name: "clip_norm",
+        value: f64::NAN,
+        expected: "set (an audit needs clipping and noise)",
+    })?;
+    crate::error::check_positive("noise_multiplier", dpsgd.noise_multiplier)?;
+    check_sampling(dpsgd.sampling)?;
+    Ok((dpsgd, clipping))
+}
+
 /// An audit of one crafter on one model and training set: the crafted canary, θ₀ and the
 /// trainer's configuration, ready to run trials ([`run_trial`](Self::run_trial)).
 #[derive(Clone, Debug)]
@@ -242,18 +263,7 @@ impl<'a> Audit<'a> {
         data: &Dataset,
         pool: &Dataset,
     ) -> Result<Self> {
-        let mut dpsgd = config.dpsgd;
-        if crafter.freezes_parameters() {
-            dpsgd.learning_rate = 0.0;
-        }
-        dpsgd.validate()?;
-        let clipping = dpsgd.clipping.ok_or(Error::InvalidParameter {
-            name: "clip_norm",
-            value: f64::NAN,
-            expected: "set (an audit needs clipping and noise)",
-        })?;
-        crate::error::check_positive("noise_multiplier", dpsgd.noise_multiplier)?;
-        check_sampling(dpsgd.sampling)?;
+        let (dpsgd, clipping) = trainer_config(crafter, config)?;
         let init = model.init_params(config.init_seed);
         let crafted = craft(
             crafter,
