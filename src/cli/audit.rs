@@ -77,8 +77,9 @@ Crafters (--crafter, a comma list; Nasr et al. Table I):
                         (the default)
 
 Distinguishers (--distinguisher, a comma list; scores oriented so that higher means 'in'):
-  1          final-loss: −ℓ(θ_T; canary)
-  2, 2-mean  mean-loss: −mean_t ℓ(θ_t; canary);   2-max  max-loss: −max_t ℓ(θ_t; canary)
+  1          final-loss: −(ℓ(θ_T; canary) − ℓ(θ₀; canary))
+  2, 2-mean  mean-loss: −mean_t (ℓ(θ_t) − ℓ(θ₀));   2-max  max-loss: −max_t (ℓ(θ_t) − ℓ(θ₀))
+             (losses relative to the public θ₀'s: the same decisions as the raw loss)
   3          gradient: the likelihood-ratio test Σ_t ln(1 − q + q·exp((2Z_t − 1)/(2σ²)))
              on the released gradients, Z_t = ⟨r_t, c⟩/‖c‖²
   paired     (default) Nasr et al.'s Table I: example, mislabelled, clipbkd → 1 and 2-mean;
@@ -96,7 +97,9 @@ The threshold is paid for, never picked on the trials it is scored on for free:
   held-out    (default) searched on the trials with index < --calibration (default N/2)
               and applied to the others, which alone give the counts (α/2 per rate)
   bonferroni  searched on all trials; each limit at α/(2K), K = 2(N₀ + N₁ − 1) rules
-  VALUE       fixed in advance: score >= VALUE guesses 'in' in every row (α/2 per rate)
+  VALUE       fixed in advance: score >= VALUE guesses 'in' in every row (α/2 per rate).
+              VALUE must not come from these trials: a τ printed by a run with the same
+              seed was chosen on trials this run scores again (use another --seed)
   one-run     (--estimator one-run [--canaries M] [--guesses R]) the one-run audit of
               Steinke, Nasr, Jagielski 2023: ONE training of D plus M canaries (default
               1000), each included independently with probability 1/2 (a zero gradient in
@@ -440,7 +443,13 @@ fn read_scores(o: &Object, key: &str) -> Result<[f64; 4], String> {
         Some(Value::Arr(items)) => items,
         _ => return Err(format!("missing '{key}'")),
     };
-    let xs: Vec<f64> = items.iter().filter_map(Value::as_f64).collect();
+    let xs = items
+        .iter()
+        .map(|v| {
+            v.as_f64()
+                .ok_or_else(|| format!("'{key}' must be 4 numbers"))
+        })
+        .collect::<Result<Vec<f64>, String>>()?;
     <[f64; 4]>::try_from(xs).map_err(|_| format!("'{key}' must be 4 numbers"))
 }
 
@@ -931,7 +940,7 @@ fn table(c: &AuditRun, theory: &Theory, rows: &[Row], max: f64) -> String {
             bonferroni_candidates(c.trials, c.trials)
         ),
         ThresholdRule::Fixed(tau) => format!(
-            "  τ (fixed): {} for every row, fixed before the trials (score ≥ τ guesses 'in'; scores are\n    −loss for distinguishers 1–2, the log-likelihood ratio for 3); FPR, FNR ≤ at α/2 per rate.\n",
+            "  τ (fixed): {} for every row, fixed before the trials (score ≥ τ guesses 'in'; scores are\n    −(loss − loss at θ₀) for distinguishers 1–2, the log-likelihood ratio for 3); FPR, FNR ≤ at α/2 per rate.\n",
             shown(tau.tau)
         ),
     };

@@ -9,11 +9,12 @@ use super::audit::{accountant_at, parse_crafters, Pairing, Theory};
 use super::commands::{shown, Failure};
 use super::format::{sig, Side};
 use super::json::{Object, Value};
+use super::shard::parse_threads;
 use crate::accounting::rdp;
 use crate::attacks::audit::canary::{AdaptiveConfig, Crafter, GradientShape};
 use crate::attacks::audit::one_run::{one_run_estimate, OneRunAudit, OneRunEstimate};
 use crate::attacks::audit::run::{AuditConfig, Distinguisher};
-use crate::attacks::trial::{default_threads, run_trials};
+use crate::attacks::trial::run_trials;
 use std::format;
 use std::string::String;
 use std::vec::Vec;
@@ -157,15 +158,7 @@ pub(crate) fn one_run(f: &Flags) -> Result<String, Failure> {
         }
         audits.push(a);
     }
-    let threads = match f.u64("threads")? {
-        Some(0) => {
-            return Err(usage(String::from(
-                "--threads = 0 is out of range: must be >= 1",
-            )))
-        }
-        Some(k) => k as usize,
-        None => default_threads(),
-    };
+    let threads = parse_threads(f)?;
     let indices: Vec<u64> = (0..audits.len() as u64).collect();
     let outcomes = run_trials(
         &indices,

@@ -22,12 +22,14 @@
 //!   measure the first t_o released updates instead, which a canary fixed before training
 //!   cannot read. Ties go to the lower index. On MNIST the weights of always-black pixels have
 //!   M_j = 0 at every step, so a Dirac canary there is as isolated as in crafter 5.
-//! - The ClipBKD direction (Jagielski, Ullman, Oprea 2020) is a unit eigenvector of the
-//!   smallest eigenvalue of D's input covariance: power iteration on ρ̄I − Σ (ρ̄ a
-//!   Gershgorin bound of Σ, matrix-free), started at the pixel of least variance — the
-//!   Rayleigh quotient vᵀΣv never increases, and a pixel of variance 0 (MNIST's border) is
-//!   already an exact eigenvector of the smallest eigenvalue 0. It is scaled to the largest
-//!   input norm of D.
+//! - The ClipBKD direction (Jagielski, Ullman, Oprea 2020) approximates a unit eigenvector
+//!   of the smallest eigenvalue of D's input covariance: at most 200 steps of power iteration
+//!   on ρ̄I − Σ (ρ̄ = tr Σ ≥ λ_max, matrix-free), started at the pixel of least variance and
+//!   stopped when vᵀΣv stops decreasing — so the direction's variance is never above that
+//!   pixel's. A pixel of variance 0 (MNIST's border) is already an exact eigenvector of the
+//!   smallest eigenvalue 0; elsewhere convergence is slow when tr Σ is large against the
+//!   eigengap, and the result is an approximation. It is scaled to the largest input norm of
+//!   D.
 //! - The adaptive canary (crafter 3) starts each step at the query and ascends
 //!   ⟨clip(∇_θℓ(θ_t; x, y_q)), ∇_θℓ(θ_t; x_q, y_q)⟩ in x: to first order, a step on x lowers
 //!   the query's loss by ρ/B times this inner product, so ascending it is **descent** on the
@@ -149,6 +151,26 @@ pub struct AdaptiveConfig {
     pub step: f64,
 }
 
+impl AdaptiveConfig {
+    /// Checks both fields.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidCount`] `iterations` = 0; [`Error::InvalidParameter`] `step` unless
+    /// finite and positive.
+    pub fn validate(&self) -> Result<()> {
+        if self.iterations == 0 {
+            return Err(Error::InvalidCount {
+                name: "iterations",
+                value: 0,
+                expected: ">= 1",
+            });
+        }
+        crate::error::check_positive("step", self.step)?;
+        Ok(())
+    }
+}
+
 impl Default for AdaptiveConfig {
     /// 4 steps of length 0.5 (MNIST pixels are in [0, 1]).
     fn default() -> Self {
@@ -264,7 +286,9 @@ impl Canary {
     /// # Errors
     ///
     /// As [`clipped_gradient_vjp`] and [`Sequential::loss_and_grad`]; [`Error::Inconsistent`]
-    /// if `x` is not of length d.
+    /// if `x` or the canary's input is not of length d; [`Error::InvalidCount`] `iterations`
+    /// = 0 and [`Error::InvalidParameter`] `step` unless finite and positive (an adaptive
+    /// canary's configuration).
     pub fn adaptive_input(
         &self,
         model: &Sequential,
@@ -279,8 +303,19 @@ impl Canary {
                 value: x.len() as f64,
             });
         }
+        let fits = |v: &[f64]| {
+            if v.len() == x.len() {
+                Ok(())
+            } else {
+                Err(Error::Inconsistent {
+                    what: "the canary's input must have the model's input_len() entries",
+                    value: v.len() as f64,
+                })
+            }
+        };
         match self {
             Canary::Example { x: x0, .. } => {
+                fits(x0)?;
                 x.copy_from_slice(x0);
                 Ok(())
             }
@@ -290,6 +325,8 @@ impl Canary {
                 label,
                 config,
             } => {
+                fits(query)?;
+                config.validate()?;
                 let label = *label as usize;
                 x.copy_from_slice(query);
                 model.loss_and_grad(params, query, label, &mut ws.v, &mut ws.ws)?;
@@ -434,14 +471,7 @@ pub fn craft(
             (Canary::Example { x, label }, data.clone(), Some(pool_index))
         }
         Crafter::Adaptive => {
-            if adaptive.iterations == 0 {
-                return Err(Error::InvalidCount {
-                    name: "iterations",
-                    value: 0,
-                    expected: ">= 1",
-                });
-            }
-            crate::error::check_positive("step", adaptive.step)?;
+            adaptive.validate()?;
             let (query, _, label) = pool_example(&mut ws)?;
             let canary = Canary::Adaptive {
                 query,

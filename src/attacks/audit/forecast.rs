@@ -10,8 +10,9 @@
 //! [`gaussian_audit_forecast`] finds the threshold that maximises the Clopper–Pearson ε at
 //! the median counts, which depends on (μ, N, α, δ) only — so it may be fixed before the
 //! trials and no search has to be paid for — and the range the ε of an actual audit at that
-//! threshold falls in with probability ≥ 1 − 2·`tail` (binomial quantiles of FP and FN; the
-//! ε of Eqs. 4–5 decreases in both counts).
+//! threshold falls in with probability ≥ 1 − 4·`tail` (both counts within their `tail` and
+//! 1 − `tail` binomial quantiles; the ε of Eqs. 4–5 decreases in both counts; each end of
+//! the range alone holds with probability ≥ 1 − 2·`tail`).
 //!
 //! # Citations
 //!
@@ -89,7 +90,8 @@ fn binomial_quantile(n: u64, p: f64, level: f64) -> Result<u64> {
 ///
 /// # Errors
 ///
-/// [`Error::InvalidParameter`] `mu` unless finite and ≥ 0, `tail` ∉ (0, 0.5); `trials` 0 or
+/// [`Error::InvalidParameter`] `mu` unless in [0, 40] (at μ = 40 a threshold between the
+/// worlds errs with probability Φ(−20) < 1e-88), `tail` ∉ (0, 0.5); `trials` 0 or
 /// ≥ 1e7 ([`Error::InvalidCount`]); `alpha`, `delta` as [`epsilon_from_counts`].
 ///
 /// # Examples
@@ -111,11 +113,11 @@ pub fn gaussian_audit_forecast(
     delta: f64,
     tail: f64,
 ) -> Result<GaussianForecast> {
-    if !(mu.is_finite() && mu >= 0.0) {
+    if !(0.0..=40.0).contains(&mu) {
         return Err(Error::InvalidParameter {
             name: "mu",
             value: mu,
-            expected: "finite and >= 0",
+            expected: "in [0, 40]",
         });
     }
     if !(tail > 0.0 && tail < 0.5) {
