@@ -707,6 +707,22 @@ impl Theory {
         )
     }
 
+    /// `epsilon_rdp`, `epsilon_rdp_order`, `epsilon_pld` and `epsilon_pld_lower` (or null and
+    /// `epsilon_pld_note`).
+    pub(super) fn write_json(&self, o: &mut Object) {
+        o.num("epsilon_rdp", self.rdp.epsilon)
+            .num("epsilon_rdp_order", self.rdp.order);
+        match &self.pld {
+            Ok(e) => o
+                .num("epsilon_pld", e.value)
+                .num("epsilon_pld_lower", e.lower),
+            Err(note) => o
+                .put("epsilon_pld", Value::Null)
+                .put("epsilon_pld_lower", Value::Null)
+                .str("epsilon_pld_note", note),
+        };
+    }
+
     /// The PLD upper bound, or RDP's where the PLD is not available.
     pub(super) fn upper(&self) -> f64 {
         self.pld.as_ref().map_or(self.rdp.epsilon, |e| e.value)
@@ -798,18 +814,8 @@ fn summarise(
         for (k, val) in c.to_json().entries() {
             o.put(k, val.clone());
         }
-        o.num("confidence", 1.0 - c.alpha)
-            .num("epsilon_rdp", theory.rdp.epsilon)
-            .num("epsilon_rdp_order", theory.rdp.order);
-        match &theory.pld {
-            Ok(e) => o
-                .num("epsilon_pld", e.value)
-                .num("epsilon_pld_lower", e.lower),
-            Err(note) => o
-                .put("epsilon_pld", Value::Null)
-                .put("epsilon_pld_lower", Value::Null)
-                .str("epsilon_pld_note", note),
-        };
+        o.num("confidence", 1.0 - c.alpha);
+        theory.write_json(&mut o);
         o.num("epsilon_empirical_max", max);
         let arr: Vec<Object> = rows
             .iter()

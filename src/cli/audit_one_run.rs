@@ -316,17 +316,8 @@ fn json(h: &Header, theory: &Theory, rows: &[Row]) -> String {
     o.num("noise_multiplier", h.sigma)
         .int("trials", 1)
         .int("seed", h.seed)
-        .str("distinguishers", &h.pairing)
-        .num("epsilon_rdp", theory.rdp.epsilon);
-    match &theory.pld {
-        Ok(e) => o
-            .num("epsilon_pld", e.value)
-            .num("epsilon_pld_lower", e.lower),
-        Err(note) => o
-            .put("epsilon_pld", Value::Null)
-            .put("epsilon_pld_lower", Value::Null)
-            .str("epsilon_pld_note", note),
-    };
+        .str("distinguishers", &h.pairing);
+    theory.write_json(&mut o);
     let upper = theory.upper();
     let list: Vec<Value> = rows
         .iter()
