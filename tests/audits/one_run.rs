@@ -2,46 +2,16 @@
 //! several secrets, soundness against the accountant, and perfect guesses where the canaries
 //! are isolated.
 
+use super::run::{config, mlp, mnist};
 use reconbound::accounting::pld::{self, PldConfig};
 use reconbound::accounting::rdp;
-use reconbound::attacks::audit::canary::{AdaptiveConfig, Crafter, GradientShape};
+use reconbound::attacks::audit::canary::{Crafter, GradientShape};
 use reconbound::attacks::audit::epsilon::{one_run_epsilon, OneRunCounts};
 use reconbound::attacks::audit::one_run::{one_run_estimate, OneRunAudit};
-use reconbound::attacks::audit::run::{AuditConfig, Distinguisher};
-use reconbound::data::{embedded_mnist, Dataset};
-use reconbound::nn::{arch, Activation};
-use reconbound::train::clip::ClipMethod;
-use reconbound::train::dpsgd::{Clipping, DpSgd, DpSgdConfig, Secret};
+use reconbound::attacks::audit::run::Distinguisher;
+use reconbound::data::embedded_mnist;
+use reconbound::train::dpsgd::{DpSgd, DpSgdConfig, Secret};
 use reconbound::train::sampling::Sampling;
-
-fn mnist(n: usize, pool: usize) -> (Dataset, Dataset) {
-    let all = embedded_mnist().unwrap().flatten();
-    let d: Vec<usize> = (0..n).collect();
-    let p: Vec<usize> = (n..n + pool).collect();
-    (all.subset(&d).unwrap(), all.subset(&p).unwrap())
-}
-
-fn config(sampling: Sampling, batch_size: usize, sigma: f64, steps: u64) -> AuditConfig {
-    AuditConfig {
-        dpsgd: DpSgdConfig {
-            learning_rate: 10.0,
-            momentum: 0.0,
-            weight_decay: 0.0,
-            clipping: Some(Clipping {
-                method: ClipMethod::Hard,
-                norm: 0.1,
-            }),
-            noise_multiplier: sigma,
-            sampling,
-            batch_size,
-            steps,
-            seed: 0,
-        },
-        init_seed: 3,
-        pool_index: 0,
-        adaptive: AdaptiveConfig::default(),
-    }
-}
 
 #[test]
 fn several_secrets_train_as_the_examples_appended_in_index_order() {
@@ -49,7 +19,7 @@ fn several_secrets_train_as_the_examples_appended_in_index_order() {
     // (the batched dense sum differs by rounding only: tolerance 1e-12 relative); one secret
     // through with_secrets is with_secret bit for bit.
     let (data, pool) = mnist(30, 2);
-    let model = arch::mlp(784, &[10], 10, Activation::Elu).unwrap();
+    let model = mlp();
     let (x1, y1) = pool.example(0).unwrap();
     let (x2, y2) = pool.example(1).unwrap();
     let s1 = Secret::Example { x: x1, label: y1 };
@@ -119,7 +89,7 @@ fn steinke23_one_run_audit_never_exceeds_the_accountant() {
     // under this subsampling) are below the 2.404 that 200 correct guesses would show, so
     // every audit could fail.
     let (data, pool) = mnist(100, 500);
-    let model = arch::mlp(784, &[10], 10, Activation::Elu).unwrap();
+    let model = mlp();
     let (alpha, delta) = (1e-6 / 32.0, 1e-11);
     let perfect = OneRunCounts {
         canaries: 500,
@@ -175,7 +145,7 @@ fn steinke23_isolated_gradient_canaries_are_all_guessed_right() {
     // probability ≤ 250·Φ(−8.8) < 1e-15 per side; the inclusion count is within 180..320
     // except with probability < 1e-9. Seed 1.
     let (data, pool) = mnist(100, 500);
-    let model = arch::mlp(784, &[10], 10, Activation::Elu).unwrap();
+    let model = mlp();
     let audit = OneRunAudit::new(
         &model,
         Crafter::Gradient(GradientShape::Dirac),

@@ -33,18 +33,18 @@ fn hard(norm: f64) -> Clipping {
 }
 
 /// The first `n` embedded MNIST digits (flattened) as D, the next `pool` as the pool.
-fn mnist(n: usize, pool: usize) -> (Dataset, Dataset) {
+pub(super) fn mnist(n: usize, pool: usize) -> (Dataset, Dataset) {
     let all = embedded_mnist().unwrap().flatten();
     let d: Vec<usize> = (0..n).collect();
     let p: Vec<usize> = (n..n + pool).collect();
     (all.subset(&d).unwrap(), all.subset(&p).unwrap())
 }
 
-fn mlp() -> Sequential {
+pub(super) fn mlp() -> Sequential {
     arch::mlp(784, &[10], 10, Activation::Elu).unwrap()
 }
 
-fn config(sampling: Sampling, batch_size: usize, sigma: f64, steps: u64) -> AuditConfig {
+pub(super) fn config(sampling: Sampling, batch_size: usize, sigma: f64, steps: u64) -> AuditConfig {
     AuditConfig {
         dpsgd: DpSgdConfig {
             learning_rate: 10.0,

@@ -235,19 +235,47 @@ impl<'a> OneRunAudit<'a> {
         for canary in &self.canaries {
             tallies.push(Tally::new(canary.loss(model, &params, &mut cws)?));
         }
+        // A gradient canary's clipped gradient is the same at every step: c̃ = f·c (clipping
+        // scales radially), so Z_t needs only f·⟨r_t, c⟩ and a = ‖c̃‖², found once here.
+        let mut fixed = Vec::with_capacity(self.canaries.len());
+        for canary in &self.canaries {
+            fixed.push(match canary {
+                Canary::Gradient(g) => {
+                    canary.secret(&[]).clipped_gradient(
+                        model,
+                        &params,
+                        Some(self.clipping),
+                        &mut c,
+                        &mut ws,
+                    )?;
+                    let gg = dot(g, g);
+                    let f = if gg > 0.0 { dot(&c, g) / gg } else { 0.0 };
+                    Some((f, dot(&c, &c)))
+                }
+                _ => None,
+            });
+        }
         for _ in 0..config.steps {
             view.before_step(&params, q, self.clipping, &mut ws)?;
             before.copy_from_slice(&params);
             trainer.step(&mut params, &mut view)?;
-            for (canary, tally) in self.canaries.iter().zip(tallies.iter_mut()) {
-                canary.secret(&[]).clipped_gradient(
-                    model,
-                    &before,
-                    Some(self.clipping),
-                    &mut c,
-                    &mut ws,
-                )?;
-                tally.add_gradient_test(view.residual_dot(&c, b), dot(&c, &c), q, s);
+            for ((canary, tally), fixed) in self.canaries.iter().zip(tallies.iter_mut()).zip(&fixed)
+            {
+                match (canary, fixed) {
+                    (Canary::Gradient(g), Some((f, a))) => {
+                        tally.add_gradient_test(f * view.residual_dot(g, b), *a, q, s);
+                    }
+                    _ => {
+                        canary.secret(&[]).clipped_gradient(
+                            model,
+                            &before,
+                            Some(self.clipping),
+                            &mut c,
+                            &mut ws,
+                        )?;
+                        tally.add_gradient_test(view.residual_dot(&c, b), dot(&c, &c), q, s);
+                    }
+                }
                 tally.add_loss(canary.loss(model, &params, &mut cws)?);
             }
         }
