@@ -63,6 +63,29 @@ pub enum Error {
     },
 }
 
+/// A real number as a person reads it in a message: plain decimals for magnitudes in
+/// [1e-4, 1e15) (and 0), scientific notation otherwise (`1e-300`, `7.04e-12`, not hundreds
+/// of digits), `+∞`/`−∞` for infinities and `NaN` — never Rust's `inf`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Shown(pub f64);
+
+impl fmt::Display for Shown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v = self.0;
+        if v.is_nan() {
+            f.write_str("NaN")
+        } else if v == f64::INFINITY {
+            f.write_str("+∞")
+        } else if v == f64::NEG_INFINITY {
+            f.write_str("−∞")
+        } else if v == 0.0 || (1e-4..1e15).contains(&libm::fabs(v)) {
+            write!(f, "{v}")
+        } else {
+            write!(f, "{v:e}")
+        }
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
@@ -70,21 +93,25 @@ impl fmt::Display for Error {
                 name,
                 value,
                 expected,
-            } => write!(f, "{name} = {value} is out of range: must be {expected}"),
+            } => write!(
+                f,
+                "{name} = {} is out of range: must be {expected}",
+                Shown(value)
+            ),
             Error::InvalidCount {
                 name,
                 value,
                 expected,
             } => write!(f, "{name} = {value} is out of range: must be {expected}"),
             Error::Inconsistent { what, value } => {
-                write!(f, "inconsistent input: {what} ({value})")
+                write!(f, "inconsistent input: {what} ({})", Shown(value))
             }
             Error::NotConverged { what, value } => {
-                write!(f, "{what} did not converge (last value {value})")
+                write!(f, "{what} did not converge (last value {})", Shown(value))
             }
             Error::Io { what, code } => write!(f, "{what} (OS error {code})"),
             Error::Numerical { what, value } => {
-                write!(f, "numerical failure: {what} (value {value})")
+                write!(f, "numerical failure: {what} (value {})", Shown(value))
             }
         }
     }

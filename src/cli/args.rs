@@ -84,7 +84,9 @@ pub fn parse(args: &[String], specs: &[Spec]) -> Result<Flags, UsageError> {
             let value = match inline {
                 Some(v) => v,
                 None => {
-                    let Some(v) = args.get(i) else {
+                    // A following flag is never a value: `--noise-multiplier --steps 3`
+                    // names the flag whose value is missing, not a stray '3'.
+                    let Some(v) = args.get(i).filter(|v| !v.starts_with("--")) else {
                         return Err(UsageError(format!("flag '--{name}' needs a value")));
                     };
                     i += 1;
@@ -100,6 +102,40 @@ pub fn parse(args: &[String], specs: &[Spec]) -> Result<Flags, UsageError> {
         }
     }
     Ok(flags)
+}
+
+/// The non-negative integer a decimal string denotes exactly (`12`, `+12`, `1.2e1`, `1e6`,
+/// `120e-1`), `None` for anything else: a fraction, a sign, an exponent that leaves non-zero
+/// digits after the point (`1e-400`), or a value beyond `u64::MAX`.
+fn exact_u64(s: &str) -> Option<u64> {
+    let s = s.strip_prefix('+').unwrap_or(s);
+    let (mant, exp) = match s.find(['e', 'E']) {
+        Some(k) => (&s[..k], s[k + 1..].parse::<i64>().ok()?),
+        None => (s, 0),
+    };
+    let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
+    let all_digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+    if int.len() + frac.len() == 0 || !all_digits(int) || !all_digits(frac) {
+        return None;
+    }
+    // digits d_0 d_1 … with the decimal point after position `point` (may lie outside).
+    let digits: Vec<u8> = int.bytes().chain(frac.bytes()).map(|b| b - b'0').collect();
+    let point = (int.len() as i64).checked_add(exp)?;
+    let mut value: u64 = 0;
+    for (k, &d) in digits.iter().enumerate() {
+        if (k as i64) < point {
+            value = value.checked_mul(10)?.checked_add(u64::from(d))?;
+        } else if d != 0 {
+            return None;
+        }
+    }
+    // trailing zeros implied by a point beyond the digits (1.5e3 = 1500)
+    let mut missing = point - digits.len() as i64;
+    while missing > 0 && value != 0 {
+        value = value.checked_mul(10)?;
+        missing -= 1;
+    }
+    Some(value)
 }
 
 /// Keep error messages on one line and bounded in length.
@@ -151,8 +187,9 @@ impl Flags {
             .ok_or_else(|| UsageError(format!("flag '--{name}' is required")))
     }
 
-    /// `name` as a non-negative integer, if given. Accepts `1e6`-style values when they are
-    /// exact integers.
+    /// `name` as a non-negative integer, if given. Accepts `1e6`-style values when they
+    /// denote an integer exactly (decided on the decimal digits, not on a rounded `f64`:
+    /// `1e-400` and `1.0000000000000000001` are not integers).
     ///
     /// # Errors
     /// Not a non-negative integer that fits in u64.
@@ -161,21 +198,12 @@ impl Flags {
             return Ok(None);
         };
         let v = v.trim();
-        if let Ok(n) = v.parse::<u64>() {
-            return Ok(Some(n));
-        }
-        let bad = || {
+        exact_u64(v).map(Some).ok_or_else(|| {
             UsageError(format!(
                 "flag '--{name}': '{}' is not a non-negative integer",
                 printable(v)
             ))
-        };
-        let x = v.parse::<f64>().map_err(|_| bad())?;
-        if (0.0..=1.8e19).contains(&x) && libm::floor(x) == x {
-            Ok(Some(x as u64))
-        } else {
-            Err(bad())
-        }
+        })
     }
 
     /// `name` as a comma-separated list of reals, if given.
@@ -269,6 +297,36 @@ mod tests {
         let f = parse(&strings(&["--orders", "2,,3"]), SPECS).unwrap();
         assert!(f.f64_list("orders").is_err());
         assert!(parse(&strings(&["stray"]), SPECS).is_err());
+        // a following flag is not a value: the message names the flag whose value is missing
+        let e = parse(&strings(&["--steps", "--orders", "2"]), SPECS).unwrap_err();
+        assert!(e.0.contains("'--steps' needs a value"), "{e}");
         assert!(parse(&strings(&["--json=1"]), SPECS).is_err());
+    }
+
+    #[test]
+    fn integers_are_decided_on_the_decimal_digits() {
+        for (text, want) in [
+            ("0", Some(0)),
+            ("+7", Some(7)),
+            ("1e3", Some(1000)),
+            ("1.5e3", Some(1500)),
+            ("120e-1", Some(12)),
+            ("0.0e5", Some(0)),
+            ("18446744073709551615", Some(u64::MAX)),
+            ("18446744073709551616", None),
+            ("1e20", None),
+            ("1.5", None),
+            ("1e-400", None),
+            ("1.0000000000000000001", None),
+            ("-3", None),
+            ("1e", None),
+            ("e3", None),
+            (".", None),
+            ("inf", None),
+            ("nan", None),
+            ("1e99999999999999999999", None),
+        ] {
+            assert_eq!(exact_u64(text), want, "{text}");
+        }
     }
 }

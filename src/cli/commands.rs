@@ -52,12 +52,7 @@ impl From<Error> for Failure {
 /// An offending value as a user reads it: plain decimals in [1e-4, 1e15), else scientific
 /// notation (`1e-300`, not three hundred zeros).
 pub(crate) fn shown(v: f64) -> String {
-    let a = libm::fabs(v);
-    if v == 0.0 || !v.is_finite() || (1e-4..1e15).contains(&a) {
-        format!("{v}")
-    } else {
-        format!("{v:e}")
-    }
+    crate::error::Shown(v).to_string()
 }
 
 /// The CLI flag for a library parameter name (`noise_multiplier` → `--noise-multiplier`).
@@ -412,15 +407,15 @@ pub(crate) fn bound(args: &[String]) -> Out {
         None => String::from("given with --kappa"),
     };
     let rows: [(&str, String, String); 5] = [
-        ("noise multiplier σ", format!("{sigma}"), String::new()),
+        ("noise multiplier σ", shown(sigma), String::new()),
         (
             "sampling rate q (Poisson)",
             sig(q, 6, Side::Nearest),
             rate_note,
         ),
         ("steps T", steps.to_string(), String::new()),
-        ("δ", format!("{delta:e}"), String::new()),
-        ("baseline κ", format!("{kappa}"), prior_note),
+        ("δ", shown(delta), String::new()),
+        ("baseline κ", shown(kappa), prior_note),
     ];
     for (label, value, note) in &rows {
         row(&mut t, label, value, note);
@@ -566,8 +561,11 @@ pub(crate) fn rdp(args: &[String]) -> Out {
             .put("rdp", arr(&curve));
         return Ok(o.render() + "\n");
     }
-    let mut t =
-        format!("Rényi DP of {steps} step(s), σ = {sigma}, q = {q} (upper bounds, rounded up)\n");
+    let mut t = format!(
+        "Rényi DP of {steps} step(s), σ = {}, q = {} (upper bounds, rounded up)\n",
+        shown(sigma),
+        shown(q)
+    );
     t.push_str("  order α      RDP\n");
     for (a, r) in orders.iter().zip(&curve) {
         t.push_str(&format!(
@@ -641,7 +639,10 @@ pub(crate) fn epsilon(args: &[String]) -> Out {
         .num("delta", delta)
         .str("accountant", accountant);
     let mut t = format!(
-        "ε(δ = {delta}) of {steps} DP-SGD steps, σ = {sigma}, q = {q} (upper bounds, rounded up)\n"
+        "ε(δ = {}) of {steps} DP-SGD steps, σ = {}, q = {} (upper bounds, rounded up)\n",
+        shown(delta),
+        shown(sigma),
+        shown(q)
     );
     if use_rdp {
         let orders = rdp::DEFAULT_ORDERS;
@@ -893,7 +894,9 @@ pub(crate) fn fano(args: &[String]) -> Out {
         return Ok(o.render() + "\n");
     }
     Ok(format!(
-        "Fano bound (Guo et al. 2022b), M = {m}, σ = {sigma}, Δ² = {d2}: success ≤ {}, advantage ≤ {}\n  ({note}; I = {})\n",
+        "Fano bound (Guo et al. 2022b), M = {m}, σ = {}, Δ² = {}: success ≤ {}, advantage ≤ {}\n  ({note}; I = {})\n",
+        shown(sigma),
+        shown(d2),
         sig(b.success_bound, 6, Side::Up),
         sig(b.advantage, 6, Side::Up),
         sig(b.mutual_information, 6, Side::Nearest)
@@ -956,9 +959,11 @@ pub(crate) fn calibrate(args: &[String]) -> Out {
             .num("noise_multiplier", sigma)
             .num("epsilon_rdp", achieved.epsilon);
         format!(
-            "noise multiplier σ = {}   gives ε(δ = {delta}) = {} ≤ {target} by RDP\n",
+            "noise multiplier σ = {}   gives ε(δ = {}) = {} ≤ {} by RDP\n",
             sig(sigma, 7, Side::Up),
-            sig(achieved.epsilon, 7, Side::Up)
+            shown(delta),
+            sig(achieved.epsilon, 7, Side::Up),
+            shown(target)
         )
     } else if let Some(target) = f.f64("target-gamma")? {
         if f.has("delta") {
@@ -974,9 +979,11 @@ pub(crate) fn calibrate(args: &[String]) -> Out {
             .num("noise_multiplier", sigma)
             .num("gamma", achieved.gamma);
         format!(
-            "noise multiplier σ = {}   gives ReRo γ = {} ≤ {target} (κ = {kappa})\n",
+            "noise multiplier σ = {}   gives ReRo γ = {} ≤ {} (κ = {})\n",
             sig(sigma, 7, Side::Up),
-            sig(achieved.gamma, 7, Side::Up)
+            sig(achieved.gamma, 7, Side::Up),
+            shown(target),
+            shown(kappa)
         )
     } else {
         return Err(UsageError(String::from(
