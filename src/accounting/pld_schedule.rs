@@ -72,13 +72,7 @@ fn convolve_all(plds: Vec<Pld>, max_points: usize) -> Result<Pld> {
 pub fn epsilon(schedule: &Schedule, delta: f64, config: &PldConfig) -> Result<Estimate> {
     let delta = check_open_unit("delta", delta)?;
     if let Some(p) = schedule.as_single() {
-        return pld::epsilon(
-            p.sampling_rate,
-            p.noise_multiplier,
-            p.steps,
-            delta,
-            config,
-        );
+        return pld::epsilon(p.sampling_rate, p.noise_multiplier, p.steps, delta, config);
     }
     let (_, _, forced) = config.validate()?;
     let tilt = forced.unwrap_or_else(|| auto_tilt(schedule, delta));
@@ -168,10 +162,7 @@ fn both_directions(
             })
         }
     };
-    Ok((
-        alloc::vec![u0.clone(), u0],
-        alloc::vec![l0.clone(), l0],
-    ))
+    Ok((alloc::vec![u0.clone(), u0], alloc::vec![l0.clone(), l0]))
 }
 
 /// (pessimistic, optimistic) PLDs of the whole schedule in one direction, untilted unless
@@ -232,8 +223,14 @@ mod tests {
         let s = Schedule::new(&[p(0.01, 1.1, 1000)]).unwrap();
         let tilt = auto_tilt(&s, 1e-5);
         let two = epsilon_of(&[p(0.01, 1.1, 600), p(0.01, 1.1, 400)], 1e-5, &c, tilt).unwrap();
-        assert!(two.lower <= one.value && one.lower <= two.value, "{two:?} {one:?}");
-        assert!(two.value - two.lower < 2e-3 && one.value - one.lower < 2e-3, "{two:?} {one:?}");
+        assert!(
+            two.lower <= one.value && one.lower <= two.value,
+            "{two:?} {one:?}"
+        );
+        assert!(
+            two.value - two.lower < 2e-3 && one.value - one.lower < 2e-3,
+            "{two:?} {one:?}"
+        );
     }
 
     /// Exact ε(δ) of the Gaussian mechanism with μ = Δ/s (bisection on the analytic δ(ε)).
@@ -261,7 +258,10 @@ mod tests {
         let s = Schedule::new(&[p(1.0, 2.0, 4), p(1.0, 5.0, 10), p(1.0, 1.0, 3)]).unwrap();
         let e = epsilon(&s, 1e-5, &PldConfig::default()).unwrap();
         let exact = gaussian_epsilon(libm::sqrt(4.4), 1e-5);
-        assert!(e.lower <= exact + 1e-12 && exact <= e.value + 1e-12, "{e:?} {exact}");
+        assert!(
+            e.lower <= exact + 1e-12 && exact <= e.value + 1e-12,
+            "{e:?} {exact}"
+        );
         assert!(e.value - e.lower < 1e-3, "{e:?}");
     }
 

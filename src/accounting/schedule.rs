@@ -54,8 +54,7 @@ impl Phase {
     /// What is malformed, in words.
     pub fn parse(text: &str) -> core::result::Result<Phase, &'static str> {
         let mut it = text.split(',').map(str::trim);
-        let (Some(q), Some(s), Some(t), None) = (it.next(), it.next(), it.next(), it.next())
-        else {
+        let (Some(q), Some(s), Some(t), None) = (it.next(), it.next(), it.next(), it.next()) else {
             return Err("expected 3 comma-separated fields sampling_rate,noise_multiplier,steps");
         };
         let sampling_rate = q
@@ -490,7 +489,13 @@ impl Schedule {
                 .is_ok_and(|b| b.epsilon <= target),
             Err(_) => false,
         };
-        bisect_scale(safe, 1e-6, 1e8, "target_epsilon cannot be reached with a noise scale <= 1e8", target)
+        bisect_scale(
+            safe,
+            1e-6,
+            1e8,
+            "target_epsilon cannot be reached with a noise scale <= 1e8",
+            target,
+        )
     }
 }
 
@@ -583,7 +588,11 @@ mod tests {
             ("# c\n\n0.1,x,5\n", 3, "noise_multiplier is not a number"),
             ("0.1,1,5\n0.1,1,2.5\n", 2, "steps is not"),
             ("0.1,1,5\n0.1,1,-3\n", 2, "steps is not"),
-            ("0.1,1,5\nsampling_rate,noise_multiplier,steps\n", 2, "sampling_rate is not"),
+            (
+                "0.1,1,5\nsampling_rate,noise_multiplier,steps\n",
+                2,
+                "sampling_rate is not",
+            ),
             ("0.1,1,5,7\n", 1, "expected 3"),
         ];
         for (text, line, what) in cases {
@@ -609,8 +618,13 @@ mod tests {
 
     #[test]
     fn merging_sums_steps_of_adjacent_equal_phases_only() {
-        let s = Schedule::new(&[p(0.1, 1.0, 5), p(0.1, 1.0, 7), p(0.2, 1.0, 1), p(0.1, 1.0, 2)])
-            .unwrap();
+        let s = Schedule::new(&[
+            p(0.1, 1.0, 5),
+            p(0.1, 1.0, 7),
+            p(0.2, 1.0, 1),
+            p(0.1, 1.0, 2),
+        ])
+        .unwrap();
         assert_eq!(
             s.merged(),
             vec![p(0.1, 1.0, 12), p(0.2, 1.0, 1), p(0.1, 1.0, 2)]
@@ -646,7 +660,11 @@ mod tests {
         let g = rdp::rdp_curve(1.0, 8.0, 3, &orders).unwrap();
         for i in 0..orders.len() {
             let sum = a[i] + b[i] + g[i];
-            assert!(c[i] >= sum && c[i] <= sum * (1.0 + 5e-16), "{i}: {} {sum}", c[i]);
+            assert!(
+                c[i] >= sum && c[i] <= sum * (1.0 + 5e-16),
+                "{i}: {} {sum}",
+                c[i]
+            );
         }
     }
 
@@ -669,9 +687,10 @@ mod tests {
     #[test]
     fn calibrated_scale_is_safe_and_tight() {
         // Safe: ε(c) ≤ target; tight: ε(c·(1 − 2e-6)) > target (bisection to 1e-6).
-        let s = Schedule::new(&[p(0.01, 2.0, 100), p(0.01, 1.0, 1000), p(0.02, 0.8, 500)])
+        let s = Schedule::new(&[p(0.01, 2.0, 100), p(0.01, 1.0, 1000), p(0.02, 0.8, 500)]).unwrap();
+        let c = s
+            .calibrate_noise_scale(3.0, 1e-5, Conversion::Improved)
             .unwrap();
-        let c = s.calibrate_noise_scale(3.0, 1e-5, Conversion::Improved).unwrap();
         let eps = |c: f64| {
             s.scaled(c)
                 .unwrap()
@@ -683,9 +702,11 @@ mod tests {
         assert!(eps(c * (1.0 - 2e-6)) > 3.0);
         // one phase: the same σ as the single-phase calibration (to the bisection's 1e-6)
         let one = Schedule::new(&[p(0.01, 1.0, 1000)]).unwrap();
-        let c1 = one.calibrate_noise_scale(2.0, 1e-5, Conversion::Improved).unwrap();
-        let s1 = rdp::calibrate_noise_multiplier(2.0, 1e-5, 0.01, 1000, Conversion::Improved)
+        let c1 = one
+            .calibrate_noise_scale(2.0, 1e-5, Conversion::Improved)
             .unwrap();
+        let s1 =
+            rdp::calibrate_noise_multiplier(2.0, 1e-5, 0.01, 1000, Conversion::Improved).unwrap();
         assert!((c1 / s1 - 1.0).abs() <= 2e-6, "{c1} {s1}");
         assert!(s.scaled(0.0).is_err());
     }

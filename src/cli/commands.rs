@@ -313,7 +313,9 @@ fn fano_sigma(schedule: &Schedule) -> f64 {
             let s: f64 = schedule
                 .merged()
                 .iter()
-                .map(|p| p.sampling_rate * p.steps as f64 / (p.noise_multiplier * p.noise_multiplier))
+                .map(|p| {
+                    p.sampling_rate * p.steps as f64 / (p.noise_multiplier * p.noise_multiplier)
+                })
                 .sum();
             1.0 / libm::sqrt(s)
         }
@@ -412,8 +414,7 @@ pub(crate) fn bound(args: &[String]) -> Out {
         let mut o = Object::new();
         o.str("command", "bound");
         put_config(&mut o, &schedule, is_schedule);
-        o.num("delta", delta)
-            .num("kappa", kappa);
+        o.num("delta", delta).num("kappa", kappa);
         if let Some(m) = prior_size {
             o.int("prior_size", m);
         }
@@ -466,7 +467,11 @@ pub(crate) fn bound(args: &[String]) -> Out {
     };
     let rows: Vec<(&str, String, String)> = match (is_schedule, schedule.phases()) {
         (false, [p]) => std::vec![
-            ("noise multiplier σ", format!("{}", p.noise_multiplier), String::new()),
+            (
+                "noise multiplier σ",
+                format!("{}", p.noise_multiplier),
+                String::new()
+            ),
             (
                 "sampling rate q (Poisson)",
                 sig(p.sampling_rate, 6, Side::Nearest),
@@ -479,12 +484,13 @@ pub(crate) fn bound(args: &[String]) -> Out {
             Vec::new()
         }
     };
-    for (label, value, note) in rows.iter().chain([
-        ("δ", format!("{delta:e}"), String::new()),
-        ("baseline κ", format!("{kappa}"), prior_note),
-    ]
-    .iter())
-    {
+    for (label, value, note) in rows.iter().chain(
+        [
+            ("δ", format!("{delta:e}"), String::new()),
+            ("baseline κ", format!("{kappa}"), prior_note),
+        ]
+        .iter(),
+    ) {
         row(&mut t, label, value, note);
     }
 
@@ -873,7 +879,11 @@ pub(crate) fn rero(args: &[String]) -> Out {
         "monte-carlo" => {
             let (q, sigma, steps) = match schedule.phases() {
                 [p] => (p.sampling_rate, p.noise_multiplier, p.steps),
-                _ => return Err(Failure::Compute(String::from("internal: one phase expected"))),
+                _ => {
+                    return Err(Failure::Compute(String::from(
+                        "internal: one phase expected",
+                    )))
+                }
             };
             let samples = f.u64("samples")?.unwrap_or(1_000_000);
             let seed = f.u64("seed")?.unwrap_or(0);

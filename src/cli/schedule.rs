@@ -71,13 +71,14 @@ pub(crate) fn from_flags(f: &Flags, single: &[&str]) -> Result<Option<Schedule>,
                 })?;
                 list.push(p);
             }
-            Schedule::new(&list).map_err(|e| match e {
-                ScheduleError::Phase { index, error, .. } => {
-                    UsageError(format!("flag '--phase' #{index}: {error}"))
-                }
-                other => UsageError(format!("flag '--phase': {other}")),
-            })
-            .map(Some)
+            Schedule::new(&list)
+                .map_err(|e| match e {
+                    ScheduleError::Phase { index, error, .. } => {
+                        UsageError(format!("flag '--phase' #{index}: {error}"))
+                    }
+                    other => UsageError(format!("flag '--phase': {other}")),
+                })
+                .map(Some)
         }
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(|e| {

@@ -4,6 +4,7 @@
 mod common;
 
 mod fil_logreg;
+mod schedule;
 mod train_fil;
 
 use common::{json_num, run_cli as run};

@@ -52,13 +52,7 @@ fn full_batch_shift(schedule: &Schedule) -> (f64, f64) {
 pub fn gamma_numerical(kappa: f64, schedule: &Schedule, config: &PldConfig) -> Result<GammaBound> {
     let kappa = check_unit_rate("kappa", kappa)?;
     if let Some(p) = schedule.as_single() {
-        return dpsgd::gamma_numerical(
-            kappa,
-            p.sampling_rate,
-            p.noise_multiplier,
-            p.steps,
-            config,
-        );
+        return dpsgd::gamma_numerical(kappa, p.sampling_rate, p.noise_multiplier, p.steps, config);
     }
     if kappa == 1.0 {
         return Ok(GammaBound {
@@ -179,10 +173,16 @@ mod tests {
         for kappa in [0.01, 0.1, 0.5] {
             let exact = normal::cdf(normal::quantile(kappa).unwrap() + libm::sqrt(4.4));
             let num = gamma_numerical(kappa, &s, &PldConfig::default()).unwrap();
-            assert!(num.lower <= exact && exact <= num.gamma, "κ={kappa}: {num:?} {exact}");
+            assert!(
+                num.lower <= exact && exact <= num.gamma,
+                "κ={kappa}: {num:?} {exact}"
+            );
             assert!(num.gamma - num.lower < 1e-5, "κ={kappa}: {num:?}");
             let closed = gamma(kappa, &s).unwrap();
-            assert!(closed.lower <= exact && exact <= closed.gamma, "κ={kappa}: {closed:?}");
+            assert!(
+                closed.lower <= exact && exact <= closed.gamma,
+                "κ={kappa}: {closed:?}"
+            );
             assert!(closed.gamma - closed.lower < 1e-13, "κ={kappa}: {closed:?}");
         }
     }
@@ -204,7 +204,10 @@ mod tests {
         let g = gamma(0.1, &s).unwrap();
         let a = dpsgd::gamma(0.1, 0.02, 1.0, 100).unwrap();
         let worst = dpsgd::gamma(0.1, 0.02, 1.0, 200).unwrap();
-        assert!(g.lower > a.gamma && g.gamma < worst.lower, "{g:?} {a:?} {worst:?}");
+        assert!(
+            g.lower > a.gamma && g.gamma < worst.lower,
+            "{g:?} {a:?} {worst:?}"
+        );
     }
 
     #[test]
