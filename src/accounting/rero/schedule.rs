@@ -40,7 +40,7 @@ fn full_batch_shift(schedule: &Schedule) -> (f64, f64) {
 /// Koskela, Jälkö, Honkela 2020 (heterogeneous PLD composition).
 ///
 /// # Errors
-/// `kappa` ∉ (0, 1], bad config; [`Error::Numerical`] if the PLD grid would be too large.
+/// `kappa` ∉ (0, 1], bad config; [`crate::Error::Numerical`] if the PLD grid would be too large.
 ///
 /// # Examples
 /// ```
@@ -117,7 +117,7 @@ pub fn gamma(kappa: f64, schedule: &Schedule) -> Result<GammaBound> {
 /// Hayes, Mahloujifar, Balle 2023, Thm 2 / Cor. 3.
 ///
 /// # Errors
-/// `target_gamma` ∉ (κ, 1), `kappa` ∉ (0, 1); [`Error::Numerical`] if no factor ≤ 2²⁰
+/// `target_gamma` ∉ (κ, 1), `kappa` ∉ (0, 1); [`crate::Error::Numerical`] if no factor ≤ 2²⁰
 /// reaches the target.
 ///
 /// # Examples
