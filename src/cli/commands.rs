@@ -452,7 +452,11 @@ pub(crate) fn bound(args: &[String]) -> Out {
     }
 
     let mut t = String::new();
-    t.push_str("reconbound bound: reconstruction guarantees of one DP-SGD configuration\n\n");
+    t.push_str(if is_schedule {
+        "reconbound bound: reconstruction guarantees of a DP-SGD schedule\n\n"
+    } else {
+        "reconbound bound: reconstruction guarantees of one DP-SGD configuration\n\n"
+    });
     t.push_str("configuration\n");
     let rate_note = if f.has("sampling-rate") || is_schedule {
         String::new()
@@ -749,7 +753,7 @@ pub(crate) fn epsilon(args: &[String]) -> Out {
             p.steps, p.noise_multiplier, p.sampling_rate
         ),
         _ => format!(
-            "ε(δ = {delta}) of a DP-SGD {}(upper bounds, rounded up)\n",
+            "ε(δ = {delta}) (upper bounds, rounded up) of a DP-SGD {}",
             sched::phases_text(&schedule, false)
         ),
     };
