@@ -3,6 +3,7 @@
 //! - [`rdp`]: Rényi DP of the (subsampled) Gaussian mechanism, composition, conversion to (ε, δ), calibration.
 //! - [`gaussian`]: classical and analytic (ε, δ) of the Gaussian mechanism; μ-GDP of full-batch runs.
 //! - [`pld`]: privacy-loss distributions of the Poisson-subsampled Gaussian, composed by FFT, certified.
+//! - [`schedule`], [`pld_schedule`]: schedules of DP-SGD phases (q, σ, T), composed by RDP and by PLD.
 //! - [`rero`]: reconstruction robustness (Balle et al. 2022 Thm 2 / Cor. 3; Hayes et al. 2023).
 //! - [`prior`]: the baseline success probability κ of a prior.
 //! - [`fano`]: the Fano bound of Guo et al. 2022b as compared in Hayes et al. App. H.
@@ -16,6 +17,10 @@ pub mod gaussian;
 pub mod mse;
 #[cfg(feature = "alloc")]
 pub mod pld;
+#[cfg(feature = "alloc")]
+pub mod pld_schedule;
 pub mod prior;
 pub mod rdp;
 pub mod rero;
+#[cfg(feature = "alloc")]
+pub mod schedule;

@@ -138,7 +138,7 @@ impl Default for PldConfig {
 }
 
 impl PldConfig {
-    fn validate(&self) -> Result<(f64, f64, Option<f64>)> {
+    pub(crate) fn validate(&self) -> Result<(f64, f64, Option<f64>)> {
         let d = check_positive(
             "value_discretization_interval",
             self.value_discretization_interval,
@@ -1771,6 +1771,42 @@ impl Pld {
     }
 }
 
+// ---- Heterogeneous composition (schedules, crate::accounting::pld_schedule) ----
+
+impl Pld {
+    /// The PLD of the composition of two composed PLDs of the same tilt, bound and tail
+    /// mass (e.g. two phases of a schedule): the finer grid is coarsened to the coarser
+    /// (valid moves), the fine masses convolved, the product formed as one step of
+    /// [`compose_many`] (roundoff propagation, +∞ atom, tail truncation, coarsening to
+    /// `max_points`).
+    ///
+    /// # Errors
+    /// [`Error::Inconsistent`] if the tilts, bounds or tail masses differ;
+    /// [`Error::Numerical`] if the grid would exceed [`MAX_GRID_POINTS`].
+    pub(crate) fn convolve(a: &Pld, b: &Pld, max_points: usize) -> Result<Pld> {
+        if a.tilt.to_bits() != b.tilt.to_bits()
+            || a.bound != b.bound
+            || a.tail_mass.to_bits() != b.tail_mass.to_bits()
+        {
+            return Err(Error::Inconsistent {
+                what: "PLDs to convolve differ in tilt, bound or tail mass",
+                value: b.tilt,
+            });
+        }
+        let (mut a, mut b) = (a.clone(), b.clone());
+        a.fold_tail();
+        b.fold_tail();
+        Pld::align(&mut a, &mut b);
+        let mut ws = Workspace::default();
+        let ((m, e), _) = ws.products(&a.masses, &b.masses, fft::Products::Ab)?;
+        let mut out = Pld::product(&a, &b, m, e, max_points.clamp(64, MAX_GRID_POINTS), None);
+        out.fold_tail();
+        Ok(out)
+    }
+}
+
+// ---- end of heterogeneous composition ----
+
 fn check_len(len: usize) -> Result<()> {
     if len > MAX_GRID_POINTS {
         return numerical("composed PLD grid would exceed MAX_GRID_POINTS", len as f64);
@@ -1780,7 +1816,7 @@ fn check_len(len: usize) -> Result<()> {
 
 /// Reusable FFT plans and work buffers of one composition.
 #[derive(Default)]
-struct Workspace {
+pub(crate) struct Workspace {
     split: Option<fft::SplitFft>,
     half: Option<fft::Fft>,
     work: (Vec<f64>, Vec<f64>),
@@ -1840,7 +1876,7 @@ fn level_cap(max_points: usize, level: u32, top: u32) -> usize {
 
 /// `steps`-fold composition of one or two PLDs (composed in lockstep so that their
 /// transforms can be packed pairwise), by exponentiation by squaring.
-fn compose_many(
+pub(crate) fn compose_many(
     bases: Vec<Pld>,
     steps: u64,
     max_points: usize,
@@ -1979,7 +2015,7 @@ fn compose_many(
 }
 
 /// `steps`-fold composition of one PLD.
-fn compose_one(
+pub(crate) fn compose_one(
     base: Pld,
     steps: u64,
     max_points: usize,
@@ -2012,7 +2048,7 @@ pub(crate) fn composed_pair(
 /// The fine/coarse split of the upper tail is used only with an automatic tilt λ > 0: it
 /// relies on the tilted mass locating the δ-relevant region (a forced or zero tilt keeps
 /// the whole PLD on the fine grid).
-fn use_split(forced: Option<f64>, tilt: f64) -> bool {
+pub(crate) fn use_split(forced: Option<f64>, tilt: f64) -> bool {
     forced.is_none() && tilt > 0.0
 }
 
@@ -2026,7 +2062,7 @@ fn directions(q: f64) -> &'static [Direction] {
 
 /// Largest automatic tilt (beyond it the tilted masses span too many orders of magnitude
 /// to gain anything).
-const MAX_AUTO_TILT: f64 = 64.0;
+pub(crate) const MAX_AUTO_TILT: f64 = 64.0;
 
 /// Automatic tilt for ε(δ): λ = α* − 1 with α* the optimal Rényi order of
 /// [`crate::accounting::rdp::epsilon`] (improved conversion) for the same (q, σ, T, δ): by
@@ -2068,7 +2104,7 @@ fn auto_tilt_for_epsilon(q: f64, sigma: f64, steps: u64, eps: f64) -> f64 {
 }
 
 /// One-step pessimistic and optimistic PLDs of both directions at a common tilt.
-fn one_steps(
+pub(crate) fn one_steps(
     q: f64,
     sigma: f64,
     config: &PldConfig,

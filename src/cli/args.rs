@@ -32,6 +32,9 @@ pub struct Spec {
     pub name: &'static str,
     /// `true` if the flag takes a value; `false` for a switch such as `--json`.
     pub takes_value: bool,
+    /// `true` if the flag may be given several times (values kept in order, see
+    /// [`Flags::all`]); only with `takes_value`.
+    pub repeatable: bool,
 }
 
 /// A flag that takes a value (`--name VALUE` or `--name=VALUE`).
@@ -39,6 +42,16 @@ pub const fn value(name: &'static str) -> Spec {
     Spec {
         name,
         takes_value: true,
+        repeatable: false,
+    }
+}
+
+/// A flag that takes a value and may be repeated (`--phase A --phase B`).
+pub const fn repeated(name: &'static str) -> Spec {
+    Spec {
+        name,
+        takes_value: true,
+        repeatable: true,
     }
 }
 
@@ -47,6 +60,7 @@ pub const fn switch(name: &'static str) -> Spec {
     Spec {
         name,
         takes_value: false,
+        repeatable: false,
     }
 }
 
@@ -77,7 +91,7 @@ pub fn parse(args: &[String], specs: &[Spec]) -> Result<Flags, UsageError> {
         let Some(spec) = specs.iter().find(|s| s.name == name) else {
             return Err(UsageError(format!("unknown flag '--{}'", printable(name))));
         };
-        if flags.has(name) {
+        if flags.has(name) && !spec.repeatable {
             return Err(UsageError(format!("flag '--{name}' given more than once")));
         }
         if spec.takes_value {
@@ -151,6 +165,15 @@ impl Flags {
     /// Was `name` given (as a value flag or a switch)?
     pub fn has(&self, name: &str) -> bool {
         self.values.iter().any(|(n, _)| n == name) || self.switches.iter().any(|n| n == name)
+    }
+
+    /// Every value of a repeatable flag `name`, in the order given (empty if absent).
+    pub fn all(&self, name: &str) -> Vec<&str> {
+        self.values
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .collect()
     }
 
     /// The raw value of `name`, if given.
@@ -255,14 +278,17 @@ mod tests {
         Spec {
             name: "steps",
             takes_value: true,
+            repeatable: false,
         },
         Spec {
             name: "orders",
             takes_value: true,
+            repeatable: false,
         },
         Spec {
             name: "json",
             takes_value: false,
+            repeatable: false,
         },
     ];
 
@@ -328,5 +354,20 @@ mod tests {
         ] {
             assert_eq!(exact_u64(text), want, "{text}");
         }
+    }
+
+    #[test]
+    fn repeatable_flags_keep_every_value_in_order() {
+        let specs = [repeated("phase"), value("steps")];
+        let f = parse(
+            &strings(&["--phase", "a", "--steps", "3", "--phase=b", "--phase", "c"]),
+            &specs,
+        )
+        .unwrap();
+        assert_eq!(f.all("phase"), vec!["a", "b", "c"]);
+        assert_eq!(f.all("steps"), vec!["3"]);
+        assert!(f.all("other").is_empty());
+        let e = parse(&strings(&["--steps", "1", "--steps", "2"]), &specs).unwrap_err();
+        assert!(e.0.contains("more than once"), "{e}");
     }
 }

@@ -3,7 +3,9 @@
 use super::args::{parse, switch, value as v, Flags, Spec, UsageError};
 use super::format::{sig, Side};
 use super::json::{Object, Value};
-use crate::accounting::{fano, mse, pld, prior, rdp, rero};
+use super::schedule::{self as sched, PHASE, SCHEDULE};
+use crate::accounting::schedule::Schedule;
+use crate::accounting::{fano, mse, pld, pld_schedule, prior, rdp, rero};
 use crate::Error;
 use std::format;
 use std::string::{String, ToString};
@@ -100,6 +102,8 @@ const BOUND_HELP: &str = "\
 usage: reconbound bound [--noise-multiplier S] [--sampling-rate Q | --batch-size B --dataset-size N]
                         [--steps T | --epochs E] [--delta D] [--prior-size M | --kappa K]
                         [--diameter X] [--json]
+       reconbound bound (--phase Q,S,T [--phase ...] | --schedule FILE.csv) [--delta D]
+                        [--prior-size M | --kappa K] [--diameter X] [--json]
 
 Every guarantee the papers give for one DP-SGD configuration (Poisson sampling at rate q,
 noise multiplier σ, T steps): κ; ε(δ) by RDP (improved and Mironov conversions) and by PLD;
@@ -119,7 +123,19 @@ diameter, mse_lower_bound. When the PLD cannot certify a configuration (e.g. δ 
 epsilon_pld / gamma value is null and epsilon_pld_note / gamma_note says why.
 The MSE bound uses (2, ε)-RDP under substitution (Guo et al. Thm 1 compares D ∪ {z} with
 D ∪ {z′}): ε ≤ 1.5·r₄ + r₃ from the add/remove RDP (Mironov 2017 Prop. 11).
+For a schedule the RDP curves (orders 3, 4 of the MSE bound too) add over the phases, the
+Fano KL bound is Σ_i q_i·T_i·Δ²/(2σ_i²), γ and ε by PLD compose the phases.
 ";
+
+/// The one-phase flags of `bound` (a schedule excludes them).
+const BOUND_SINGLE: [&str; 6] = [
+    "noise-multiplier",
+    "sampling-rate",
+    "batch-size",
+    "dataset-size",
+    "steps",
+    "epochs",
+];
 
 /// The sampling rate and step count from `--sampling-rate | --batch-size/--dataset-size`
 /// and `--steps | --epochs`, with the defaults of `bound` when `defaults` is set.
@@ -283,6 +299,38 @@ pub(crate) fn rdp_mse_lower_bound(
     })
 }
 
+/// σ_eff of the Fano line: KL ≤ Σ_i q_i·T_i·Δ²/(2σ_i²) = Δ²/(2σ_eff²) (joint convexity of
+/// KL over each Poisson mixture, additivity over steps); one phase: σ/√(qT).
+fn fano_sigma(schedule: &Schedule) -> f64 {
+    match schedule.as_single() {
+        Some(p) => p.noise_multiplier / libm::sqrt(p.sampling_rate * p.steps as f64),
+        None => {
+            let s: f64 = schedule
+                .merged()
+                .iter()
+                .map(|p| {
+                    p.sampling_rate * p.steps as f64 / (p.noise_multiplier * p.noise_multiplier)
+                })
+                .sum();
+            1.0 / libm::sqrt(s)
+        }
+    }
+}
+
+/// [`RdpMse`] of a schedule: the phases' RDP at orders 2, 3, 4 add.
+fn rdp_mse_lower_bound_schedule(schedule: &Schedule, diameter: f64) -> Result<RdpMse, Failure> {
+    let (mut r, orders) = ([0.0; 3], [2.0, 3.0, 4.0]);
+    schedule.rdp_curve_into(&orders, &mut r)?;
+    let [rdp2, rdp3, rdp4] = r;
+    let rdp2_sub = mse::substitution_rdp_order2(rdp3, rdp4)?;
+    let mse = mse::mse_lower_bound_uniform(rdp2_sub, diameter, 1)?;
+    Ok(RdpMse {
+        rdp2,
+        rdp2_sub,
+        mse,
+    })
+}
+
 pub(crate) fn bound(args: &[String]) -> Out {
     let f = parse(
         args,
@@ -297,17 +345,25 @@ pub(crate) fn bound(args: &[String]) -> Out {
             v("prior-size"),
             v("kappa"),
             v("diameter"),
+            PHASE,
+            SCHEDULE,
             JSON,
         ],
     )?;
     if f.help {
-        return Ok(String::from(BOUND_HELP));
+        return Ok(String::from(BOUND_HELP) + "\n" + sched::HELP);
     }
-    let sigma = f
-        .f64("noise-multiplier")?
-        .unwrap_or(defaults::NOISE_MULTIPLIER);
-    crate::error::check_positive("noise_multiplier", sigma)?;
-    let (q, steps) = rate_and_steps(&f, true)?;
+    let (schedule, is_schedule) = match sched::from_flags(&f, &BOUND_SINGLE)? {
+        Some(s) => (s, true),
+        None => {
+            let sigma = f
+                .f64("noise-multiplier")?
+                .unwrap_or(defaults::NOISE_MULTIPLIER);
+            crate::error::check_positive("noise_multiplier", sigma)?;
+            let (q, steps) = rate_and_steps(&f, true)?;
+            (one_phase(q, sigma, steps)?, false)
+        }
+    };
     let delta = f.f64("delta")?.unwrap_or(defaults::DELTA);
     crate::error::check_open_unit("delta", delta)?;
     let (kappa, prior_size) = kappa(&f, Some(defaults::PRIOR_SIZE))?;
@@ -315,25 +371,23 @@ pub(crate) fn bound(args: &[String]) -> Out {
     crate::error::check_positive("diameter", diameter)?;
 
     let orders: Vec<f64> = rdp::DEFAULT_ORDERS.to_vec();
-    let curve = rdp_curve(q, sigma, steps, &orders)?;
+    let curve = schedule.rdp_curve(&orders)?;
     let eps = rdp::epsilon_from_rdp(&orders, &curve, delta, rdp::Conversion::Improved)?;
     let eps_m = rdp::epsilon_from_rdp(&orders, &curve, delta, rdp::Conversion::Mironov)?;
-    let eps_pld = optional(pld::epsilon(
-        q,
-        sigma,
-        steps,
+    let eps_pld = optional(pld_schedule::epsilon(
+        &schedule,
         delta,
         &pld::PldConfig::default(),
     ))?;
     let balle = rero::balle::gamma_from_rdp(kappa, &orders, &curve)?;
-    let hayes = optional(rero::dpsgd::gamma(kappa, q, sigma, steps))?;
+    let hayes = optional(rero::schedule::gamma(kappa, &schedule))?;
     // Fano: KL between two candidates' output laws ≤ q·T·Δ²/(2σ²) (joint convexity of KL
     // over the Poisson mixture, additivity over steps) = that of one Gaussian step with
     // noise σ/√(qT); the closed form is monotone in the KL, so this is a valid input.
     // Δ² = 4: two clipped gradients (norm ≤ 1 in units of C) differ by at most 2.
     let fano_bound = match prior_size {
         Some(m) => {
-            let sigma_eff = sigma / libm::sqrt(q * steps as f64);
+            let sigma_eff = fano_sigma(&schedule);
             Some(fano::fano_closed_form(
                 m,
                 sigma_eff,
@@ -346,16 +400,16 @@ pub(crate) fn bound(args: &[String]) -> Out {
         rdp2,
         rdp2_sub,
         mse: mse_lb,
-    } = rdp_mse_lower_bound(q, sigma, steps, diameter)?;
+    } = match schedule.as_single() {
+        Some(p) => rdp_mse_lower_bound(p.sampling_rate, p.noise_multiplier, p.steps, diameter)?,
+        None => rdp_mse_lower_bound_schedule(&schedule, diameter)?,
+    };
 
     if f.has("json") {
         let mut o = Object::new();
-        o.str("command", "bound")
-            .num("noise_multiplier", sigma)
-            .num("sampling_rate", q)
-            .int("steps", steps)
-            .num("delta", delta)
-            .num("kappa", kappa);
+        o.str("command", "bound");
+        put_config(&mut o, &schedule, is_schedule);
+        o.num("delta", delta).num("kappa", kappa);
         if let Some(m) = prior_size {
             o.int("prior_size", m);
         }
@@ -393,9 +447,13 @@ pub(crate) fn bound(args: &[String]) -> Out {
     }
 
     let mut t = String::new();
-    t.push_str("reconbound bound: reconstruction guarantees of one DP-SGD configuration\n\n");
+    t.push_str(if is_schedule {
+        "reconbound bound: reconstruction guarantees of a DP-SGD schedule\n\n"
+    } else {
+        "reconbound bound: reconstruction guarantees of one DP-SGD configuration\n\n"
+    });
     t.push_str("configuration\n");
-    let rate_note = if f.has("sampling-rate") {
+    let rate_note = if f.has("sampling-rate") || is_schedule {
         String::new()
     } else {
         let b = f.u64("batch-size")?.unwrap_or(defaults::BATCH_SIZE);
@@ -406,18 +464,32 @@ pub(crate) fn bound(args: &[String]) -> Out {
         Some(m) => format!("uniform prior over {m} candidates, exact match"),
         None => String::from("given with --kappa"),
     };
-    let rows: [(&str, String, String); 5] = [
-        ("noise multiplier σ", shown(sigma), String::new()),
-        (
-            "sampling rate q (Poisson)",
-            sig(q, 6, Side::Nearest),
-            rate_note,
-        ),
-        ("steps T", steps.to_string(), String::new()),
-        ("δ", shown(delta), String::new()),
-        ("baseline κ", shown(kappa), prior_note),
-    ];
-    for (label, value, note) in &rows {
+    let rows: Vec<(&str, String, String)> = match (is_schedule, schedule.phases()) {
+        (false, [p]) => std::vec![
+            (
+                "noise multiplier σ",
+                shown(p.noise_multiplier),
+                String::new()
+            ),
+            (
+                "sampling rate q (Poisson)",
+                sig(p.sampling_rate, 6, Side::Nearest),
+                rate_note,
+            ),
+            ("steps T", p.steps.to_string(), String::new()),
+        ],
+        _ => {
+            t.push_str(&sched::phases_text(&schedule, false));
+            Vec::new()
+        }
+    };
+    for (label, value, note) in rows.iter().chain(
+        [
+            ("δ", shown(delta), String::new()),
+            ("baseline κ", shown(kappa), prior_note),
+        ]
+        .iter(),
+    ) {
         row(&mut t, label, value, note);
     }
 
@@ -578,8 +650,9 @@ pub(crate) fn rdp(args: &[String]) -> Out {
 }
 
 const EPSILON_HELP: &str = "\
-usage: reconbound epsilon --noise-multiplier S --sampling-rate Q --steps T --delta D
-                          [--accountant rdp|pld|all] [--json]
+usage: reconbound epsilon (--noise-multiplier S --sampling-rate Q --steps T
+                           | --phase Q,S,T [--phase ...] | --schedule FILE.csv)
+                          --delta D [--accountant rdp|pld|all] [--json]
 
 ε(δ) of T steps of DP-SGD with Poisson sampling (add/remove adjacency), rounded up:
 rdp: RDP on the default order grid (1.1–10.9 step 0.1, 11–63, 128, 256, 512, 1024), converted
@@ -593,20 +666,14 @@ epsilon_rdp, best_order, epsilon_rdp_mironov, best_order_mironov; for pld: epsil
 epsilon_pld_lower.
 ";
 
-pub(crate) fn epsilon(args: &[String]) -> Out {
-    let f = parse(
-        args,
-        &[
-            v("noise-multiplier"),
-            v("sampling-rate"),
-            v("steps"),
-            v("delta"),
-            v("accountant"),
-            JSON,
-        ],
-    )?;
-    if f.help {
-        return Ok(String::from(EPSILON_HELP));
+/// The one-phase flags of `epsilon` and `rero` (a schedule excludes them).
+const SINGLE: [&str; 3] = ["sampling-rate", "noise-multiplier", "steps"];
+
+/// The schedule, or the one phase of `--sampling-rate/--noise-multiplier/--steps`
+/// (validated as for the plain command) as a one-phase schedule with `false`.
+fn schedule_or_phase(f: &Flags) -> Result<(Schedule, bool), Failure> {
+    if let Some(s) = sched::from_flags(f, &SINGLE)? {
+        return Ok((s, true));
     }
     let sigma = f.f64_required("noise-multiplier")?;
     crate::error::check_positive("noise_multiplier", sigma)?;
@@ -616,6 +683,49 @@ pub(crate) fn epsilon(args: &[String]) -> Out {
         .u64("steps")?
         .ok_or_else(|| UsageError(String::from("flag '--steps' is required")))?;
     crate::error::check_steps(steps)?;
+    Ok((one_phase(q, sigma, steps)?, false))
+}
+
+/// A one-phase schedule of a validated (q, σ, T) (any T ≥ 1: the 1e7 limit is for schedules).
+fn one_phase(q: f64, sigma: f64, steps: u64) -> Result<Schedule, Failure> {
+    let p = crate::accounting::schedule::Phase {
+        sampling_rate: q,
+        noise_multiplier: sigma,
+        steps,
+    };
+    Ok(Schedule::single(p)?)
+}
+
+/// `noise_multiplier`, `sampling_rate`, `steps` of one phase, or `phases` and `steps`.
+fn put_config(o: &mut Object, s: &Schedule, is_schedule: bool) {
+    match (is_schedule, s.phases()) {
+        (false, [p]) => {
+            o.num("noise_multiplier", p.noise_multiplier)
+                .num("sampling_rate", p.sampling_rate)
+                .int("steps", p.steps);
+        }
+        _ => sched::put_phases(o, s),
+    }
+}
+
+pub(crate) fn epsilon(args: &[String]) -> Out {
+    let f = parse(
+        args,
+        &[
+            v("noise-multiplier"),
+            v("sampling-rate"),
+            v("steps"),
+            v("delta"),
+            v("accountant"),
+            PHASE,
+            SCHEDULE,
+            JSON,
+        ],
+    )?;
+    if f.help {
+        return Ok(String::from(EPSILON_HELP) + "\n" + sched::HELP);
+    }
+    let (schedule, is_schedule) = schedule_or_phase(&f)?;
     let delta = f.f64_required("delta")?;
     crate::error::check_open_unit("delta", delta)?;
     let accountant = f.raw("accountant").unwrap_or("all");
@@ -632,21 +742,26 @@ pub(crate) fn epsilon(args: &[String]) -> Out {
         }
     };
     let mut o = Object::new();
-    o.str("command", "epsilon")
-        .num("noise_multiplier", sigma)
-        .num("sampling_rate", q)
-        .int("steps", steps)
-        .num("delta", delta)
-        .str("accountant", accountant);
-    let mut t = format!(
-        "ε(δ = {}) of {steps} DP-SGD steps, σ = {}, q = {} (upper bounds, rounded up)\n",
-        shown(delta),
-        shown(sigma),
-        shown(q)
-    );
+    o.str("command", "epsilon");
+    put_config(&mut o, &schedule, is_schedule);
+    o.num("delta", delta).str("accountant", accountant);
+    let mut t = match (is_schedule, schedule.phases()) {
+        (false, [p]) => format!(
+            "ε(δ = {}) of {} DP-SGD steps, σ = {}, q = {} (upper bounds, rounded up)\n",
+            shown(delta),
+            p.steps,
+            shown(p.noise_multiplier),
+            shown(p.sampling_rate)
+        ),
+        _ => format!(
+            "ε(δ = {}) (upper bounds, rounded up) of a DP-SGD {}",
+            shown(delta),
+            sched::phases_text(&schedule, false)
+        ),
+    };
     if use_rdp {
         let orders = rdp::DEFAULT_ORDERS;
-        let curve = rdp_curve(q, sigma, steps, &orders)?;
+        let curve = schedule.rdp_curve(&orders)?;
         let e = rdp::epsilon_from_rdp(&orders, &curve, delta, rdp::Conversion::Improved)?;
         let m = rdp::epsilon_from_rdp(&orders, &curve, delta, rdp::Conversion::Mironov)?;
         o.num("epsilon_rdp", e.epsilon)
@@ -662,10 +777,8 @@ pub(crate) fn epsilon(args: &[String]) -> Out {
         ));
     }
     if use_pld {
-        let p = optional(pld::epsilon(
-            q,
-            sigma,
-            steps,
+        let p = optional(pld_schedule::epsilon(
+            &schedule,
             delta,
             &pld::PldConfig::default(),
         ))?;
@@ -694,7 +807,9 @@ pub(crate) fn epsilon(args: &[String]) -> Out {
 const MAX_MONTE_CARLO_DRAWS: f64 = 2e9;
 
 const RERO_HELP: &str = "\
-usage: reconbound rero --noise-multiplier S --sampling-rate Q --steps T (--kappa K | --prior-size M)
+usage: reconbound rero (--noise-multiplier S --sampling-rate Q --steps T
+                        | --phase Q,S,T [--phase ...] | --schedule FILE.csv)
+                       (--kappa K | --prior-size M)
                        [--method exact|monte-carlo] [--samples N] [--seed X] [--json]
 
 Reconstruction robustness of DP-SGD (Hayes, Mahloujifar, Balle 2023, Thm 2): any attack's
@@ -708,6 +823,9 @@ monte-carlo: the estimator of the paper with N samples (default 1000000) from se
 
 JSON keys: command, noise_multiplier, sampling_rate, steps, kappa, method, gamma, and
 gamma_lower (exact) or gamma_upper, samples, seed (monte-carlo).
+A schedule takes --method exact only: the closed form Φ(Φ⁻¹(κ) + √(Σ T_i/σ_i²)) when every
+phase has q = 1, else the certified composition of the phases (direction with-target ‖
+without-target).
 ";
 
 pub(crate) fn rero(args: &[String]) -> Out {
@@ -722,26 +840,32 @@ pub(crate) fn rero(args: &[String]) -> Out {
             v("method"),
             v("samples"),
             v("seed"),
+            PHASE,
+            SCHEDULE,
             JSON,
         ],
     )?;
     if f.help {
-        return Ok(String::from(RERO_HELP));
+        return Ok(String::from(RERO_HELP) + "\n" + sched::HELP);
     }
-    let sigma = f.f64_required("noise-multiplier")?;
-    let q = f.f64_required("sampling-rate")?;
-    let steps = f
-        .u64("steps")?
-        .ok_or_else(|| UsageError(String::from("flag '--steps' is required")))?;
+    let (schedule, is_schedule) = schedule_or_phase(&f)?;
     let (kappa, _) = kappa(&f, None)?;
     let method = f.raw("method").unwrap_or("exact");
+    if is_schedule && method != "exact" {
+        return Err(UsageError(String::from(
+            "flag '--method': a schedule (--phase/--schedule) takes only 'exact'",
+        ))
+        .into());
+    }
     let mut o = Object::new();
-    o.str("command", "rero")
-        .num("noise_multiplier", sigma)
-        .num("sampling_rate", q)
-        .int("steps", steps)
-        .num("kappa", kappa)
-        .str("method", method);
+    o.str("command", "rero");
+    put_config(&mut o, &schedule, is_schedule);
+    o.num("kappa", kappa).str("method", method);
+    let prefix = if is_schedule {
+        sched::phases_text(&schedule, false)
+    } else {
+        String::new()
+    };
     let text = match method {
         "exact" => {
             if f.has("samples") || f.has("seed") {
@@ -750,15 +874,23 @@ pub(crate) fn rero(args: &[String]) -> Out {
                 ))
                 .into());
             }
-            let g = rero::dpsgd::gamma(kappa, q, sigma, steps)?;
+            let g = rero::schedule::gamma(kappa, &schedule)?;
             o.num("gamma", g.gamma).num("gamma_lower", g.lower);
             format!(
-                "ReRo γ (Hayes et al. 2023), exact: {}   (certified upper bound; true γ ≥ {})\n",
+                "{prefix}ReRo γ (Hayes et al. 2023), exact: {}   (certified upper bound; true γ ≥ {})\n",
                 sig(g.gamma, 7, Side::Up),
                 sig(g.lower, 7, Side::Down)
             )
         }
         "monte-carlo" => {
+            let (q, sigma, steps) = match schedule.phases() {
+                [p] => (p.sampling_rate, p.noise_multiplier, p.steps),
+                _ => {
+                    return Err(Failure::Compute(String::from(
+                        "internal: one phase expected",
+                    )))
+                }
+            };
             let samples = f.u64("samples")?.unwrap_or(1_000_000);
             let seed = f.u64("seed")?.unwrap_or(0);
             // Each sample draws 2T Gaussians (~5 ns each): refuse runs of more than a few
@@ -905,7 +1037,8 @@ pub(crate) fn fano(args: &[String]) -> Out {
 
 const CALIBRATE_HELP: &str = "\
 usage: reconbound calibrate (--target-epsilon E --delta D | --target-gamma G (--kappa K | --prior-size M))
-                            --sampling-rate Q --steps T [--json]
+                            (--sampling-rate Q --steps T | --phase Q,S,T [--phase ...] | --schedule FILE.csv)
+                            [--json]
 
 The smallest noise multiplier σ (to relative 1e-6 for a target ε, 1e-4 for a target γ; always
 on the safe side) such that T steps of DP-SGD with Poisson rate Q satisfy ε(δ) ≤ E by RDP accounting (improved conversion, default
@@ -913,7 +1046,81 @@ orders), or have ReRo γ ≤ G by the certified Hayes et al. 2023 bound.
 
 JSON keys: command, sampling_rate, steps, noise_multiplier, and target_epsilon, delta,
 epsilon_rdp — or target_gamma, kappa, gamma.
+With a schedule, every σ_i is multiplied by one factor c, the smallest (same tolerances, safe
+side) meeting the target: JSON has noise_scale (c), phases (with the scaled σ_i, the values
+the bound was verified at) and steps (the total) instead of sampling_rate, steps and
+noise_multiplier; the σ_i given are the shape of the schedule.
 ";
+
+/// `calibrate` with a schedule: one factor c on every σ_i.
+fn calibrate_schedule(f: &Flags, schedule: &Schedule) -> Out {
+    let mut o = Object::new();
+    o.str("command", "calibrate");
+    let (c, text) = if let Some(target) = f.f64("target-epsilon")? {
+        if f.has("kappa") || f.has("prior-size") {
+            return Err(UsageError(String::from(
+                "flags '--kappa'/'--prior-size' go with '--target-gamma'",
+            ))
+            .into());
+        }
+        let delta = f.f64_required("delta")?;
+        let c = schedule.calibrate_noise_scale(target, delta, rdp::Conversion::Improved)?;
+        let scaled = schedule.scaled(c)?;
+        let achieved = scaled.epsilon_rdp(delta, rdp::Conversion::Improved)?;
+        sched::put_phases(&mut o, &scaled);
+        o.num("noise_scale", c)
+            .num("target_epsilon", target)
+            .num("delta", delta)
+            .num("epsilon_rdp", achieved.epsilon);
+        (
+            c,
+            format!(
+                "gives ε(δ = {}) = {} ≤ {} by RDP\n",
+                shown(delta),
+                sig(achieved.epsilon, 7, Side::Up),
+                shown(target)
+            ),
+        )
+    } else if let Some(target) = f.f64("target-gamma")? {
+        if f.has("delta") {
+            return Err(
+                UsageError(String::from("flag '--delta' goes with '--target-epsilon'")).into(),
+            );
+        }
+        let (kappa, _) = kappa(f, None)?;
+        let c = rero::schedule::calibrate_noise_scale(target, kappa, schedule)?;
+        let scaled = schedule.scaled(c)?;
+        let achieved = rero::schedule::gamma(kappa, &scaled)?;
+        sched::put_phases(&mut o, &scaled);
+        o.num("noise_scale", c)
+            .num("target_gamma", target)
+            .num("kappa", kappa)
+            .num("gamma", achieved.gamma);
+        (
+            c,
+            format!(
+                "gives ReRo γ = {} ≤ {} (κ = {})\n",
+                sig(achieved.gamma, 7, Side::Up),
+                shown(target),
+                shown(kappa)
+            ),
+        )
+    } else {
+        return Err(UsageError(String::from(
+            "one of '--target-epsilon' or '--target-gamma' is required",
+        ))
+        .into());
+    };
+    if f.has("json") {
+        return Ok(o.render() + "\n");
+    }
+    let scaled = schedule.scaled(c)?;
+    Ok(format!(
+        "noise scale c = {} on every σ_i: the calibrated {}{text}",
+        sig(c, 7, Side::Up),
+        sched::phases_text(&scaled, true)
+    ))
+}
 
 pub(crate) fn calibrate(args: &[String]) -> Out {
     let f = parse(
@@ -926,13 +1133,18 @@ pub(crate) fn calibrate(args: &[String]) -> Out {
             v("prior-size"),
             v("sampling-rate"),
             v("steps"),
+            PHASE,
+            SCHEDULE,
             JSON,
         ],
     )?;
     if f.help {
-        return Ok(String::from(CALIBRATE_HELP));
+        return Ok(String::from(CALIBRATE_HELP) + "\n" + sched::HELP);
     }
     f.exclusive("target-epsilon", "target-gamma")?;
+    if let Some(s) = sched::from_flags(&f, &["sampling-rate", "steps"])? {
+        return calibrate_schedule(&f, &s);
+    }
     let q = f.f64_required("sampling-rate")?;
     crate::error::check_unit_rate("sampling_rate", q)?;
     let steps = f

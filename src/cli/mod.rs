@@ -20,6 +20,7 @@ pub mod format;
 pub mod json;
 mod merge;
 mod output;
+mod schedule;
 mod shard;
 mod svg;
 mod train;

@@ -5,6 +5,7 @@ mod common;
 
 mod fil_logreg;
 mod messages;
+mod schedule;
 mod train_fil;
 
 use common::{json_num, run_cli as run};

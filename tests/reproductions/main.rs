@@ -10,3 +10,4 @@ mod guo_section7_fil;
 mod hayes_gamma;
 mod hayes_table2;
 mod peers_pld;
+mod peers_schedule;

@@ -61,10 +61,26 @@ fn full_batch_bracket(kappa: f64, sigma: f64, steps: u64) -> Result<GammaBound> 
             lower: 1.0,
         });
     }
-    let shift = libm::sqrt(steps as f64) / sigma;
+    full_batch_bracket_shift(kappa, libm::sqrt(steps as f64) / sigma, 5e-16)
+}
+
+/// Φ(Φ⁻¹(κ) + μ) as a certified bracket for a shift μ computed to relative error
+/// `shift_rel` (κ ∈ (0, 1]): the closed form of [`full_batch_bracket`], shared with
+/// schedules of full-batch phases (μ = √(Σ T_i/σ_i²)).
+pub(crate) fn full_batch_bracket_shift(
+    kappa: f64,
+    shift: f64,
+    shift_rel: f64,
+) -> Result<GammaBound> {
+    if kappa == 1.0 {
+        return Ok(GammaBound {
+            gamma: 1.0,
+            lower: 1.0,
+        });
+    }
     let z0 = normal::quantile(kappa)?;
     let z = z0 + shift;
-    let dz = 1e-15 * libm::fabs(z0) + 5e-16 * shift + 2.5e-16 * libm::fabs(z);
+    let dz = 1e-15 * libm::fabs(z0) + shift_rel * shift + 2.5e-16 * libm::fabs(z);
     let rel = 1.01 * (libm::fabs(z) + 1.0) * dz + 1e-14;
     let g = normal::cdf(z);
     Ok(GammaBound {

@@ -9,6 +9,9 @@
 //! - [`dpsgd`]: γ for DP-SGD (Hayes, Mahloujifar, Balle 2023, Thm 2 / Cor. 3):
 //!   closed form for full batch, certified numerical composition for q < 1 (default),
 //!   and Monte Carlo with a one-sided confidence bound for comparison.
+//! - [`schedule`]: γ of a schedule of phases (heterogeneous composition) and calibration.
 
 pub mod balle;
 pub mod dpsgd;
+#[cfg(feature = "alloc")]
+pub mod schedule;

@@ -1,0 +1,138 @@
+//! `--phase Q,S,T` (repeatable) and `--schedule FILE.csv`: the schedule of phases of
+//! `epsilon`, `bound`, `rero` and `calibrate` (see [`crate::accounting::schedule`]).
+
+use super::args::{repeated, value, Flags, Spec, UsageError};
+use super::commands::shown;
+use super::format::{sig, Side};
+use super::json::{Object, Value};
+use crate::accounting::schedule::{Phase, Schedule, ScheduleError};
+use std::format;
+use std::string::String;
+use std::vec::Vec;
+
+/// `--phase Q,S,T`, repeatable.
+pub(crate) const PHASE: Spec = repeated("phase");
+/// `--schedule FILE.csv`.
+pub(crate) const SCHEDULE: Spec = value("schedule");
+
+/// The help paragraph shared by the commands that take a schedule.
+pub(crate) const HELP: &str = "\
+Schedules: instead of one (q, σ, T), give phases with --phase Q,S,T (repeated, in order) or
+--schedule FILE.csv (lines sampling_rate,noise_multiplier,steps; an optional header line of
+those names; blank lines and lines starting with # ignored); at most 1e7 steps in all.
+Phases compose by RDP (curves add) and by PLD (certified heterogeneous composition); adjacent
+phases with equal (q, σ) are merged, so one phase gives the plain command's numbers bit for
+bit. JSON then has phases: [{sampling_rate, noise_multiplier, steps}] and steps (the total)
+instead of sampling_rate and noise_multiplier.
+";
+
+fn one_line(s: &str) -> String {
+    let mut out: String = s.chars().filter(|c| !c.is_control()).take(64).collect();
+    if s.chars().count() > 64 {
+        out.push('…');
+    }
+    out
+}
+
+/// The schedule of `--phase`/`--schedule`, if either is given. `single` are the flags of
+/// the one-phase form (they exclude a schedule).
+///
+/// # Errors
+/// Both forms, or a schedule with a one-phase flag; a malformed `--phase` value or CSV line
+/// (the line named); a bad phase (its index named); an empty schedule; more than 1e7 steps;
+/// an unreadable file.
+pub(crate) fn from_flags(f: &Flags, single: &[&str]) -> Result<Option<Schedule>, UsageError> {
+    let phases = f.all("phase");
+    let file = f.raw("schedule");
+    let which = match (phases.is_empty(), file) {
+        (true, None) => return Ok(None),
+        (false, Some(_)) => {
+            return Err(UsageError(String::from(
+                "flags '--phase' and '--schedule' exclude each other",
+            )))
+        }
+        (false, None) => "phase",
+        (true, Some(_)) => "schedule",
+    };
+    if let Some(other) = single.iter().find(|n| f.has(n)) {
+        return Err(UsageError(format!(
+            "flags '--{which}' and '--{other}' exclude each other (a schedule gives q, σ and T per phase)"
+        )));
+    }
+    match file {
+        None => {
+            let mut list = Vec::with_capacity(phases.len());
+            for (i, v) in phases.iter().enumerate() {
+                let p = Phase::parse(v).map_err(|what| {
+                    UsageError(format!(
+                        "flag '--phase' #{}: '{}': {what}",
+                        i + 1,
+                        one_line(v)
+                    ))
+                })?;
+                list.push(p);
+            }
+            Schedule::new(&list)
+                .map_err(|e| match e {
+                    ScheduleError::Phase { index, error, .. } => {
+                        UsageError(format!("flag '--phase' #{index}: {error}"))
+                    }
+                    other => UsageError(format!("flag '--phase': {other}")),
+                })
+                .map(Some)
+        }
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                UsageError(format!(
+                    "flag '--schedule': cannot read '{}': {}",
+                    one_line(path),
+                    one_line(&e.to_string())
+                ))
+            })?;
+            Schedule::parse_csv(&text)
+                .map_err(|e| UsageError(format!("flag '--schedule' {}: {e}", one_line(path))))
+                .map(Some)
+        }
+    }
+}
+
+/// `phases`: [{sampling_rate, noise_multiplier, steps}] and `steps` (the total).
+pub(crate) fn put_phases(o: &mut Object, s: &Schedule) {
+    let list = s
+        .phases()
+        .iter()
+        .map(|p| {
+            let mut x = Object::new();
+            x.num("sampling_rate", p.sampling_rate)
+                .num("noise_multiplier", p.noise_multiplier)
+                .int("steps", p.steps);
+            Value::Obj(x)
+        })
+        .collect();
+    o.put("phases", Value::Arr(list))
+        .int("steps", s.total_steps());
+}
+
+/// One line per phase, indented; σ shown exactly, or rounded up (`calibrated`: the σ's
+/// are results).
+pub(crate) fn phases_text(s: &Schedule, calibrated: bool) -> String {
+    let mut t = format!(
+        "schedule of {} phase(s), {} steps in all:\n",
+        s.phases().len(),
+        s.total_steps()
+    );
+    for (i, p) in s.phases().iter().enumerate() {
+        t.push_str(&format!(
+            "  phase {}: q = {}, σ = {}, T = {}\n",
+            i + 1,
+            shown(p.sampling_rate),
+            if calibrated {
+                sig(p.noise_multiplier, 7, Side::Up)
+            } else {
+                shown(p.noise_multiplier)
+            },
+            p.steps
+        ));
+    }
+    t
+}
