@@ -15,6 +15,7 @@ mod attack_gm;
 mod audit;
 mod audit_one_run;
 mod commands;
+mod epsilon_fixed;
 mod fil_logreg;
 pub mod format;
 pub mod json;
@@ -95,6 +96,7 @@ pub fn run(args: &[String]) -> Outcome {
         }
         "bound" => commands::bound(&rest),
         "rdp" => commands::rdp(&rest),
+        "epsilon" if epsilon_fixed::wants(&rest) => epsilon_fixed::epsilon(&rest),
         "epsilon" => commands::epsilon(&rest),
         "rero" => commands::rero(&rest),
         "fano" => commands::fano(&rest),
