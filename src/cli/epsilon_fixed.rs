@@ -105,7 +105,10 @@ pub(crate) fn epsilon(args: &[String]) -> Out {
     let b = required("batch-size")?;
     let n = required("dataset-size")?;
     if b == 0 {
-        return Err(UsageError(String::from("--batch-size = 0 is out of range: must be >= 1")).into());
+        return Err(UsageError(String::from(
+            "--batch-size = 0 is out of range: must be >= 1",
+        ))
+        .into());
     }
     if b > n {
         return Err(UsageError(format!(

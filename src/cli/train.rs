@@ -726,7 +726,8 @@ impl RunEpsilon {
         match self.pld {
             Ok(p) => put_pld(o, p),
             Err(note) => {
-                o.put("epsilon_pld", Value::Null).str("epsilon_pld_note", note);
+                o.put("epsilon_pld", Value::Null)
+                    .str("epsilon_pld_note", note);
             }
         }
     }

@@ -36,14 +36,31 @@ fn epsilon_fixed_sampling_is_the_replace_one_rdp_bound() {
     assert_eq!(json_num(&out, "epsilon_rdp_mironov"), mir.epsilon);
     let (code, text, _) = run(&args[..13]);
     assert_eq!(code, 0);
-    assert!(text.contains("replace-one adjacency") && text.contains("5.243467"), "{text}");
+    assert!(
+        text.contains("replace-one adjacency") && text.contains("5.243467"),
+        "{text}"
+    );
 }
 
 /// `--sampling poisson` is the plain command; `shuffle` and bad values exit 2 naming the flag.
 #[test]
 fn epsilon_sampling_poisson_forwards_and_bad_values_exit_2() {
-    let common = ["--noise-multiplier", "1.5", "--steps", "2250", "--delta", "1e-5"];
-    let mut a = std::vec!["epsilon", "--sampling-rate", "0.04", "--accountant", "rdp", "--json"];
+    let common = [
+        "--noise-multiplier",
+        "1.5",
+        "--steps",
+        "2250",
+        "--delta",
+        "1e-5",
+    ];
+    let mut a = std::vec![
+        "epsilon",
+        "--sampling-rate",
+        "0.04",
+        "--accountant",
+        "rdp",
+        "--json"
+    ];
     a.extend(common);
     let (_, plain, _) = run(&a);
     let mut b = a.clone();
@@ -51,7 +68,15 @@ fn epsilon_sampling_poisson_forwards_and_bad_values_exit_2() {
     let (code, fwd, err) = run(&b);
     assert_eq!(code, 0, "{err}");
     assert_eq!(plain, fwd);
-    let fixed = ["epsilon", "--sampling", "fixed", "--batch-size", "5", "--dataset-size", "50"];
+    let fixed = [
+        "epsilon",
+        "--sampling",
+        "fixed",
+        "--batch-size",
+        "5",
+        "--dataset-size",
+        "50",
+    ];
     for (extra, flag) in [
         (&["--sampling", "shuffle"][..], "--sampling"),
         (&["--sampling", "bogus"][..], "--sampling"),
@@ -66,7 +91,15 @@ fn epsilon_sampling_poisson_forwards_and_bad_values_exit_2() {
     let (code, _, err) = run(&[&fixed[..], &common[..], &["--sampling-rate", "0.1"]].concat());
     assert_eq!(code, 2);
     assert!(err.contains("--sampling-rate"), "{err}");
-    let bad = ["epsilon", "--sampling", "fixed", "--batch-size", "51", "--dataset-size", "50"];
+    let bad = [
+        "epsilon",
+        "--sampling",
+        "fixed",
+        "--batch-size",
+        "51",
+        "--dataset-size",
+        "50",
+    ];
     let (code, _, err) = run(&[&bad[..], &common[..]].concat());
     assert_eq!(code, 2);
     assert!(err.contains("--batch-size"), "{err}");

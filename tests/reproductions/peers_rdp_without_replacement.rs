@@ -97,7 +97,10 @@ fn full_batch_is_the_plain_gaussian() {
         let r = wor_gaussian_rdp_replace_one(100, 100, s, a).unwrap();
         let want = a / (2.0 * s * s);
         // `want` is itself rounded: r may not sit below it by more than one rounding.
-        assert!(r >= want * (1.0 - f64::EPSILON) && rel(r, want) < 1e-15, "{s} {a}: {r}");
+        assert!(
+            r >= want * (1.0 - f64::EPSILON) && rel(r, want) < 1e-15,
+            "{s} {a}: {r}"
+        );
         assert_eq!(r, subsampled_gaussian_rdp(1.0, s, a).unwrap());
     }
 }
@@ -133,7 +136,7 @@ fn dpsgd_noise_multiplier_is_halved_for_replace_one() {
 }
 
 /// At σ = 10 dp_accounting's moments are destroyed by cancellation (ln μ_32 off by 9.6 vs
-/// mpmath at 120 digits), which makes ITS bound looser than the theorem: dp_accounting
+/// mpmath at 1200 digits), which makes ITS bound looser than the theorem: dp_accounting
 /// prints ε = 0.318932182462873 for n = 60000, m = 256, T = 10000, δ = 1e-5. Ours, with
 /// certified moments, must be ≤ that (up to 1e-9) — and is a valid bound of the same theorem.
 #[test]

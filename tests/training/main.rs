@@ -725,7 +725,10 @@ fn cli_train_shuffle_sampling_prints_no_epsilon() {
     assert_eq!(json_raw(&out, "epsilon_pld"), "null", "{out}");
     let note = json_raw(&out, "epsilon_note");
     assert!(note.contains("no tight privacy analysis"), "{note}");
-    assert!(note.contains("Chua") && note.contains("Annamalai"), "{note}");
+    assert!(
+        note.contains("Chua") && note.contains("Annamalai"),
+        "{note}"
+    );
     let (code, text, _) = run(&["train", "--sampling", "shuffle", "--steps", "3", "--quiet"]);
     assert_eq!(code, 0);
     assert!(
@@ -742,7 +745,15 @@ fn cli_train_shuffle_sampling_prints_no_epsilon() {
 fn cli_train_fixed_sampling_prints_replace_one_epsilon() {
     use reconbound::accounting::rdp::Conversion;
     use reconbound::accounting::rdp_without_replacement::epsilon_replace_one;
-    let args = ["train", "--sampling", "fixed", "--steps", "3", "--quiet", "--json"];
+    let args = [
+        "train",
+        "--sampling",
+        "fixed",
+        "--steps",
+        "3",
+        "--quiet",
+        "--json",
+    ];
     let (code, out, err) = run(&args);
     assert_eq!(code, 0, "{err}");
     // Defaults: B = 64 of n = 1600, σ = 1 → 0.5 relative to the replace-one sensitivity.
@@ -756,7 +767,10 @@ fn cli_train_fixed_sampling_prints_replace_one_epsilon() {
     assert!(out.contains("\"epsilon_pld_note\""), "{out}");
     let (code, text, _) = run(&args[..6]);
     assert_eq!(code, 0);
-    assert!(text.contains("by RDP") && text.contains("replace-one adjacency"), "{text}");
+    assert!(
+        text.contains("by RDP") && text.contains("replace-one adjacency"),
+        "{text}"
+    );
     assert!(text.contains("Wang, Balle, Kasiviswanathan 2019"), "{text}");
     let (_, out, _) = run(&["train", "--steps", "3", "--quiet", "--json"]);
     assert_eq!(json_raw(&out, "adjacency"), "\"add-remove\"", "{out}");
