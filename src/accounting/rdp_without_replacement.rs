@@ -18,11 +18,11 @@
 //! σ = σ_C/2 — see [`replace_one_noise_multiplier`]. Passing σ_C itself (as if the
 //! sensitivity were C) would understate ε.
 //!
-//! # The bound (WBK 2019, Thm 9 with the ternary-|χ|^j bound of its App. (Thm 27 of arXiv v4))
+//! # The bound (WBK 2019, Thm 9, with the ternary-|χ|^α bound of Thm 27 of arXiv:1808.00087)
 //!
-//! With L = e^{x/σ²·… } the likelihood ratio of N(1, σ²) to N(0, σ²) (in units of the
-//! sensitivity), t = 1/(2σ²), E[L^j] = e^{t j(j−1)} = e^{(j−1)ε(j)} and
-//! μ_k = E_{N(0,σ²)}[(L − 1)^k] (k even, ≥ 0), the RDP of one step at integer α ≥ 2 is at most
+//! With L(x) = e^{(2x−1)/(2σ²)} the likelihood ratio of N(1, σ²) to N(0, σ²) (sensitivity 1),
+//! x ~ N(0, σ²), t = 1/(2σ²), E[L^j] = e^{t j(j−1)} = e^{(j−1)ε(j)} and
+//! μ_k = E[(L − 1)^k] (k even), the RDP of one step at integer α ≥ 2 is at most
 //!
 //! ```text
 //! r_α = ln A_α/(α − 1),  A_α = 1 + Σ_{j=2}^{α} C(α,j) γ^j B_j,
