@@ -96,9 +96,10 @@ fn full_batch_is_the_plain_gaussian() {
     for &(s, a) in &[(1.0, 2.0), (0.7, 7.5), (3.0, 64.0)] {
         let r = wor_gaussian_rdp_replace_one(100, 100, s, a).unwrap();
         let want = a / (2.0 * s * s);
-        // `want` is itself rounded: r may not sit below it by more than one rounding.
+        // `want` is itself rounded: r may not sit below it by more than one rounding, and
+        // sits above it by at most the upward nudge (4u ≈ 8.9e-16) plus a few roundings.
         assert!(
-            r >= want * (1.0 - f64::EPSILON) && rel(r, want) < 1e-15,
+            r >= want * (1.0 - f64::EPSILON) && rel(r, want) < 2e-15,
             "{s} {a}: {r}"
         );
         assert_eq!(r, subsampled_gaussian_rdp(1.0, s, a).unwrap());
