@@ -1,6 +1,7 @@
 //! Privacy and reconstruction accounting.
 //!
 //! - [`rdp`]: Rényi DP of the (subsampled) Gaussian mechanism, composition, conversion to (ε, δ), calibration.
+//! - [`rdp_without_replacement`]: RDP of the Gaussian on fixed-size batches sampled without replacement, replace-one adjacency (Wang, Balle, Kasiviswanathan 2019).
 //! - [`gaussian`]: classical and analytic (ε, δ) of the Gaussian mechanism; μ-GDP of full-batch runs.
 //! - [`pld`]: privacy-loss distributions of the Poisson-subsampled Gaussian, composed by FFT, certified.
 //! - [`schedule`], [`pld_schedule`]: schedules of DP-SGD phases (q, σ, T), composed by RDP and by PLD.
@@ -21,6 +22,7 @@ pub mod pld;
 pub mod pld_schedule;
 pub mod prior;
 pub mod rdp;
+pub mod rdp_without_replacement;
 pub mod rero;
 #[cfg(feature = "alloc")]
 pub mod schedule;

@@ -126,19 +126,19 @@ fn round_up(x: f64) -> f64 {
 
 /// Streaming ln Σ eᵛ (no allocation, no overflow).
 #[derive(Clone, Copy)]
-struct LogSum {
+pub(crate) struct LogSum {
     m: f64,
     s: f64,
 }
 
 impl LogSum {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         LogSum {
             m: f64::NEG_INFINITY,
             s: 0.0,
         }
     }
-    fn add(&mut self, v: f64) {
+    pub(crate) fn add(&mut self, v: f64) {
         if v == f64::NEG_INFINITY {
             return;
         }
@@ -160,7 +160,7 @@ impl LogSum {
             self.s += other.s * libm::exp(other.m - self.m);
         }
     }
-    fn value(&self) -> f64 {
+    pub(crate) fn value(&self) -> f64 {
         if self.s == 0.0 {
             f64::NEG_INFINITY
         } else {

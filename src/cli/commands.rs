@@ -653,6 +653,8 @@ const EPSILON_HELP: &str = "\
 usage: reconbound epsilon (--noise-multiplier S --sampling-rate Q --steps T
                            | --phase Q,S,T [--phase ...] | --schedule FILE.csv)
                           --delta D [--accountant rdp|pld|all] [--json]
+       reconbound epsilon --sampling fixed --batch-size B --dataset-size N --noise-multiplier S
+                          --steps T --delta D [--json]
 
 ε(δ) of T steps of DP-SGD with Poisson sampling (add/remove adjacency), rounded up:
 rdp: RDP on the default order grid (1.1–10.9 step 0.1, 11–63, 128, 256, 512, 1024), converted
@@ -664,6 +666,12 @@ Default: all.
 JSON keys: command, noise_multiplier, sampling_rate, steps, delta, accountant, and for rdp:
 epsilon_rdp, best_order, epsilon_rdp_mironov, best_order_mironov; for pld: epsilon_pld,
 epsilon_pld_lower.
+
+--sampling fixed: batches of exactly B of the N examples drawn without replacement, under
+replace-one adjacency (N public): RDP of Wang, Balle, Kasiviswanathan 2019 Thm 9 (as
+dp_accounting's SampledWithoutReplacementDpEvent) with σ/2 (the sensitivity of a clipped sum
+is 2C when an example is replaced); no PLD. --sampling shuffle has no tight analysis and is
+refused. See `reconbound epsilon --sampling fixed --help`.
 ";
 
 /// The one-phase flags of `epsilon` and `rero` (a schedule excludes them).

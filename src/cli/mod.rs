@@ -15,6 +15,7 @@ mod attack_gm;
 mod audit;
 mod audit_one_run;
 mod commands;
+mod epsilon_fixed;
 mod fil_logreg;
 pub mod format;
 pub mod json;
@@ -69,7 +70,7 @@ usage: reconbound <command> [flags]    (reconbound <command> --help for its flag
 commands:
   bound      every guarantee for one DP-SGD configuration (ε by RDP and PLD, ReRo γ, Fano, MSE)
   rdp        Rényi DP of the Poisson-subsampled Gaussian at given orders
-  epsilon    ε(δ) of DP-SGD by RDP and/or PLD accounting
+  epsilon    ε(δ) of DP-SGD by RDP and/or PLD accounting (--sampling fixed: fixed-size batches, replace-one)
   rero       reconstruction robustness γ (Hayes et al. 2023) for DP-SGD
   fano       the Fano bound of Guo et al. 2022b (Hayes et al. 2023 App. H)
   calibrate  the noise multiplier for a target ε or a target γ
@@ -96,6 +97,7 @@ pub fn run(args: &[String]) -> Outcome {
         }
         "bound" => commands::bound(&rest),
         "rdp" => commands::rdp(&rest),
+        "epsilon" if epsilon_fixed::wants(&rest) => epsilon_fixed::epsilon(&rest),
         "epsilon" => commands::epsilon(&rest),
         "rero" => commands::rero(&rest),
         "fano" => commands::fano(&rest),

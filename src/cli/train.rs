@@ -11,7 +11,7 @@ use super::svg;
 use crate::accounting::fil::accountant::{
     average_runs, FilAccountant, FilConfig, FilExample, FilMode, KappaRule,
 };
-use crate::accounting::{pld, rdp};
+use crate::accounting::{pld, rdp, rdp_without_replacement};
 use crate::data::{self, Dataset};
 use crate::error::{check_non_negative, check_open_unit, check_positive};
 use crate::nn::{arch, Activation, Sequential};
@@ -96,10 +96,18 @@ the test set; for other data the test set is at most 10000 of the rest) --batch-
 --lr 0.5 --momentum 0.5 --weight-decay 0 --delta 1e-5 --seed 0. For logreg: train 80 % of
 the 0/1 examples, test 20 %, --lambda 0.01 --noise-multiplier 1.
 
-Privacy: ε by RDP (improved conversion) and by the certified PLD accountant, for Poisson
-sampling at q = B/n and for the full batch (q = 1). Fixed-size and shuffled batches get no ε
-(no tight analysis of those schemes is implemented; the Poisson ε is not a guarantee for
-them); neither does S = 0. Determinism: one seed gives bit-identical results (data split,
+Privacy (ε at δ = D, upper bounds, with the adjacency they hold for):
+  poisson, full: add/remove adjacency; RDP (improved conversion, and Mironov's) at q = B/n
+    (q = 1 for the full batch) and the certified PLD accountant.
+  fixed: replace-one adjacency (n public; neighbours differ in one example); RDP of the
+    Gaussian on batches of exactly B drawn without replacement (Wang, Balle, Kasiviswanathan
+    2019, Thm 9 with the ternary-|χ|^α bound, as dp_accounting's
+    SampledWithoutReplacementDpEvent), with noise multiplier S/2 because replacing one example
+    moves the sum of clipped gradients by up to 2·sens. A valid but loose bound (no PLD).
+  shuffle: no ε. No tight analysis of shuffled epochs is implemented, and the Poisson ε is
+    not a guarantee: it can underestimate their ε (Chua et al., ICML 2024; Annamalai et al.
+    2024).
+  S = 0: no ε. Determinism: one seed gives bit-identical results (data split,
 initialisation, batches, noise: streams derived from the seed by Rng::for_trial).
 
 Fisher information leakage (--fil; mlp and the ConvNets, S > 0; Guo et al. 2022 Alg. 1): at
@@ -462,21 +470,24 @@ pub(crate) fn train(args: &[String]) -> Out {
 
     // The privacy accounting does not depend on the run: do it first, so that a bad
     // combination fails fast.
-    let mut eps: Option<(rdp::EpsilonBound, Option<pld::Estimate>)> = None;
+    let mut eps: Option<RunEpsilon> = None;
     let mut note: Option<String> = None;
     if sigma == 0.0 {
         note = Some(String::from(
             "no epsilon: the noise multiplier is 0, the run is not differentially private",
         ));
-    } else if !sampling.has_privacy_accounting() {
-        note = Some(format!(
-            "no epsilon: {} sampling has no tight privacy analysis implemented (the Poisson-sampling epsilon at the same rate is not a guarantee for it); use --sampling poisson or full",
-            if sampling == Sampling::Shuffle { "shuffled-epoch" } else { "fixed-size" }
-        ));
+    } else if sampling == Sampling::Shuffle {
+        note = Some(String::from(SHUFFLE_NOTE));
+    } else if sampling == Sampling::FixedSize {
+        eps = Some(RunEpsilon::fixed_size(
+            sampler.batch_size() as u64,
+            train_set.len() as u64,
+            sigma,
+            steps,
+            delta,
+        )?);
     } else {
-        let e_rdp = rdp::epsilon(q, sigma, steps, delta, rdp::Conversion::Improved)?;
-        let e_pld = pld_epsilon(q, sigma, steps, delta)?;
-        eps = Some((e_rdp, e_pld));
+        eps = Some(RunEpsilon::add_remove(q, sigma, steps, delta)?);
     }
 
     let fil_coords = match &fil {
@@ -605,11 +616,8 @@ pub(crate) fn train(args: &[String]) -> Out {
             .num("delta", delta)
             .num("test_accuracy", test_accuracy)
             .num("train_loss", train_loss);
-        match eps {
-            Some((e, p)) => {
-                o.num("epsilon_rdp", e.epsilon).num("best_order", e.order);
-                put_pld(&mut o, p);
-            }
+        match &eps {
+            Some(e) => e.put_json(&mut o),
             None => {
                 o.put("epsilon_rdp", Value::Null)
                     .put("epsilon_pld", Value::Null)
@@ -645,15 +653,8 @@ pub(crate) fn train(args: &[String]) -> Out {
         sig(test_accuracy, 6, Side::Nearest),
         sig(train_loss, 6, Side::Nearest)
     ));
-    match eps {
-        Some((e, p)) => {
-            t.push_str(&format!(
-                "  ε(δ = {delta:e}) by RDP       {}   (upper bound; order α = {})\n",
-                sig(e.epsilon, 6, Side::Up),
-                sig(e.order, 4, Side::Nearest),
-            ));
-            t.push_str(&pld_line(delta, p));
-        }
+    match &eps {
+        Some(e) => t.push_str(&e.text(delta)),
         None => t.push_str(&format!(
             "  ε                            -   ({})\n",
             note.as_deref().unwrap_or("")
@@ -664,6 +665,88 @@ pub(crate) fn train(args: &[String]) -> Out {
     }
     t.push_str(&format!("  wall time                    {seconds:.2} s\n"));
     Ok(t)
+}
+
+/// Why `--sampling shuffle` gets no ε.
+const SHUFFLE_NOTE: &str = "no epsilon: shuffled epochs have no tight privacy analysis implemented, and the Poisson-sampling epsilon at the same rate is not a guarantee for them: it can underestimate the true epsilon of shuffled batches (Chua, Ghazi, Kamath, Kumar, Manurangsi, Sinha, Zhang, 'How private are DP-SGD implementations?', ICML 2024; Annamalai, Balle, De Cristofaro, Hayes, 'To shuffle or not to shuffle: auditing DP-SGD with shuffling', 2024); use --sampling poisson, fixed or full";
+
+/// The ε of a run by the accountant of its sampling scheme, with its adjacency.
+struct RunEpsilon {
+    /// Improved conversion (Canonne, Kamath, Steinke 2020).
+    rdp: rdp::EpsilonBound,
+    /// Mironov's conversion (2017, Prop. 3).
+    rdp_mironov: rdp::EpsilonBound,
+    /// `Ok(None)`: the PLD grid cannot resolve it; `Err(note)`: no PLD for this scheme.
+    pld: Result<Option<pld::Estimate>, &'static str>,
+    /// "add-remove" or "replace-one".
+    adjacency: &'static str,
+    /// What was analysed, for the text and JSON.
+    analysis: String,
+}
+
+impl RunEpsilon {
+    /// Poisson sampling at rate q (q = 1: full batch), add/remove adjacency.
+    fn add_remove(q: f64, sigma: f64, steps: u64, delta: f64) -> Result<Self, Failure> {
+        Ok(RunEpsilon {
+            rdp: rdp::epsilon(q, sigma, steps, delta, rdp::Conversion::Improved)?,
+            rdp_mironov: rdp::epsilon(q, sigma, steps, delta, rdp::Conversion::Mironov)?,
+            pld: Ok(pld_epsilon(q, sigma, steps, delta)?),
+            adjacency: "add-remove",
+            analysis: String::from(if q == 1.0 {
+                "full batch, Gaussian mechanism (Mironov 2017)"
+            } else {
+                "Poisson-subsampled Gaussian (Mironov, Talwar, Zhang 2019)"
+            }),
+        })
+    }
+
+    /// Fixed-size batches of B from n without replacement, replace-one adjacency: the
+    /// sum of clipped gradients has sensitivity 2·sens, so the noise multiplier is σ/2.
+    fn fixed_size(b: u64, n: u64, sigma: f64, steps: u64, delta: f64) -> Result<Self, Failure> {
+        let s = rdp_without_replacement::replace_one_noise_multiplier(sigma)?;
+        let eps = |c| rdp_without_replacement::epsilon_replace_one(b, n, s, steps, delta, c);
+        Ok(RunEpsilon {
+            rdp: eps(rdp::Conversion::Improved)?,
+            rdp_mironov: eps(rdp::Conversion::Mironov)?,
+            pld: Err("no PLD accountant for fixed-size batches without replacement; RDP only"),
+            adjacency: "replace-one",
+            analysis: format!(
+                "fixed-size batches of {b} from {n} without replacement, sensitivity 2·C so σ/2 = {s} (Wang, Balle, Kasiviswanathan 2019, Thm 9)"
+            ),
+        })
+    }
+
+    fn put_json(&self, o: &mut Object) {
+        o.num("epsilon_rdp", self.rdp.epsilon)
+            .num("best_order", self.rdp.order)
+            .num("epsilon_rdp_mironov", self.rdp_mironov.epsilon)
+            .num("best_order_mironov", self.rdp_mironov.order)
+            .str("adjacency", self.adjacency)
+            .str("epsilon_analysis", &self.analysis);
+        match self.pld {
+            Ok(p) => put_pld(o, p),
+            Err(note) => {
+                o.put("epsilon_pld", Value::Null)
+                    .str("epsilon_pld_note", note);
+            }
+        }
+    }
+
+    fn text(&self, delta: f64) -> String {
+        let mut t = format!(
+            "  ε(δ = {delta:e}) by RDP       {}   (upper bound, {} adjacency; order α = {}; Mironov's conversion: {}; {})\n",
+            sig(self.rdp.epsilon, 6, Side::Up),
+            self.adjacency,
+            sig(self.rdp.order, 4, Side::Nearest),
+            sig(self.rdp_mironov.epsilon, 6, Side::Up),
+            self.analysis,
+        );
+        match self.pld {
+            Ok(p) => t.push_str(&pld_line(delta, p)),
+            Err(note) => t.push_str(&format!("  ε(δ = {delta:e}) by PLD       -   ({note})\n")),
+        }
+        t
+    }
 }
 
 /// The certified PLD ε, or `None` when the PLD grid cannot reach it (very large ε): the RDP
@@ -1108,7 +1191,7 @@ impl FilReport {
             }
         } else {
             Err(format!(
-                "not available: {} sampling has no RDP analysis implemented",
+                "not available: the Thm 1 comparison is implemented for Poisson and full-batch sampling only, not for {} sampling",
                 if sampling == Sampling::Shuffle {
                     "shuffled-epoch"
                 } else {

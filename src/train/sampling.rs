@@ -1,9 +1,12 @@
 //! Batch sampling for DP-SGD: Poisson sampling at rate q = B/n, fixed-size batches without
 //! replacement, shuffled epochs and the full batch.
 //!
-//! Only Poisson sampling and the full batch have the privacy analysis the crate's accountants
-//! implement ([`Sampling::has_privacy_accounting`]); the other two schemes are provided for
-//! training and experiments, and no ε is claimed for them.
+//! Poisson sampling and the full batch have the add/remove analysis of the crate's RDP and
+//! PLD accountants ([`Sampling::has_privacy_accounting`]). Fixed-size batches have a
+//! replace-one RDP bound ([`crate::accounting::rdp_without_replacement`], Wang, Balle,
+//! Kasiviswanathan 2019). Shuffled epochs have none: no ε is claimed for them, and the
+//! Poisson ε is not a guarantee (it can underestimate theirs: Chua et al., ICML 2024;
+//! Annamalai et al. 2024).
 
 use crate::error::{check_positive, Error, Result};
 use crate::rng::Rng;
@@ -40,8 +43,9 @@ impl Sampling {
 
     /// `true` for the schemes whose ε the crate's accountants compute (Poisson and full
     /// batch, both as Poisson-subsampled Gaussians with q = B/n resp. q = 1, under add/remove
-    /// adjacency). Fixed-size and shuffled batches have no tight analysis implemented: the
-    /// Poisson ε at the same q is **not** a guarantee for them.
+    /// adjacency). Fixed-size and shuffled batches have no add/remove analysis: the Poisson ε
+    /// at the same q is **not** a guarantee for them (fixed-size batches have the replace-one
+    /// bound of [`crate::accounting::rdp_without_replacement`] instead).
     ///
     /// ```
     /// use reconbound::train::sampling::Sampling;

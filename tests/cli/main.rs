@@ -3,6 +3,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod epsilon_fixed;
 mod fil_logreg;
 mod messages;
 mod schedule;

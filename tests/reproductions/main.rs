@@ -4,6 +4,7 @@
 mod common;
 
 mod peers_rdp;
+mod peers_rdp_without_replacement;
 
 mod guo_section7;
 mod guo_section7_fil;

@@ -707,31 +707,77 @@ fn cli_train_bad_flags_exit_2_naming_the_flag() {
     }
 }
 
+/// Shuffled epochs: no ε, and the note cites the work showing that Poisson accounting
+/// underestimates their ε.
 #[test]
-fn cli_train_shuffle_and_fixed_sampling_print_no_epsilon() {
-    for sampling in ["shuffle", "fixed"] {
-        let (code, out, err) = run(&[
-            "train",
-            "--sampling",
-            sampling,
-            "--steps",
-            "3",
-            "--quiet",
-            "--json",
-        ]);
-        assert_eq!(code, 0, "{err}");
-        assert_eq!(json_raw(&out, "epsilon_rdp"), "null", "{out}");
-        assert_eq!(json_raw(&out, "epsilon_pld"), "null", "{out}");
-        let note = json_raw(&out, "epsilon_note");
-        assert!(note.contains("no tight privacy analysis"), "{note}");
-        let (code, text, _) = run(&["train", "--sampling", sampling, "--steps", "3", "--quiet"]);
-        assert_eq!(code, 0);
-        assert!(
-            !text.contains("by RDP") && !text.contains("by PLD"),
-            "{text}"
-        );
-        assert!(text.contains("no tight privacy analysis"), "{text}");
-    }
+fn cli_train_shuffle_sampling_prints_no_epsilon() {
+    let (code, out, err) = run(&[
+        "train",
+        "--sampling",
+        "shuffle",
+        "--steps",
+        "3",
+        "--quiet",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json_raw(&out, "epsilon_rdp"), "null", "{out}");
+    assert_eq!(json_raw(&out, "epsilon_pld"), "null", "{out}");
+    let note = json_raw(&out, "epsilon_note");
+    assert!(note.contains("no tight privacy analysis"), "{note}");
+    assert!(
+        note.contains("Chua") && note.contains("Annamalai"),
+        "{note}"
+    );
+    let (code, text, _) = run(&["train", "--sampling", "shuffle", "--steps", "3", "--quiet"]);
+    assert_eq!(code, 0);
+    assert!(
+        !text.contains("by RDP") && !text.contains("by PLD"),
+        "{text}"
+    );
+    assert!(text.contains("no tight privacy analysis"), "{text}");
+}
+
+/// Fixed-size batches: the replace-one RDP ε of Wang, Balle, Kasiviswanathan 2019 with the
+/// noise multiplier halved (sensitivity 2C), equal bit for bit to the library's, adjacency
+/// named in JSON and text, no PLD (with its note). Poisson names add-remove.
+#[test]
+fn cli_train_fixed_sampling_prints_replace_one_epsilon() {
+    use reconbound::accounting::rdp::Conversion;
+    use reconbound::accounting::rdp_without_replacement::epsilon_replace_one;
+    let args = [
+        "train",
+        "--sampling",
+        "fixed",
+        "--steps",
+        "3",
+        "--quiet",
+        "--json",
+    ];
+    let (code, out, err) = run(&args);
+    assert_eq!(code, 0, "{err}");
+    // Defaults: B = 64 of n = 1600, σ = 1 → 0.5 relative to the replace-one sensitivity.
+    let lib = epsilon_replace_one(64, 1600, 0.5, 3, 1e-5, Conversion::Improved).unwrap();
+    assert_eq!(json_num(&out, "epsilon_rdp"), lib.epsilon, "{out}");
+    assert_eq!(json_num(&out, "best_order"), lib.order, "{out}");
+    let mir = epsilon_replace_one(64, 1600, 0.5, 3, 1e-5, Conversion::Mironov).unwrap();
+    assert_eq!(json_num(&out, "epsilon_rdp_mironov"), mir.epsilon, "{out}");
+    assert_eq!(json_raw(&out, "adjacency"), "\"replace-one\"", "{out}");
+    assert_eq!(json_raw(&out, "epsilon_pld"), "null", "{out}");
+    assert!(out.contains("\"epsilon_pld_note\""), "{out}");
+    let (code, text, _) = run(&args[..6]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("by RDP") && text.contains("replace-one adjacency"),
+        "{text}"
+    );
+    assert!(text.contains("Wang, Balle, Kasiviswanathan 2019"), "{text}");
+    let (_, out, _) = run(&["train", "--steps", "3", "--quiet", "--json"]);
+    assert_eq!(json_raw(&out, "adjacency"), "\"add-remove\"", "{out}");
+}
+
+#[test]
+fn cli_train_without_noise_or_with_full_batch() {
     // σ = 0: no ε either, with its own reason.
     let (_, out, _) = run(&[
         "train",
