@@ -33,6 +33,28 @@ fn at<'a>(o: &'a Object, path: &str) -> Option<&'a Value> {
     Some(cur)
 }
 
+/// `x` to `digits` significant digits towards `side`; a plain value (an input, a rate) without
+/// trailing zeros (`0.1`, not `0.100000`), a bound with them (they state its precision).
+fn shown(x: f64, digits: usize, side: Side) -> String {
+    let s = sig(x, digits, side);
+    if side != Side::Nearest {
+        return s;
+    }
+    let (mantissa, exp) = match s.split_once('e') {
+        Some((m, e)) => (m, Some(e)),
+        None => (s.as_str(), None),
+    };
+    let mantissa = if mantissa.contains('.') {
+        mantissa.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        mantissa
+    };
+    match exp {
+        Some(e) => format!("{mantissa}e{e}"),
+        None => String::from(mantissa),
+    }
+}
+
 /// What the page shows for one number of the report.
 struct Page<'a> {
     r: &'a Object,
@@ -45,7 +67,7 @@ impl Page<'_> {
             Some(Value::Num(x)) => format!(
                 "<a class=\"num\" href=\"#{href}\" data-key=\"{path}\" data-value=\"{}\">{}</a>",
                 number(*x),
-                sig(*x, digits, side)
+                shown(*x, digits, side)
             ),
             Some(Value::Int(k)) => format!(
                 "<a class=\"num\" href=\"#{href}\" data-key=\"{path}\" data-value=\"{k}\">{k}</a>"
@@ -81,7 +103,7 @@ h2 { font-size: 1.25em; border-bottom: 1px solid #ccc; padding-bottom: 2px; marg
 table { border-collapse: collapse; margin: 8px 0 12px; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: #f0f0f0; }
-td.r { text-align: right; font-variant-numeric: tabular-nums; }
+td.r { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 a.num { color: #1a4f8b; text-decoration: none; border-bottom: 1px dotted #1a4f8b; }
 .note { color: #555; font-size: 0.92em; }
 figure { margin: 10px 0; page-break-inside: avoid; }

@@ -9,7 +9,9 @@
 //! JSON are both rendered from one [`Report`].
 
 use super::args::{parse, switch as s, value as v, Flags, Spec, UsageError};
-use super::attack::{self, check_prior_aware, parse_run_flags, rero_bounds, RunDefaults, RUN_FLAGS};
+use super::attack::{
+    self, check_prior_aware, parse_run_flags, rero_bounds, RunDefaults, RUN_FLAGS,
+};
 use super::audit::check_audit;
 use super::commands::{bound, Failure};
 use super::format::{sig, Side};
@@ -32,11 +34,11 @@ fn usage(msg: String) -> Failure {
 /// Documented defaults of `report` (the training run's are `attack prior-aware`'s).
 pub(crate) mod defaults {
     /// Trials of the prior-aware attack.
-    pub const TRIALS: u64 = 400;
+    pub const TRIALS: u64 = 500;
     /// Trials per world of the audit.
     pub const AUDIT_TRIALS: u64 = 200;
     /// K of the FIL run's `--fil-coords`.
-    pub const FIL_COORDS: u64 = 20;
+    pub const FIL_COORDS: u64 = 50;
     /// The page.
     pub const OUT: &str = "reconbound-report.html";
 }
@@ -85,8 +87,9 @@ progress goes to stderr only when it is a terminal (--quiet silences it).
 
 Defaults: 'attack prior-aware's run — MLP 784-10-10 (ELU), embedded MNIST, N = 999, M = 10,
 Q = 1, T = 100, C = 0.1, learning rate 10, ε = 8 at δ = 1e-5 (σ calibrated by RDP) — with
-R = 400 attack trials, A = 200 audit trials per world (held-out threshold on the first
-100), K = 20 FIL coordinates, seed 0, all cores, --out reconbound-report.html.
+R = 500 attack trials (its default), A = 200 audit trials per world (held-out threshold on
+the first 100), K = 50 FIL coordinates (train's default), seed 0, all cores,
+--out reconbound-report.html. About 70 s on 2 idle cores (140 s of CPU).
 
 Bad input (an unwritable --out, a configuration the PLD cannot certify, data that do not
 parse, any flag out of range) exits 2 before any training, and writes nothing.
@@ -136,8 +139,17 @@ struct Config {
     seed: u64,
 }
 
+/// `x` as a flag value that reads back as the same f64.
 fn num_arg(x: f64) -> String {
     format!("{x}")
+}
+
+/// `--flag value` pairs as arguments.
+fn flat(pairs: Vec<(&'static str, String)>) -> Vec<String> {
+    pairs
+        .into_iter()
+        .flat_map(|(flag, value)| [String::from(flag), value])
+        .collect()
 }
 
 impl Config {
@@ -166,83 +178,66 @@ impl Config {
         })
     }
 
+    /// `--model M --data D` and `--train-size n` (the command's own count).
+    fn data_args(&self, train_size: u64) -> Vec<(&'static str, String)> {
+        std::vec![
+            ("--model", self.run.model.clone()),
+            ("--data", self.run.data.clone()),
+            ("--train-size", train_size.to_string()),
+        ]
+    }
+
     /// `--model … --lr R` and the noise: the flags of the training run, as the commands
     /// that run it take them (`--delta` with `--epsilon` only, as `attack prior-aware`).
     fn run_args(&self) -> Vec<String> {
         let r = &self.run;
-        let mut a: Vec<String> = [
-            "--model",
-            &r.model,
-            "--data",
-            &r.data,
-            "--train-size",
-            &r.train_size.to_string(),
-            "--sampling-rate",
-            &num_arg(r.sampling_rate),
-            "--steps",
-            &r.steps.to_string(),
-            "--clip",
-            &num_arg(r.clip),
-            "--lr",
-            &num_arg(r.lr),
-        ]
-        .iter()
-        .map(|x| x.to_string())
-        .collect();
+        let mut a = self.data_args(r.train_size);
+        a.extend([
+            ("--sampling-rate", num_arg(r.sampling_rate)),
+            ("--steps", r.steps.to_string()),
+            ("--clip", num_arg(r.clip)),
+            ("--lr", num_arg(r.lr)),
+        ]);
         match self.epsilon {
-            Some(e) => a.extend([
-                "--epsilon".into(),
-                num_arg(e),
-                "--delta".into(),
-                num_arg(r.delta),
-            ]),
-            None => a.extend(["--noise-multiplier".into(), num_arg(self.sigma)]),
+            Some(e) => a.extend([("--epsilon", num_arg(e)), ("--delta", num_arg(r.delta))]),
+            None => a.push(("--noise-multiplier", num_arg(self.sigma))),
         }
-        a
+        flat(a)
     }
 
     /// The report's own flags in one canonical order (what the page prints as the command).
     fn canonical_args(&self) -> Vec<String> {
         let mut a = std::vec![String::from("report")];
         a.extend(self.run_args());
-        for (flag, n) in [
-            ("--prior-size", self.prior_size),
-            ("--trials", self.trials),
-            ("--audit-trials", self.audit_trials),
-            ("--fil-coords", self.fil_coords),
-            ("--seed", self.seed),
-        ] {
-            a.push(flag.into());
-            a.push(n.to_string());
-        }
+        a.extend(flat(std::vec![
+            ("--prior-size", self.prior_size.to_string()),
+            ("--trials", self.trials.to_string()),
+            ("--audit-trials", self.audit_trials.to_string()),
+            ("--fil-coords", self.fil_coords.to_string()),
+            ("--seed", self.seed.to_string()),
+        ]));
         a
     }
 
     fn attack_args(&self, extra: &[String]) -> Vec<String> {
         let mut a = self.run_args();
-        for (flag, n) in [
-            ("--prior-size", self.prior_size),
-            ("--trials", self.trials),
-            ("--seed", self.seed),
-        ] {
-            a.push(flag.into());
-            a.push(n.to_string());
-        }
+        a.extend(flat(std::vec![
+            ("--prior-size", self.prior_size.to_string()),
+            ("--trials", self.trials.to_string()),
+            ("--seed", self.seed.to_string()),
+        ]));
         a.extend(extra.iter().cloned());
         a
     }
 
     fn audit_args(&self, extra: &[String]) -> Vec<String> {
         let mut a = self.run_args();
-        for (flag, val) in [
+        a.extend(flat(std::vec![
             ("--crafter", String::from(AUDIT_CRAFTER)),
             ("--distinguisher", String::from(AUDIT_DISTINGUISHER)),
             ("--trials", self.audit_trials.to_string()),
             ("--seed", self.seed.to_string()),
-        ] {
-            a.push(flag.into());
-            a.push(val);
-        }
+        ]));
         a.extend(extra.iter().cloned());
         a
     }
@@ -251,45 +246,27 @@ impl Config {
     /// target, the audit's D plus its canary: the same q).
     fn train_args(&self, quiet: bool) -> Vec<String> {
         let r = &self.run;
-        let mut a: Vec<String> = [
-            "--model",
-            &r.model,
-            "--data",
-            &r.data,
-            "--train-size",
-            &(r.train_size + 1).to_string(),
-            "--steps",
-            &r.steps.to_string(),
-            "--clip",
-            &num_arg(r.clip),
-            "--lr",
-            &num_arg(r.lr),
-            "--momentum",
-            "0",
-            "--noise-multiplier",
-            &num_arg(self.sigma),
-            "--delta",
-            &num_arg(r.delta),
-            "--seed",
-            &self.seed.to_string(),
-            "--fil",
-            "--fil-coords",
-            &self.fil_coords.to_string(),
-            "--json",
-        ]
-        .iter()
-        .map(|x| x.to_string())
-        .collect();
+        let mut a = self.data_args(r.train_size + 1);
+        a.extend([
+            ("--steps", r.steps.to_string()),
+            ("--clip", num_arg(r.clip)),
+            ("--lr", num_arg(r.lr)),
+            ("--momentum", String::from("0")),
+            ("--noise-multiplier", num_arg(self.sigma)),
+            ("--delta", num_arg(r.delta)),
+            ("--seed", self.seed.to_string()),
+            ("--fil-coords", self.fil_coords.to_string()),
+        ]);
         if r.sampling_rate == 1.0 {
-            a.extend(["--sampling".into(), "full".into()]);
+            a.push(("--sampling", String::from("full")));
         } else {
             a.extend([
-                "--sampling".into(),
-                "poisson".into(),
-                "--batch-size".into(),
-                r.batch_size.to_string(),
+                ("--sampling", String::from("poisson")),
+                ("--batch-size", r.batch_size.to_string()),
             ]);
         }
+        let mut a = flat(a);
+        a.extend(["--fil".into(), "--json".into()]);
         if quiet {
             a.push("--quiet".into());
         }
@@ -298,18 +275,13 @@ impl Config {
 
     fn bound_args(&self, json: bool) -> Vec<String> {
         let r = &self.run;
-        let mut a: Vec<String> = std::vec![
-            "--noise-multiplier".into(),
-            num_arg(self.sigma),
-            "--sampling-rate".into(),
-            num_arg(r.sampling_rate),
-            "--steps".into(),
-            r.steps.to_string(),
-            "--delta".into(),
-            num_arg(r.delta),
-            "--prior-size".into(),
-            self.prior_size.to_string(),
-        ];
+        let mut a = flat(std::vec![
+            ("--noise-multiplier", num_arg(self.sigma)),
+            ("--sampling-rate", num_arg(r.sampling_rate)),
+            ("--steps", r.steps.to_string()),
+            ("--delta", num_arg(r.delta)),
+            ("--prior-size", self.prior_size.to_string()),
+        ]);
         if json {
             a.push("--json".into());
         }
@@ -413,11 +385,31 @@ impl Report {
         }
         copy(&mut o, "epsilon_rdp", &self.bound, "epsilon_rdp");
         copy(&mut o, "epsilon_pld", &self.bound, "epsilon_pld");
-        copy(&mut o, "epsilon_pld_lower", &self.bound, "epsilon_pld_lower");
-        copy(&mut o, "epsilon_empirical", &self.audit, "epsilon_empirical");
-        copy(&mut o, "epsilon_empirical_max", &self.audit, "epsilon_empirical_max");
+        copy(
+            &mut o,
+            "epsilon_pld_lower",
+            &self.bound,
+            "epsilon_pld_lower",
+        );
+        copy(
+            &mut o,
+            "epsilon_empirical",
+            &self.audit,
+            "epsilon_empirical",
+        );
+        copy(
+            &mut o,
+            "epsilon_empirical_max",
+            &self.audit,
+            "epsilon_empirical_max",
+        );
         copy(&mut o, "mse_lower_bound", &self.bound, "mse_lower_bound");
-        copy(&mut o, "fil_mse_bound_median", &self.train, "fil_mse_bound_median");
+        copy(
+            &mut o,
+            "fil_mse_bound_median",
+            &self.train,
+            "fil_mse_bound_median",
+        );
         o
     }
 

@@ -53,7 +53,9 @@ fn object(text: &str) -> Object {
 
 fn at<'a>(o: &'a Object, path: &str) -> &'a Value {
     let mut parts = path.split('.');
-    let mut cur = o.get(parts.next().unwrap()).unwrap_or_else(|| panic!("{path}"));
+    let mut cur = o
+        .get(parts.next().unwrap())
+        .unwrap_or_else(|| panic!("{path}"));
     for p in parts {
         cur = match cur {
             Value::Obj(inner) => inner.get(p).unwrap_or_else(|| panic!("{path}")),
@@ -152,7 +154,9 @@ fn same_seed_gives_the_same_page_apart_from_the_wall_time_and_the_json_holds_its
     let n = assert_page_numbers_are_the_json(&b, &json);
     assert!(n > 100, "only {n} numbers on the page");
     // Self-contained: no scripts, no images or styles fetched, inline SVG figures.
-    for needle in ["<script", "<img", "src=", "<link", "url(", "http://", "https://"] {
+    for needle in [
+        "<script", "<img", "src=", "<link", "url(", "http://", "https://",
+    ] {
         let clean = b.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
         assert!(!clean.contains(needle), "the page contains {needle}");
     }
@@ -160,7 +164,10 @@ fn same_seed_gives_the_same_page_apart_from_the_wall_time_and_the_json_holds_its
     assert!(!b.contains("<?xml"), "SVG prologs stripped");
     // Another seed changes the numbers.
     let (c, _) = report(&d, "c.html", &["--seed", "4"]);
-    assert_ne!(without_wall_time(&c), without_wall_time(&b).replace("b.html", "c.html"));
+    assert_ne!(
+        without_wall_time(&c),
+        without_wall_time(&b).replace("b.html", "c.html")
+    );
 }
 
 /// The command for `args` (SMALL's configuration) with `--json --quiet`, as an object.
@@ -265,9 +272,21 @@ fn the_report_s_numbers_are_those_of_the_commands_and_the_library() {
         let m = num(&r, &format!("rero_curve.{i}.prior_size"));
         let h = rero::dpsgd::gamma(1.0 / m, 1.0, sigma, 10).unwrap();
         let bl = rero::balle::gamma_from_rdp(1.0 / m, &orders, &rdp_curve).unwrap();
-        assert_eq!(num(&r, &format!("rero_curve.{i}.gamma")), h.gamma, "m = {m}");
-        assert_eq!(num(&r, &format!("rero_curve.{i}.gamma_lower")), h.lower, "m = {m}");
-        assert_eq!(num(&r, &format!("rero_curve.{i}.gamma_balle")), bl.gamma, "m = {m}");
+        assert_eq!(
+            num(&r, &format!("rero_curve.{i}.gamma")),
+            h.gamma,
+            "m = {m}"
+        );
+        assert_eq!(
+            num(&r, &format!("rero_curve.{i}.gamma_lower")),
+            h.lower,
+            "m = {m}"
+        );
+        assert_eq!(
+            num(&r, &format!("rero_curve.{i}.gamma_balle")),
+            bl.gamma,
+            "m = {m}"
+        );
     }
     // The summary: copies of the sections' numbers (the best score's rate).
     let score = match at(&r, "summary.attack_score") {
@@ -277,9 +296,15 @@ fn the_report_s_numbers_are_those_of_the_commands_and_the_library() {
     for (key, from) in [
         ("summary.gamma", "bound.gamma".to_string()),
         ("summary.epsilon_pld", "bound.epsilon_pld".into()),
-        ("summary.epsilon_empirical", "audit.epsilon_empirical".into()),
+        (
+            "summary.epsilon_empirical",
+            "audit.epsilon_empirical".into(),
+        ),
         ("summary.mse_lower_bound", "bound.mse_lower_bound".into()),
-        ("summary.fil_mse_bound_median", "train.fil_mse_bound_median".into()),
+        (
+            "summary.fil_mse_bound_median",
+            "train.fil_mse_bound_median".into(),
+        ),
         (
             "summary.attack_success_rate",
             format!("attack.scores.{score}.success_rate"),
@@ -307,7 +332,11 @@ fn bad_input_exits_2_before_training_and_writes_nothing() {
     // An unwritable output path.
     let missing = d.join("no-such-folder").join("page.html");
     let missing_s = missing.to_string_lossy().into_owned();
-    assert_refused(&args_with(&SMALL, &["--out", &missing_s]), "--out", &missing);
+    assert_refused(
+        &args_with(&SMALL, &["--out", &missing_s]),
+        "--out",
+        &missing,
+    );
     // A data directory that does not parse.
     let data = d.join("data");
     std::fs::create_dir_all(&data).unwrap();
@@ -352,8 +381,10 @@ fn shard_files_merge_to_the_unsharded_page() {
     let (whole, whole_json) = report(&d, "whole.html", &["--json"]);
     let mut files = Vec::new();
     for k in [1, 0] {
-        let (code, lines, err) =
-            run_s(&args_with(&SMALL, &["--shard", &format!("{k}/2"), "--quiet"]));
+        let (code, lines, err) = run_s(&args_with(
+            &SMALL,
+            &["--shard", &format!("{k}/2"), "--quiet"],
+        ));
         assert_eq!(code, 0, "{err}");
         files.push(write_in(&d, &format!("s{k}.jsonl"), &lines));
     }
@@ -433,7 +464,8 @@ fn chromium_run(bin: &str, profile: &Path, extra: &[&str], url: &str) -> std::pr
 #[test]
 #[ignore = "needs chromium; run by .ci/run"]
 fn render_in_chromium() {
-    let bin = chromium().expect("chromium is not installed (apt-get install chromium; .ci/run does)");
+    let bin =
+        chromium().expect("chromium is not installed (apt-get install chromium; .ci/run does)");
     let d = dir("chromium");
     let (_, json_text) = report(&d, "page.html", &["--json"]);
     let json = object(&json_text);
@@ -441,12 +473,19 @@ fn render_in_chromium() {
     let profile = d.join("profile");
     let dom = chromium_run(&bin, &profile, &["--dump-dom"], &url);
     let dom = String::from_utf8_lossy(&dom.stdout).into_owned();
-    assert!(dom.contains("How well could someone reconstruct"), "no page: {dom:.300}");
+    assert!(
+        dom.contains("How well could someone reconstruct"),
+        "no page: {dom:.300}"
+    );
     // The summary's numbers as the browser has them, equal to --json's.
     let summary = &dom[dom.find("id=\"summary\"").unwrap()..dom.find("id=\"config\"").unwrap()];
     let n = assert_page_numbers_are_the_json(summary, &json);
     assert!(n >= 12, "{n} numbers in the summary");
-    for key in ["summary.gamma", "summary.attack_success_rate", "summary.epsilon_pld"] {
+    for key in [
+        "summary.gamma",
+        "summary.attack_success_rate",
+        "summary.epsilon_pld",
+    ] {
         assert!(summary.contains(&format!("data-key=\"{key}\"")), "{key}");
     }
     assert!(assert_page_numbers_are_the_json(&dom, &json) > 100);
@@ -455,7 +494,10 @@ fn render_in_chromium() {
     assert_eq!(dom.matches("<svg").count(), 3);
     for svg in dom.split("<svg").skip(1) {
         let head = &svg[..svg.find('>').unwrap()];
-        assert!(head.contains("width=\"") && head.contains("viewBox"), "{head}");
+        assert!(
+            head.contains("width=\"") && head.contains("viewBox"),
+            "{head}"
+        );
     }
     let png = d.join("page.png");
     let shot = chromium_run(
@@ -468,7 +510,11 @@ fn render_in_chromium() {
         ],
         &url,
     );
-    assert!(png.exists(), "no screenshot: {}", String::from_utf8_lossy(&shot.stderr));
+    assert!(
+        png.exists(),
+        "no screenshot: {}",
+        String::from_utf8_lossy(&shot.stderr)
+    );
     let bytes = std::fs::read(&png).unwrap();
     assert_eq!(&bytes[1..4], b"PNG");
     // A blank 1200×4000 page compresses to a few kB; text and figures do not.
