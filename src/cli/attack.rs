@@ -662,12 +662,13 @@ fn prior_aware_flags() -> Vec<Spec> {
 }
 
 /// The flags of `attack prior-aware` (without the word `prior-aware`), checked as the command
-/// checks them before any work: `report` checks them before it trains anything.
-pub(crate) fn check_prior_aware(args: &[String]) -> Result<(), Failure> {
+/// checks them before any work (`report` checks them before it trains anything); the run's
+/// configuration.
+pub(crate) fn check_prior_aware(args: &[String]) -> Result<PriorAwareConfig, Failure> {
     let f = parse(args, &prior_aware_flags())?;
-    parse_prior_aware(&f)?;
+    let config = parse_prior_aware(&f)?;
     parse_sharding(&f)?;
-    Ok(())
+    Ok(config)
 }
 
 fn prior_aware(args: &[String]) -> Out {

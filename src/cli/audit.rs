@@ -594,12 +594,12 @@ fn audit_flags() -> Vec<Spec> {
 }
 
 /// The flags of a (multi-trial) `audit`, checked as the command checks them before any work:
-/// `report` checks them before it trains anything.
-pub(crate) fn check_audit(args: &[String]) -> Result<(), Failure> {
+/// `report` checks them before it trains anything. The run's configuration.
+pub(crate) fn check_audit(args: &[String]) -> Result<AuditRun, Failure> {
     let f = parse(args, &audit_flags())?;
-    parse_audit(&f)?;
+    let config = parse_audit(&f)?;
     parse_sharding(&f)?;
-    Ok(())
+    Ok(config)
 }
 
 pub(crate) fn audit(args: &[String]) -> Out {
