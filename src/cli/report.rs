@@ -17,7 +17,7 @@ use super::commands::{bound, Failure};
 use super::format::{sig, Side};
 use super::json::{self, Object, Value};
 use super::output::{check_writable, write_whole};
-use super::shard::{parse_shard, shard_kind};
+use super::shard::{parse_shard, parse_threads, shard_kind};
 use super::{html, svg, train};
 use std::format;
 use std::io::IsTerminal as _;
@@ -702,6 +702,7 @@ pub(crate) fn report(args: &[String]) -> Out {
         return Ok(String::from(HELP));
     }
     let c = Config::parse(&f)?;
+    parse_threads(&f)?;
     let quiet = f.has("quiet");
     if let Some(shard) = parse_shard(&f)? {
         for flag in ["out", "json"] {

@@ -373,6 +373,7 @@ fn bad_input_exits_2_before_training_and_writes_nothing() {
         (&["--audit-trials", "0"][..], "--trials"),
         (&["--steps", "20000000"][..], "--steps"),
         (&["--shard", "2/2"][..], "--shard"),
+        (&["--threads", "0"][..], "--threads"),
     ] {
         let mut e = std::vec!["--out", page_s.as_str()];
         e.extend_from_slice(extra);
