@@ -657,8 +657,22 @@ impl OutputOptions {
     }
 }
 
+fn prior_aware_flags() -> Vec<Spec> {
+    sharded_flags_and(&[v("prior-size"), v("score")])
+}
+
+/// The flags of `attack prior-aware` (without the word `prior-aware`), checked as the command
+/// checks them before any work (`report` checks them before it trains anything); the run's
+/// configuration.
+pub(crate) fn check_prior_aware(args: &[String]) -> Result<PriorAwareConfig, Failure> {
+    let f = parse(args, &prior_aware_flags())?;
+    let config = parse_prior_aware(&f)?;
+    parse_sharding(&f)?;
+    Ok(config)
+}
+
 fn prior_aware(args: &[String]) -> Out {
-    let f = parse(args, &sharded_flags_and(&[v("prior-size"), v("score")]))?;
+    let f = parse(args, &prior_aware_flags())?;
     if f.help {
         return Ok(String::from(PRIOR_AWARE_HELP));
     }

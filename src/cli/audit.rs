@@ -5,7 +5,7 @@
 //! for the same (q, σ, T, δ). Trials spread over threads, or one shard of them is written as
 //! JSON lines for `reconbound merge` ([`super::shard`]).
 
-use super::args::{parse, value as v, Flags, UsageError};
+use super::args::{parse, value as v, Flags, Spec, UsageError};
 use super::attack::{
     defaults as run_defaults, load_pool, parse_run_flags, parse_sharding, sharded_flags_and,
     with_items, OutputOptions, RunDefaults, Training,
@@ -580,20 +580,30 @@ fn parse_audit(f: &Flags) -> Result<AuditRun, Failure> {
 }
 
 /// `reconbound audit …`.
+fn audit_flags() -> Vec<Spec> {
+    sharded_flags_and(&[
+        v("crafter"),
+        v("distinguisher"),
+        v("estimator"),
+        v("threshold"),
+        v("calibration"),
+        v("alpha"),
+        v("canaries"),
+        v("guesses"),
+    ])
+}
+
+/// The flags of a (multi-trial) `audit`, checked as the command checks them before any work:
+/// `report` checks them before it trains anything. The run's configuration.
+pub(crate) fn check_audit(args: &[String]) -> Result<AuditRun, Failure> {
+    let f = parse(args, &audit_flags())?;
+    let config = parse_audit(&f)?;
+    parse_sharding(&f)?;
+    Ok(config)
+}
+
 pub(crate) fn audit(args: &[String]) -> Out {
-    let f = parse(
-        args,
-        &sharded_flags_and(&[
-            v("crafter"),
-            v("distinguisher"),
-            v("estimator"),
-            v("threshold"),
-            v("calibration"),
-            v("alpha"),
-            v("canaries"),
-            v("guesses"),
-        ]),
-    )?;
+    let f = parse(args, &audit_flags())?;
     if f.help {
         return Ok(String::from(HELP));
     }

@@ -15,6 +15,7 @@ use std::vec::Vec;
 
 const HELP: &str = "\
 usage: reconbound merge SHARD_FILE... [--csv FILE] [--plot FILE.svg] [--json]
+       reconbound merge REPORT_SHARD_FILE... --out FILE.html [--json]
 
 Reassembles the JSON-lines files written by 'reconbound attack prior-aware --shard K/M' or
 'reconbound audit --shard K/M' (one per K = 0..M-1, any order) and prints exactly what the run
@@ -29,6 +30,10 @@ index, so any batch scheduler can run the shards, e.g.
   then, anywhere:
     reconbound merge shard-*.jsonl
 
+Shards of 'reconbound report --shard K/M' hold the trials of its attack and its audit; merge
+reassembles both, runs the rest of the report (the bounds, the FIL training run) and writes
+the page of the unsharded report to --out.
+
 A file with a header of another configuration, seed or version, a missing or repeated shard,
 a trial outside its shard, a repeated or missing trial, or a malformed line is refused.
 ";
@@ -41,7 +46,7 @@ pub(crate) fn merge(args: &[String]) -> Result<String, Failure> {
     while let Some(a) = it.next() {
         if a.starts_with('-') {
             flag_args.push(a.clone());
-            if matches!(a.as_str(), "--csv" | "--plot") {
+            if matches!(a.as_str(), "--csv" | "--plot" | "--out") {
                 if let Some(v) = it.next() {
                     flag_args.push(v.clone());
                 }
@@ -50,7 +55,10 @@ pub(crate) fn merge(args: &[String]) -> Result<String, Failure> {
             files.push(a);
         }
     }
-    let f = parse(&flag_args, &[value("csv"), value("plot"), switch("json")])?;
+    let f = parse(
+        &flag_args,
+        &[value("csv"), value("plot"), value("out"), switch("json")],
+    )?;
     if f.help {
         return Ok(String::from(HELP));
     }
@@ -59,7 +67,6 @@ pub(crate) fn merge(args: &[String]) -> Result<String, Failure> {
             "merge: no shard files given (usage: reconbound merge SHARD_FILE...)",
         ))));
     }
-    let outputs = OutputOptions::parse(&f)?;
     let mut texts = Vec::with_capacity(files.len());
     for path in files {
         let shown: String = path.chars().filter(|c| !c.is_control()).take(200).collect();
@@ -69,6 +76,22 @@ pub(crate) fn merge(args: &[String]) -> Result<String, Failure> {
         texts.push((shown, text));
     }
     let first = texts.first().and_then(|(_, t)| shard_kind(t));
+    if first.as_deref() == Some(super::report::SHARD_KIND) {
+        for flag in ["csv", "plot"] {
+            if f.has(flag) {
+                return Err(Failure::Usage(UsageError(format!(
+                    "flag '--{flag}' does not apply to report shards (use --out FILE.html)"
+                ))));
+            }
+        }
+        return super::report::merge(&texts, f.raw("out"), f.has("json"));
+    }
+    if f.has("out") {
+        return Err(Failure::Usage(UsageError(String::from(
+            "flag '--out' applies only to the shards of 'reconbound report'",
+        ))));
+    }
+    let outputs = OutputOptions::parse(&f)?;
     if first.as_deref() == Some(super::audit::SHARD_KIND) {
         let (config, outcomes) = merge_shards(&texts)?;
         return super::audit::merged_summary(&config, &outcomes, &outputs);

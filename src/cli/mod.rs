@@ -18,9 +18,11 @@ mod commands;
 mod epsilon_fixed;
 mod fil_logreg;
 pub mod format;
+mod html;
 pub mod json;
 mod merge;
 mod output;
+mod report;
 mod schedule;
 mod shard;
 mod svg;
@@ -80,8 +82,10 @@ commands:
              gradient-matching and prior-aware (Hayes et al. 2023)
   audit      a privacy audit (Nasr et al. 2021): crafted canaries, distinguishers, the empirical
              ε as a lower bound beside the accountant's ε by RDP and PLD
-  merge      reassemble the shard files of an 'attack prior-aware' or 'audit' --shard K/M run
-             into the whole run's result
+  merge      reassemble the shard files of an 'attack prior-aware', 'audit' or 'report'
+             --shard K/M run into the whole run's result
+  report     all of the above for one DP-SGD run, as one self-contained HTML page: ε, ReRo γ
+             against the prior size beside the prior-aware attack, MSE and FIL, the audit
 ";
 
 /// Run the command line on `args` (without the program name).
@@ -107,10 +111,11 @@ pub fn run(args: &[String]) -> Outcome {
         "attack" => attack::attack(&rest),
         "audit" => audit::audit(&rest),
         "merge" => merge::merge(&rest),
+        "report" => report::report(&rest),
         other => {
             let shown: String = other.chars().filter(|c| !c.is_control()).take(40).collect();
             return Outcome::usage(&format!(
-                "unknown command '{shown}' (commands: bound, rdp, epsilon, rero, fano, calibrate, train, fil-logreg, attack, audit, merge)"
+                "unknown command '{shown}' (commands: bound, rdp, epsilon, rero, fano, calibrate, train, fil-logreg, attack, audit, merge, report)"
             ));
         }
     };

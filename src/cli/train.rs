@@ -247,6 +247,30 @@ fn size_flag(f: &Flags, name: &str) -> Result<Option<usize>, Failure> {
 }
 
 pub(crate) fn train(args: &[String]) -> Out {
+    train_with_figures(args, false).map(|t| t.output)
+}
+
+/// What a `train` run printed, and with `figures` (and `--fil`) its FIL histogram and image
+/// grid as SVG text (the figures `--plot` and `--fil-images` write), for `report`.
+pub(crate) struct Trained {
+    /// What `train` prints (JSON with `--json`).
+    pub(crate) output: String,
+    /// The `--plot` histogram.
+    pub(crate) histogram: Option<String>,
+    /// The `--fil-images` grid.
+    pub(crate) images: Option<String>,
+}
+
+fn printed(output: String) -> Trained {
+    Trained {
+        output,
+        histogram: None,
+        images: None,
+    }
+}
+
+/// `train` with its arguments; with `figures`, also the FIL figures of `--fil`.
+pub(crate) fn train_with_figures(args: &[String], figures: bool) -> Result<Trained, Failure> {
     let f = parse(
         args,
         &[
@@ -280,7 +304,7 @@ pub(crate) fn train(args: &[String]) -> Out {
         ],
     )?;
     if f.help {
-        return Ok(String::from(HELP));
+        return Ok(printed(String::from(HELP)));
     }
     let model_name = f.raw("model").unwrap_or(defaults::MODEL);
     if !matches!(
@@ -324,7 +348,7 @@ pub(crate) fn train(args: &[String]) -> Out {
                 )));
             }
         }
-        return logistic(&f, data_spec, seed, delta);
+        return logistic(&f, data_spec, seed, delta).map(printed);
     }
     if f.has("lambda") {
         return Err(usage(String::from(
@@ -581,12 +605,17 @@ pub(crate) fn train(args: &[String]) -> Out {
     } else {
         f64::NAN
     };
+    let (mut histogram, mut images) = (None, None);
     if let (Some(o), Some(rep)) = (&fil, &fil_report) {
         let what = format!(
             "{model_name} on {data_spec}, σ = {sigma}, {} sampling, T = {steps}",
             sampling.name()
         );
         rep.write_files(o, &train_set, &what)?;
+        if figures {
+            histogram = Some(rep.histogram(&what));
+            images = Some(rep.images(&train_set, &what)?);
+        }
     }
     let seconds = start.elapsed().as_secs_f64();
 
@@ -628,7 +657,11 @@ pub(crate) fn train(args: &[String]) -> Out {
             rep.put_json(&mut o);
         }
         o.num("seconds", seconds);
-        return Ok(o.render() + "\n");
+        return Ok(Trained {
+            output: o.render() + "\n",
+            histogram,
+            images,
+        });
     }
 
     let mut t = format!(
@@ -664,7 +697,11 @@ pub(crate) fn train(args: &[String]) -> Out {
         t.push_str(&rep.text(o));
     }
     t.push_str(&format!("  wall time                    {seconds:.2} s\n"));
-    Ok(t)
+    Ok(Trained {
+        output: t,
+        histogram,
+        images,
+    })
 }
 
 /// Why `--sampling shuffle` gets no ε.

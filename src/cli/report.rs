@@ -1,0 +1,827 @@
+//! `reconbound report`: one configuration, every answer — the accountant's ε, the ReRo bounds
+//! against the prior size beside the prior-aware attack, the MSE bounds (Guo et al. Thm 1 and
+//! the per-example FIL of a training run), the audit's empirical ε — as one self-contained HTML
+//! page (inline SVG, no scripts, printable) and, with `--json`, every number of the page.
+//!
+//! Nothing is computed here: the numbers are those of `bound`, `train --fil`,
+//! `attack prior-aware` and `audit` (run through their own code, read back from their JSON)
+//! and of [`rero_bounds`] for the curve over the prior size. The page ([`super::html`]) and the
+//! JSON are both rendered from one [`Report`].
+
+use super::args::{parse, switch as s, value as v, Flags, Spec, UsageError};
+use super::attack::{
+    self, check_prior_aware, parse_run_flags, rero_bounds, RunDefaults, RUN_FLAGS,
+};
+use super::audit::check_audit;
+use super::commands::{bound, Failure};
+use super::format::{sig, Side};
+use super::json::{self, Object, Value};
+use super::output::{check_writable, write_whole};
+use super::shard::{parse_shard, parse_threads, shard_kind};
+use super::{html, svg, train};
+use std::format;
+use std::io::IsTerminal as _;
+use std::string::{String, ToString};
+use std::time::Instant;
+use std::vec::Vec;
+
+type Out = Result<String, Failure>;
+
+fn usage(msg: String) -> Failure {
+    Failure::Usage(UsageError(msg))
+}
+
+/// Documented defaults of `report` (the training run's are `attack prior-aware`'s).
+pub(crate) mod defaults {
+    /// Trials of the prior-aware attack.
+    pub const TRIALS: u64 = 400;
+    /// Trials per world of the audit.
+    pub const AUDIT_TRIALS: u64 = 150;
+    /// K of the FIL run's `--fil-coords`.
+    pub const FIL_COORDS: u64 = 50;
+    /// The page.
+    pub const OUT: &str = "reconbound-report.html";
+}
+
+/// The prior sizes m of the ReRo curve (κ = 1/m); the report's own m is added.
+const PRIOR_SIZES: [u64; 16] = [
+    2, 3, 4, 5, 7, 10, 15, 20, 30, 50, 70, 100, 200, 300, 500, 1000,
+];
+
+/// The header kind of a report shard file.
+pub(crate) const SHARD_KIND: &str = "report";
+
+/// The audit's threat model: the strongest that fits the run (the adversary of DP-SGD's
+/// analysis: a gradient canary inserted at every step, read through the released gradients,
+/// at the run's own learning rate — crafter 5 would set it to 0).
+const AUDIT_CRAFTER: &str = "gradient-dirac";
+const AUDIT_DISTINGUISHER: &str = "3";
+
+const HELP: &str = "\
+usage: reconbound report [--model mlp|mnist-convnet] [--data embedded|<idx dir>] [--train-size N]
+         [--sampling-rate Q] [--steps T] [--clip C] [--lr R]
+         [--noise-multiplier S | --epsilon E [--delta D]] [--prior-size M]
+         [--trials R] [--audit-trials A] [--fil-coords K] [--seed X] [--threads K]
+         [--out FILE.html] [--shard K/M] [--quiet] [--json]
+
+How well could someone reconstruct a training example from this model, and how sure are we?
+One DP-SGD configuration (the training run of 'attack prior-aware' and 'audit': hard
+clipping at C, noise multiplier S, T steps, Poisson sampling at rate Q or the full batch for
+Q = 1, no momentum, |D| = N + 1 training examples) and, for exactly that (Q, S, T, δ), in one
+self-contained HTML page (inline SVG, no scripts, readable offline and printable):
+  1. the configuration and the accountant's ε by RDP and by PLD (certified bracket);
+  2. reconstruction robustness: Hayes et al.'s γ and Balle et al.'s γ against the prior size
+     (κ = 1/m, m = 2 … 1000), with the prior-aware attack's success at m = M and its 95 %
+     Clopper–Pearson interval ('attack prior-aware', R trials);
+  3. MSE: Guo et al. Thm 1 from RDP, and the per-example FIL bounds of one training run of
+     N + 1 examples ('train --fil', K coordinates): histogram with the RDP bound and MSE = 1
+     marked, the most and least exposed training images;
+  4. the audit ('audit', A trials per world): the empirical ε of the strongest threat model
+     that fits the run (Nasr et al.'s gradient canary, crafter 4, read through the released
+     gradients, distinguisher 3) next to ε;
+  5. a plain-language summary at the top, every number linked to its section and paper;
+  6. how to reproduce it: the command, the seed, the crate version, the wall time.
+Every bound is for the run it is shown beside; 'bound' (the README's default, q = 256/60000,
+T = 14063) is another configuration. The terminal gets 'bound's table for the configuration;
+progress goes to stderr only when it is a terminal (--quiet silences it).
+
+Defaults: 'attack prior-aware's run — MLP 784-10-10 (ELU), embedded MNIST, N = 999, M = 10,
+Q = 1, T = 100, C = 0.1, learning rate 10, ε = 8 at δ = 1e-5 (σ calibrated by RDP) — with
+R = 400 attack trials (95 % intervals of about ±0.05), A = 150 audit trials per world
+(held-out threshold on the first 75), K = 50 FIL coordinates (train's default), seed 0, all
+cores, --out reconbound-report.html: under 2 minutes on 2 cores.
+
+Bad input (an unwritable --out, a configuration the PLD cannot certify, data that do not
+parse, any flag out of range) exits 2 before any training, and writes nothing.
+
+--shard K/M runs only the trial parts (the attack's and the audit's trials with index
+≡ K (mod M)) and prints them as JSON lines for 'reconbound merge SHARD_FILE... --out
+FILE.html', which trains the FIL run and writes the page of the unsharded run.
+
+JSON keys: command, version, command_line, out, config {model, data, train_size, prior_size,
+sampling_rate, batch_size, steps, clip, lr, delta, epsilon (target or null),
+noise_multiplier, trials, audit_trials, fil_coords, seed}, summary {prior_size, gamma,
+gamma_lower, gamma_balle, attack_score, attack_trials, attack_successes,
+attack_success_rate, attack_success_lower, attack_success_upper, epsilon_rdp, epsilon_pld,
+epsilon_pld_lower, epsilon_empirical, epsilon_empirical_max, mse_lower_bound,
+fil_mse_bound_median}, bound ('bound --json'), rero_curve [{prior_size, kappa, gamma,
+gamma_lower, gamma_balle, gamma_balle_order}], attack ('attack prior-aware --json'), audit
+('audit --json'), train ('train --fil --json' without seconds), seconds.
+Everything but seconds is identical across runs with the same flags.
+";
+
+/// The report's flags.
+fn flags() -> Vec<Spec> {
+    RUN_FLAGS
+        .iter()
+        .copied()
+        .chain([
+            v("prior-size"),
+            v("audit-trials"),
+            v("fil-coords"),
+            v("out"),
+            v("shard"),
+            s("json"),
+        ])
+        .collect()
+}
+
+/// The configuration of a report, validated: everything that determines its numbers.
+#[derive(Clone, Debug, PartialEq)]
+struct Config {
+    run: attack::Training,
+    epsilon: Option<f64>,
+    sigma: f64,
+    prior_size: u64,
+    trials: u64,
+    audit_trials: u64,
+    fil_coords: u64,
+    seed: u64,
+}
+
+/// `x` as a flag value that reads back as the same f64.
+fn num_arg(x: f64) -> String {
+    format!("{x}")
+}
+
+/// `--flag value` pairs as arguments.
+fn flat(pairs: Vec<(&'static str, String)>) -> Vec<String> {
+    pairs
+        .into_iter()
+        .flat_map(|(flag, value)| [String::from(flag), value])
+        .collect()
+}
+
+impl Config {
+    fn parse(f: &Flags) -> Result<Self, Failure> {
+        let r = parse_run_flags(
+            f,
+            &RunDefaults {
+                train_size: attack::defaults::TRAIN_SIZE,
+                lr: attack::defaults::LR,
+                trials: defaults::TRIALS,
+                delta_with_sigma: false,
+            },
+        )?;
+        let (epsilon, sigma) = r.single("report")?;
+        let audit_trials = f.u64("audit-trials")?.unwrap_or(defaults::AUDIT_TRIALS);
+        let fil_coords = f.u64("fil-coords")?.unwrap_or(defaults::FIL_COORDS);
+        Ok(Config {
+            run: r.run,
+            epsilon,
+            sigma,
+            prior_size: f.u64("prior-size")?.unwrap_or(attack::defaults::PRIOR_SIZE),
+            trials: r.trials,
+            audit_trials,
+            fil_coords,
+            seed: r.seed,
+        })
+    }
+
+    /// `--model M --data D` and `--train-size n` (the command's own count).
+    fn data_args(&self, train_size: u64) -> Vec<(&'static str, String)> {
+        std::vec![
+            ("--model", self.run.model.clone()),
+            ("--data", self.run.data.clone()),
+            ("--train-size", train_size.to_string()),
+        ]
+    }
+
+    /// `--model … --lr R` and the noise: the flags of the training run, as the commands
+    /// that run it take them (`--delta` with `--epsilon` only, as `attack prior-aware`).
+    fn run_args(&self) -> Vec<String> {
+        let r = &self.run;
+        let mut a = self.data_args(r.train_size);
+        a.extend([
+            ("--sampling-rate", num_arg(r.sampling_rate)),
+            ("--steps", r.steps.to_string()),
+            ("--clip", num_arg(r.clip)),
+            ("--lr", num_arg(r.lr)),
+        ]);
+        match self.epsilon {
+            Some(e) => a.extend([("--epsilon", num_arg(e)), ("--delta", num_arg(r.delta))]),
+            None => a.push(("--noise-multiplier", num_arg(self.sigma))),
+        }
+        flat(a)
+    }
+
+    /// The report's own flags in one canonical order (what the page prints as the command).
+    fn canonical_args(&self) -> Vec<String> {
+        let mut a = std::vec![String::from("report")];
+        a.extend(self.run_args());
+        a.extend(flat(std::vec![
+            ("--prior-size", self.prior_size.to_string()),
+            ("--trials", self.trials.to_string()),
+            ("--audit-trials", self.audit_trials.to_string()),
+            ("--fil-coords", self.fil_coords.to_string()),
+            ("--seed", self.seed.to_string()),
+        ]));
+        a
+    }
+
+    fn attack_args(&self, extra: &[String]) -> Vec<String> {
+        let mut a = self.run_args();
+        a.extend(flat(std::vec![
+            ("--prior-size", self.prior_size.to_string()),
+            ("--trials", self.trials.to_string()),
+            ("--seed", self.seed.to_string()),
+        ]));
+        a.extend(extra.iter().cloned());
+        a
+    }
+
+    fn audit_args(&self, extra: &[String]) -> Vec<String> {
+        let mut a = self.run_args();
+        a.extend(flat(std::vec![
+            ("--crafter", String::from(AUDIT_CRAFTER)),
+            ("--distinguisher", String::from(AUDIT_DISTINGUISHER)),
+            ("--trials", self.audit_trials.to_string()),
+            ("--seed", self.seed.to_string()),
+        ]));
+        a.extend(extra.iter().cloned());
+        a
+    }
+
+    /// `train --fil` of the same DP-SGD run on N + 1 examples (the attack's D⁻ plus its
+    /// target, the audit's D plus its canary: the same q).
+    fn train_args(&self, quiet: bool) -> Vec<String> {
+        let r = &self.run;
+        let mut a = self.data_args(r.train_size + 1);
+        a.extend([
+            ("--steps", r.steps.to_string()),
+            ("--clip", num_arg(r.clip)),
+            ("--lr", num_arg(r.lr)),
+            ("--momentum", String::from("0")),
+            ("--noise-multiplier", num_arg(self.sigma)),
+            ("--delta", num_arg(r.delta)),
+            ("--seed", self.seed.to_string()),
+            ("--fil-coords", self.fil_coords.to_string()),
+        ]);
+        if r.sampling_rate == 1.0 {
+            a.push(("--sampling", String::from("full")));
+        } else {
+            a.extend([
+                ("--sampling", String::from("poisson")),
+                ("--batch-size", r.batch_size.to_string()),
+            ]);
+        }
+        let mut a = flat(a);
+        a.extend(["--fil".into(), "--json".into()]);
+        if quiet {
+            a.push("--quiet".into());
+        }
+        a
+    }
+
+    fn bound_args(&self, json: bool) -> Vec<String> {
+        let r = &self.run;
+        let mut a = flat(std::vec![
+            ("--noise-multiplier", num_arg(self.sigma)),
+            ("--sampling-rate", num_arg(r.sampling_rate)),
+            ("--steps", r.steps.to_string()),
+            ("--delta", num_arg(r.delta)),
+            ("--prior-size", self.prior_size.to_string()),
+        ]);
+        if json {
+            a.push("--json".into());
+        }
+        a
+    }
+
+    fn to_json(&self) -> Object {
+        let r = &self.run;
+        let mut o = Object::new();
+        r.write_data(&mut o);
+        o.int("prior_size", self.prior_size);
+        r.write_dpsgd(&mut o);
+        match self.epsilon {
+            Some(e) => o.num("epsilon", e),
+            None => o.put("epsilon", Value::Null),
+        };
+        o.num("noise_multiplier", self.sigma)
+            .int("trials", self.trials)
+            .int("audit_trials", self.audit_trials)
+            .int("fil_coords", self.fil_coords)
+            .int("seed", self.seed);
+        o
+    }
+}
+
+/// A command's `--json` output as an object.
+fn object(text: &str, what: &str) -> Result<Object, Failure> {
+    match json::parse(text.trim()) {
+        Ok(Value::Obj(o)) => Ok(o),
+        _ => Err(Failure::Compute(format!(
+            "internal: '{what}' did not print one JSON object"
+        ))),
+    }
+}
+
+/// Is `key` of `o` a number?
+fn has_number(o: &Object, key: &str) -> bool {
+    o.get(key).and_then(Value::as_f64).is_some()
+}
+
+/// One point of the ReRo curve.
+struct CurvePoint {
+    prior_size: u64,
+    bounds: attack::PointBounds,
+}
+
+/// Everything on the page.
+pub(crate) struct Report {
+    config: Config,
+    out: String,
+    bound: Object,
+    curve: Vec<CurvePoint>,
+    attack: Object,
+    audit: Object,
+    train: Object,
+    histogram: String,
+    images: String,
+    seconds: f64,
+}
+
+/// The score the attack was told to use before its trials (`--score`, default sum) and its
+/// rate object. Not the best of the three scores after the fact: that choice would look at
+/// the trials and its interval would not hold (choices made by looking at trials are paid
+/// for, never free).
+fn chosen_score(attack: &Object) -> Option<(String, &Object)> {
+    let name = attack.get_str("score").ok()?;
+    let Some(Value::Obj(scores)) = attack.get("scores") else {
+        return None;
+    };
+    match scores.get(name) {
+        Some(Value::Obj(r)) => Some((String::from(name), r)),
+        _ => None,
+    }
+}
+
+impl Report {
+    /// The summary's numbers: copies of the sections' (no number is computed here).
+    fn summary(&self) -> Object {
+        let mut o = Object::new();
+        let copy = |o: &mut Object, key: &str, from: &Object, src: &str| {
+            o.put(key, from.get(src).cloned().unwrap_or(Value::Null));
+        };
+        o.int("prior_size", self.config.prior_size);
+        copy(&mut o, "gamma", &self.bound, "gamma");
+        copy(&mut o, "gamma_lower", &self.bound, "gamma_lower");
+        copy(&mut o, "gamma_balle", &self.bound, "gamma_balle");
+        match chosen_score(&self.attack) {
+            Some((name, r)) => {
+                o.str("attack_score", &name);
+                copy(&mut o, "attack_trials", &self.attack, "trials");
+                copy(&mut o, "attack_successes", r, "successes");
+                copy(&mut o, "attack_success_rate", r, "success_rate");
+                copy(&mut o, "attack_success_lower", r, "success_lower");
+                copy(&mut o, "attack_success_upper", r, "success_upper");
+            }
+            None => {
+                o.put("attack_score", Value::Null);
+            }
+        }
+        copy(&mut o, "epsilon_rdp", &self.bound, "epsilon_rdp");
+        copy(&mut o, "epsilon_pld", &self.bound, "epsilon_pld");
+        copy(
+            &mut o,
+            "epsilon_pld_lower",
+            &self.bound,
+            "epsilon_pld_lower",
+        );
+        copy(
+            &mut o,
+            "epsilon_empirical",
+            &self.audit,
+            "epsilon_empirical",
+        );
+        copy(
+            &mut o,
+            "epsilon_empirical_max",
+            &self.audit,
+            "epsilon_empirical_max",
+        );
+        copy(&mut o, "mse_lower_bound", &self.bound, "mse_lower_bound");
+        copy(
+            &mut o,
+            "fil_mse_bound_median",
+            &self.train,
+            "fil_mse_bound_median",
+        );
+        o
+    }
+
+    /// The report as one JSON object: what `--json` prints and what the page shows.
+    pub(crate) fn to_json(&self, with_seconds: bool) -> Object {
+        let mut o = Object::new();
+        o.str("command", "report")
+            .str("version", env!("CARGO_PKG_VERSION"))
+            .str("command_line", &command_line(&self.config))
+            .str("out", &self.out)
+            .put("config", Value::Obj(self.config.to_json()))
+            .put("summary", Value::Obj(self.summary()))
+            .put("bound", Value::Obj(self.bound.clone()));
+        let curve: Vec<Value> = self
+            .curve
+            .iter()
+            .map(|p| {
+                let mut c = Object::new();
+                c.int("prior_size", p.prior_size)
+                    .num("kappa", 1.0 / p.prior_size as f64)
+                    .num("gamma", p.bounds.gamma)
+                    .num("gamma_lower", p.bounds.gamma_lower)
+                    .num("gamma_balle", p.bounds.gamma_balle)
+                    .num("gamma_balle_order", p.bounds.gamma_balle_order);
+                Value::Obj(c)
+            })
+            .collect();
+        o.put("rero_curve", Value::Arr(curve))
+            .put("attack", Value::Obj(self.attack.clone()))
+            .put("audit", Value::Obj(self.audit.clone()))
+            .put("train", Value::Obj(self.train.clone()));
+        if with_seconds {
+            o.num("seconds", self.seconds);
+        }
+        o
+    }
+
+    /// The ReRo bounds against the prior size, with the attack's success at m = M.
+    fn rero_plot(&self) -> String {
+        let c = &self.config;
+        let line = |f: fn(&attack::PointBounds) -> f64| -> Vec<(f64, f64)> {
+            self.curve
+                .iter()
+                .map(|p| (p.prior_size as f64, f(&p.bounds)))
+                .collect()
+        };
+        let mut estimates = Vec::new();
+        if let Some((name, r)) = chosen_score(&self.attack) {
+            if let (Ok(y), Ok(l), Ok(u)) = (
+                r.get_f64("success_rate"),
+                r.get_f64("success_lower"),
+                r.get_f64("success_upper"),
+            ) {
+                estimates.push(svg::Estimates {
+                    label: format!(
+                        "prior-aware attack ({name}), {} trials, 95 % interval",
+                        c.trials
+                    ),
+                    points: std::vec![(c.prior_size as f64, y, l, u)],
+                    colour: "#2ca02c",
+                });
+            }
+        }
+        let subtitle = format!(
+            "{}, {}, T = {}, σ = {}",
+            c.run.model_label(),
+            c.run.sampling_label(),
+            c.run.steps,
+            sig(c.sigma, 4, Side::Nearest)
+        );
+        svg::curve_plot_svg(&svg::CurvePlot {
+            titles: svg::Titles {
+                title: "Reconstruction robustness against the prior size",
+                subtitle: &subtitle,
+                x_label: "prior size m (uniform prior, κ = 1/m)",
+                y_label: "P[exact reconstruction]",
+            },
+            curves: std::vec![
+                svg::Curve {
+                    label: String::from("γ, Hayes et al. 2023 (certified)"),
+                    points: line(|b| b.gamma),
+                    stroke: svg::CERTIFIED,
+                },
+                svg::Curve {
+                    label: String::from("γ from RDP, Balle et al. 2022"),
+                    points: line(|b| b.gamma_balle),
+                    stroke: svg::FROM_RDP,
+                },
+                svg::Curve {
+                    label: String::from("baseline κ = 1/m"),
+                    points: self
+                        .curve
+                        .iter()
+                        .map(|p| (p.prior_size as f64, 1.0 / p.prior_size as f64))
+                        .collect(),
+                    stroke: svg::REFERENCE,
+                },
+            ],
+            estimates,
+        })
+    }
+}
+
+/// The page's command: `reconbound` and the canonical flags.
+fn command_line(c: &Config) -> String {
+    let mut s = String::from("reconbound");
+    for a in c.canonical_args() {
+        s.push(' ');
+        s.push_str(&a);
+    }
+    s
+}
+
+/// How the trial parts are obtained: run here, or reassembled from shard files.
+enum Trials {
+    Run { threads: Option<String> },
+    Merged { attack: String, audit: String },
+}
+
+/// Every check that can be made before any training: the configuration of each part, the
+/// data, the accountant's certificate. Returns `bound --json` and `bound`'s table.
+fn check(c: &Config) -> Result<(Object, String), Failure> {
+    if !(2..=10_000).contains(&c.prior_size) {
+        return Err(usage(format!(
+            "--prior-size = {} is out of range: must be in 2..=10000",
+            c.prior_size
+        )));
+    }
+    if c.fil_coords == 0 {
+        return Err(usage(String::from(
+            "--fil-coords = 0 is out of range: must be in 1..=d (the input dimension)",
+        )));
+    }
+    check_prior_aware(&c.attack_args(&[]))?;
+    check_audit(&c.audit_args(&[]))?;
+    // The data (a directory that does not parse fails here), the model, the sizes.
+    let (_, pool, _) = attack::load_pool(&c.run, c.prior_size, "--train-size + --prior-size")?;
+    let d = pool.dim() as u64;
+    if c.fil_coords > d {
+        return Err(usage(format!(
+            "--fil-coords = {} is out of range: must be in 1..={d} (the input dimension)",
+            c.fil_coords
+        )));
+    }
+    drop(pool);
+    let bound_json = object(&bound(&c.bound_args(true))?, "bound")?;
+    for (key, note) in [("epsilon_pld", "epsilon_pld_note"), ("gamma", "gamma_note")] {
+        if !has_number(&bound_json, key) {
+            let why = bound_json
+                .get(note)
+                .and_then(|v| match v {
+                    Value::Str(s) => Some(s.as_str()),
+                    _ => None,
+                })
+                .unwrap_or("no certified value");
+            return Err(usage(format!(
+                "--noise-multiplier / --epsilon, --sampling-rate, --steps, --delta: the PLD accountant cannot certify {key} for this configuration ({why})"
+            )));
+        }
+    }
+    let table = bound(&c.bound_args(false))?;
+    Ok((bound_json, table))
+}
+
+/// Is progress shown (stderr a terminal, no `--quiet`)?
+fn progress_shown(quiet: bool) -> bool {
+    !quiet && std::io::stderr().is_terminal()
+}
+
+/// Everything but the trials' summaries: checks, curve, FIL run; then the page.
+fn build(
+    c: &Config,
+    out: &str,
+    trials: Trials,
+    quiet: bool,
+    start: Instant,
+) -> Result<(Report, String), Failure> {
+    let (bound_json, table) = check(c)?;
+    let mut sizes: Vec<u64> = PRIOR_SIZES.to_vec();
+    if !sizes.contains(&c.prior_size) {
+        sizes.push(c.prior_size);
+        sizes.sort_unstable();
+    }
+    let mut curve = Vec::with_capacity(sizes.len());
+    for &m in &sizes {
+        let b = rero_bounds(1.0 / m as f64, c.run.sampling_rate, &[c.sigma], c.run.steps)?;
+        if let Some(bounds) = b.into_iter().next() {
+            curve.push(CurvePoint {
+                prior_size: m,
+                bounds,
+            });
+        }
+    }
+    let sub_quiet = !progress_shown(quiet);
+    let trained = train::train_with_figures(&c.train_args(sub_quiet), true)?;
+    let mut train_json = object(&trained.output, "train")?;
+    train_json = without(&train_json, "seconds");
+    let (attack_text, audit_text) = match trials {
+        Trials::Run { threads } => {
+            let mut extra = std::vec![String::from("--json")];
+            if let Some(t) = threads {
+                extra.extend(["--threads".into(), t]);
+            }
+            if sub_quiet {
+                extra.push("--quiet".into());
+            }
+            let mut a = std::vec![String::from("prior-aware")];
+            a.extend(c.attack_args(&extra));
+            let attack_text = attack::attack(&a)?;
+            let audit_text = super::audit::audit(&c.audit_args(&extra))?;
+            (attack_text, audit_text)
+        }
+        Trials::Merged { attack, audit } => (attack, audit),
+    };
+    let report = Report {
+        config: c.clone(),
+        out: String::from(out),
+        bound: bound_json,
+        curve,
+        attack: object(&attack_text, "attack prior-aware")?,
+        audit: object(&audit_text, "audit")?,
+        train: train_json,
+        histogram: trained.histogram.unwrap_or_default(),
+        images: trained.images.unwrap_or_default(),
+        seconds: start.elapsed().as_secs_f64(),
+    };
+    Ok((report, table))
+}
+
+/// `o` without `key`.
+fn without(o: &Object, key: &str) -> Object {
+    let mut r = Object::new();
+    for (k, val) in o.entries() {
+        if k != key {
+            r.put(k, val.clone());
+        }
+    }
+    r
+}
+
+/// Writes the page and returns what the terminal gets.
+fn finish(report: &Report, table: &str, json: bool) -> Out {
+    let page = html::page(
+        &report.to_json(true),
+        &html::Figures {
+            rero: &report.rero_plot(),
+            histogram: &report.histogram,
+            images: &report.images,
+        },
+    );
+    write_whole("out", &report.out, &page)?;
+    if json {
+        let mut text = report.to_json(true).render();
+        text.push('\n');
+        return Ok(text);
+    }
+    let s = report.summary();
+    let get = |k: &str| s.get(k).and_then(Value::as_f64).unwrap_or(f64::NAN);
+    let mut t = String::from(table);
+    t.push_str(&format!(
+        "\nprior-aware attack, score {} (fixed before the trials): success {} [{}, {}] over {} trials (γ ≤ {})\n",
+        match s.get("attack_score") {
+            Some(Value::Str(n)) => n.as_str(),
+            _ => "-",
+        },
+        sig(get("attack_success_rate"), 4, Side::Nearest),
+        sig(get("attack_success_lower"), 4, Side::Down),
+        sig(get("attack_success_upper"), 4, Side::Up),
+        report.config.trials,
+        sig(get("gamma"), 4, Side::Up),
+    ));
+    t.push_str(&format!(
+        "audit (gradient canary / released gradients): ε ≥ {} at 95 % confidence, {} trials per world (ε ≤ {} by PLD)\n",
+        sig(get("epsilon_empirical"), 4, Side::Down),
+        report.config.audit_trials,
+        sig(get("epsilon_pld"), 4, Side::Up),
+    ));
+    t.push_str(&format!(
+        "wrote the report to {} ({:.1} s)\n",
+        report.out, report.seconds
+    ));
+    Ok(t)
+}
+
+/// `reconbound report …`.
+pub(crate) fn report(args: &[String]) -> Out {
+    let start = Instant::now();
+    let f = parse(args, &flags())?;
+    if f.help {
+        return Ok(String::from(HELP));
+    }
+    let c = Config::parse(&f)?;
+    parse_threads(&f)?;
+    let quiet = f.has("quiet");
+    if let Some(shard) = parse_shard(&f)? {
+        for flag in ["out", "json"] {
+            if f.has(flag) {
+                return Err(usage(format!(
+                    "flag '--{flag}' does not apply with '--shard' (the page is written by 'reconbound merge … --out FILE')"
+                )));
+            }
+        }
+        check(&c)?;
+        let mut extra = std::vec![
+            String::from("--shard"),
+            format!("{}/{}", shard.index(), shard.count()),
+            String::from("--quiet"),
+        ];
+        if let Some(t) = f.raw("threads") {
+            extra.extend(["--threads".into(), t.into()]);
+        }
+        let mut a = std::vec![String::from("prior-aware")];
+        a.extend(c.attack_args(&extra));
+        let attack_lines = attack::attack(&a)?;
+        let audit_lines = super::audit::audit(&c.audit_args(&extra))?;
+        let mut header = Object::new();
+        let canonical: Vec<Value> = c.canonical_args().into_iter().map(Value::Str).collect();
+        header
+            .str("reconbound_shard", SHARD_KIND)
+            .str("version", env!("CARGO_PKG_VERSION"))
+            .put("args", Value::Arr(canonical));
+        let mut text = header.render();
+        text.push('\n');
+        text.push_str(&attack_lines);
+        text.push_str(&audit_lines);
+        return Ok(text);
+    }
+    let out = f.raw("out").unwrap_or(defaults::OUT);
+    check_writable("out", out)?;
+    let threads = f.raw("threads").map(String::from);
+    let (report, table) = build(&c, out, Trials::Run { threads }, quiet, start)?;
+    finish(&report, &table, f.has("json"))
+}
+
+/// `reconbound merge` of report shard files (name, text): the trial parts reassembled, then
+/// the rest of the report, written to `out`.
+pub(crate) fn merge(files: &[(String, String)], out: Option<&str>, json: bool) -> Out {
+    let start = Instant::now();
+    let Some(out) = out else {
+        return Err(usage(String::from(
+            "merge: report shards need --out FILE.html (the page to write)",
+        )));
+    };
+    check_writable("out", out)?;
+    let mut args: Option<Vec<String>> = None;
+    let (mut attack_files, mut audit_files) = (Vec::new(), Vec::new());
+    for (name, text) in files {
+        let bad = |msg: &str| usage(format!("merge: '{name}': {msg}"));
+        let mut lines = text.lines();
+        let head = match lines.next().map(json::parse) {
+            Some(Ok(Value::Obj(o))) => o,
+            _ => return Err(bad("line 1 is not a report shard header")),
+        };
+        match head.get("version") {
+            Some(Value::Str(v)) if v == env!("CARGO_PKG_VERSION") => {}
+            _ => return Err(bad("written by another version of reconbound")),
+        }
+        let these: Vec<String> = match head.get("args") {
+            Some(Value::Arr(a)) => a
+                .iter()
+                .map(|x| match x {
+                    Value::Str(s) => Ok(s.clone()),
+                    _ => Err(bad("header: args must be strings")),
+                })
+                .collect::<Result<_, _>>()?,
+            _ => return Err(bad("header without args")),
+        };
+        match &args {
+            None => args = Some(these),
+            Some(prev) if *prev != these => {
+                return Err(bad(
+                    "another configuration or seed than the first file (shards of one report only)",
+                ))
+            }
+            Some(_) => {}
+        }
+        // The attack's shard, then the audit's: split at the second header.
+        let rest: Vec<&str> = lines.collect();
+        let split = rest
+            .iter()
+            .position(|l| shard_kind(l).as_deref() == Some(super::audit::SHARD_KIND))
+            .ok_or_else(|| bad("no audit shard in the file"))?;
+        let (a, b) = rest.split_at(split);
+        attack_files.push((name.clone(), a.join("\n")));
+        audit_files.push((name.clone(), b.join("\n")));
+    }
+    let Some(args) = args else {
+        return Err(usage(String::from("merge: no shard files given")));
+    };
+    let f = parse(args.get(1..).unwrap_or_default(), &flags())?;
+    let c = Config::parse(&f)?;
+    let json_out = attack::OutputOptions {
+        json: true,
+        csv: None,
+        plot: None,
+    };
+    let (pa, pa_out) = super::shard::merge_shards::<attack::PriorAwareConfig>(&attack_files)?;
+    let (au, au_out) = super::shard::merge_shards::<super::audit::AuditRun>(&audit_files)?;
+    if pa != check_prior_aware(&c.attack_args(&[]))? || au != check_audit(&c.audit_args(&[]))? {
+        return Err(usage(String::from(
+            "merge: the attack's or the audit's trials are of another configuration than the report's header",
+        )));
+    }
+    let attack_text = attack::merged_summary(&pa, &pa_out, &json_out)?;
+    let audit_text = super::audit::merged_summary(&au, &au_out, &json_out)?;
+    let (report, table) = build(
+        &c,
+        out,
+        Trials::Merged {
+            attack: attack_text,
+            audit: audit_text,
+        },
+        true,
+        start,
+    )?;
+    finish(&report, &table, json)
+}
