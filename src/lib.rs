@@ -55,6 +55,8 @@ pub mod error;
 pub mod math;
 pub mod nn;
 pub mod rng;
+#[cfg(feature = "alloc")]
+pub(crate) mod text;
 pub mod train;
 
 pub use error::{Error, Result};

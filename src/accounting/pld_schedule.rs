@@ -117,7 +117,10 @@ fn epsilon_of(phases: &[Phase], delta: f64, config: &PldConfig, tilt: f64) -> Re
     let mut value: f64 = 0.0;
     let mut worst: Option<usize> = None;
     for (d, v) in ups.into_iter().enumerate() {
-        let e = convolve_all(v, config.max_points)?.epsilon(delta)?;
+        let e = check_result(
+            "PLD epsilon of a direction",
+            convolve_all(v, config.max_points)?.epsilon(delta)?,
+        )?;
         if worst.is_none() || e > value {
             worst = Some(d);
         }

@@ -174,17 +174,10 @@ fn add_up(a: f64, b: f64) -> f64 {
     }
 }
 
-/// An integer field of a CSV line: digits, or an exact integer in exponent form.
+/// An integer field of a CSV line: digits, or an integer in exponent form, decided on the
+/// decimal digits (`1.00000000000000001` is not an integer), as the command line's flags.
 fn parse_steps(s: &str) -> Option<u64> {
-    if let Ok(n) = s.parse::<u64>() {
-        return Some(n);
-    }
-    let x = s.parse::<f64>().ok()?;
-    if (0.0..=1.8e19).contains(&x) && libm::floor(x) == x {
-        Some(x as u64)
-    } else {
-        None
-    }
+    crate::text::exact_u64(s)
 }
 
 impl Schedule {
@@ -269,6 +262,8 @@ impl Schedule {
         let mut phases = Vec::new();
         let mut lines = Vec::new();
         let mut seen_content = false;
+        // a byte-order mark (spreadsheets write one) is not part of the first field
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         for (k, raw) in text.lines().enumerate() {
             let line = k + 1;
             let l = raw.trim();
@@ -458,7 +453,9 @@ impl Schedule {
     /// # Formula
     /// Bisection in ln c on the decreasing map c ↦ ε(c·σ₁, …, c·σ_k), keeping an upper end
     /// with ε ≤ target; stops when hi/lo − 1 ≤ 10⁻⁶ and returns hi (as
-    /// [`rdp::calibrate_noise_multiplier`] for one phase).
+    /// [`rdp::calibrate_noise_multiplier`] for one phase). Factors below 10⁻⁶ are not explored:
+    /// when even c = 10⁻⁶·(a power of 2) meets the target, the smallest safe power of two
+    /// halved down to there is returned without bisection (safe, not the smallest).
     ///
     /// # Citations
     /// Mironov, Talwar, Zhang 2019; Canonne, Kamath, Steinke 2020, Prop. 12.
