@@ -1238,26 +1238,18 @@ impl Pld {
             _ => self.loss(n.saturating_sub(1)),
         };
         let allow_up = half + extra * libm::exp(ls - lam * top_loss);
-        // cut only above the tilted mode, or where the untilted size of the roundoff bound
-        // (moved to +∞ with the cut) is small too: with a tilt far above the useful range the
-        // tilted mass sits where the untilted mass is negligible
-        let rl = if self.roundoff > 0.0 {
+        // Cost of a cut at loss l: the untilted mass moved to +∞ plus, for λ > 0, the untilted
+        // size of the roundoff bound of that mass, R·e^{s − λl} (with λ = 0 the +∞ atom has
+        // weight 1 in the ℓ₁ norm of the budget, which keeps covering it: see `product`).
+        // The whole cost must fit in the allowance, so the +∞ atom grows by at most
+        // `tail_mass` per truncation however the roundoff budget grows.
+        let rl = if self.roundoff > 0.0 && lam > 0.0 {
             libm::log(self.roundoff)
         } else {
             f64::NEG_INFINITY
         };
-        // the loss of the largest tilted mass (the tilted mode)
-        let peak = self
-            .masses
-            .iter()
-            .enumerate()
-            .fold(
-                (0usize, -1.0f64),
-                |a, (i, &m)| if m > a.1 { (i, m) } else { a },
-            )
-            .0;
-        let l_peak = self.loss(peak);
-        let cut_ok = |l: f64| l > l_peak || libm::exp(rl + ls - lam * l) <= half;
+        let moved_err = |l: f64| libm::exp(rl + ls - lam * l);
+        let cut_ok = |acc: f64, l: f64| acc + moved_err(l) <= allow_up;
         let mut acc = 0.0;
         let mut cut: Option<f64> = None;
         let mut tail_gone = true;
@@ -1267,7 +1259,7 @@ impl Pld {
             while top > 0 {
                 let l = (t.offset + top as i64 - 1) as f64 * dt;
                 let m = t.masses[top - 1] * libm::exp(ls - lam * l);
-                if !(acc + m <= allow_up && cut_ok(l)) {
+                if !cut_ok(acc + m, l) {
                     break;
                 }
                 acc += m;
@@ -1282,7 +1274,7 @@ impl Pld {
             self.tail = None;
             while top > 1 {
                 let m = self.untilted(top - 1);
-                if !(acc + m <= allow_up && cut_ok(self.loss(top - 1))) {
+                if !cut_ok(acc + m, self.loss(top - 1)) {
                     break;
                 }
                 acc += m;
@@ -1291,11 +1283,7 @@ impl Pld {
             }
         }
         if let (Some(c), Bound::Pessimistic) = (cut, self.bound) {
-            let e = if self.roundoff > 0.0 {
-                libm::exp(libm::log(self.roundoff) + ls - lam * c)
-            } else {
-                0.0
-            };
+            let e = moved_err(c);
             self.infinity_mass =
                 ((self.infinity_mass + acc * (1.0 + 1e-9) + e) * (1.0 + 4.0 * U)).min(1.0);
         }
@@ -1485,8 +1473,18 @@ impl Pld {
         max_points: usize,
         cross: Option<Cross>,
     ) -> Pld {
-        let s1 = a.total();
-        let s2 = b.total();
+        // With λ = 0 the budget is the plain ℓ₁ norm over the grid and the +∞ atom (whose
+        // truncation error `truncate` leaves in the budget), so the norms include p∞.
+        let with_inf = |x: &Pld| {
+            let t = x.total();
+            if x.tilt > 0.0 || x.infinity_mass <= 0.0 {
+                t
+            } else {
+                t + libm::exp(libm::log(x.infinity_mass) - x.log_scale) * (1.0 + 8.0 * U)
+            }
+        };
+        let s1 = with_inf(a);
+        let s2 = with_inf(b);
         let grow = match &cross {
             Some((_, _, r, _)) => libm::exp(a.tilt * a.interval * *r as f64) * (1.0 + 8.0 * U),
             None => 1.0,
@@ -2024,47 +2022,181 @@ fn directions(q: f64) -> &'static [Direction] {
     }
 }
 
-/// Largest automatic tilt (beyond it the tilted masses span too many orders of magnitude
-/// to gain anything).
-const MAX_AUTO_TILT: f64 = 64.0;
+/// Share of the target (δ for ε(δ), κ for the ReRo γ) that all truncations of a
+/// composition together may move to the +∞ atom (pessimistic) or drop (optimistic).
+const TAIL_SHARE: f64 = 1e-4;
 
-/// Automatic tilt for ε(δ): λ = α* − 1 with α* the optimal Rényi order of
-/// [`crate::accounting::rdp::epsilon`] (improved conversion) for the same (q, σ, T, δ): by
-/// the Chernoff bound, e^{T ln M(λ) − λε} is then within a small factor of δ at the
-/// resulting ε, so the roundoff term K·c(λ)·e^{−λε} is of the order roundoff·δ.
-fn auto_tilt_for_delta(q: f64, sigma: f64, steps: u64, delta: f64) -> f64 {
-    match crate::accounting::rdp::epsilon(
-        q,
-        sigma,
-        steps,
-        delta,
-        crate::accounting::rdp::Conversion::Improved,
-    ) {
-        Ok(b) if b.order.is_finite() => (b.order - 1.0).clamp(0.0, MAX_AUTO_TILT),
-        _ => 0.0,
+/// Grid steps per standard deviation of the one-step loss (the default Δ = 7e-5 is
+/// 1/64 of it for q = 256/60000, σ = 1.1).
+const STEPS_PER_STD: f64 = 64.0;
+/// Largest one-step grid the automatic Δ may ask for (the far upper tail is then
+/// discretised on the coarse lattice, and the grid is coarsened to the level caps).
+const MAX_AUTO_POINTS: f64 = (1u64 << 20) as f64;
+
+/// The configuration to compose `steps` steps of (q, σ) with, for a target probability
+/// `target` (δ of ε(δ), the Chernoff estimate of δ(ε), κ of ReRo): `config` with
+/// - `tail_mass` lowered, if needed, to `TAIL_SHARE`·target/(2T + 64);
+/// - Δ lowered, if needed, to s₁/64 with s₁ = q·√(e^{1/σ²} − 1) the scale of the one-step
+///   loss (its standard deviation for small q), but not below the one-step loss range / 2²⁰.
+///
+/// Heterogeneous compositions (several (q, σ, T) phases on one grid) take the smallest Δ and
+/// `tail_mass` over their phases, with `target` and `steps` the totals.
+///
+/// # Why
+/// The +∞ atom of a composition collects the one-step upper tails (≤ tail/4 per step) and
+/// the upper truncations of every product (≤ tail/2 plus the untilted roundoff of the cut,
+/// which `truncate` keeps within the same allowance); the PLD of 2^k steps appears in
+/// at most T/2^k copies of the result, so the atom is at most
+/// tail·(T/4 + Σ_k T/2^k + 64) ≤ tail·(2T + 64) = `TAIL_SHARE`·target. The lower bound loses
+/// at most the same mass. The loss range grows only like √(ln(1/tail)) (the far upper tail
+/// sits on the coarse lattice). Each connect-the-dots split adds a variance ≤ Δ²/4 per step
+/// to a loss of variance ≈ s₁² per step, so Δ = s₁/64 keeps the added variance below 1e-4
+/// of the true one however small the losses are (large σ, small q); later levels are
+/// coarsened to their caps on the scale of the composed PLD. Any value keeps the bounds
+/// certified: these choices only decide how wide the bracket is.
+pub(crate) fn config_for_target(
+    config: &PldConfig,
+    q: f64,
+    sigma: f64,
+    steps: u64,
+    target: f64,
+) -> PldConfig {
+    let mut c = *config;
+    let t = TAIL_SHARE * target / (2.0 * steps as f64 + 64.0);
+    if t.is_finite() && t > 0.0 && t < c.tail_mass {
+        c.tail_mass = t.max(1e-300);
     }
+    let s1 = q * libm::sqrt(libm::expm1(1.0 / (sigma * sigma)));
+    if s1.is_finite() && s1 > 0.0 {
+        let mut d = s1 / STEPS_PER_STD;
+        if let Ok(z) = normal::quantile(c.tail_mass / 4.0) {
+            let z = -z;
+            let range = step_loss(1.0 + sigma * z, q, sigma) - step_loss(-sigma * z, q, sigma);
+            if range.is_finite() {
+                d = d.max(range / MAX_AUTO_POINTS);
+            }
+        }
+        if d.is_finite() && d > 0.0 && d < c.value_discretization_interval {
+            c.value_discretization_interval = d;
+        }
+    }
+    c
 }
 
-/// Automatic tilt for δ(ε): the λ = α − 1 over the default Rényi orders minimising the
-/// Chernoff bound T·λ·D_α − λε + ln c(λ) of the roundoff weight.
-fn auto_tilt_for_epsilon(q: f64, sigma: f64, steps: u64, eps: f64) -> f64 {
-    use crate::accounting::rdp::{rdp_curve_into, DEFAULT_ORDERS};
-    let mut out = [0.0f64; DEFAULT_ORDERS.len()];
-    if rdp_curve_into(q, sigma, steps, &DEFAULT_ORDERS, &mut out).is_err() {
-        return 0.0;
+/// Largest automatic tilt (beyond it the tilted masses span too many orders of magnitude
+/// to gain anything).
+const MAX_AUTO_TILT: f64 = 1e5;
+
+/// ln E[e^{λY}] of one step's loss Y in direction `dir`, over the x-range the one-step PLD
+/// keeps for `tail_mass` (|x| ≤ σz and |x − 1| ≤ σz, z = Φ⁻¹(1 − tail/4)): both directions
+/// are E_ν[e^{βL(x)}] with β = λ + 1 (add) or −λ (remove), computed by the trapezoidal rule
+/// with step σ/32 in log-sum-exp form. A heuristic only (it chooses the tilt); the
+/// truncation matters: the moment of the untruncated loss is infinite-like at large λ
+/// (the Rényi divergence of the subsampled Gaussian grows fast beyond α ≈ σ² ln(1/q)),
+/// while the truncated one is what the tilted masses see.
+fn one_step_log_mgf(q: f64, sigma: f64, lambda: f64, dir: Direction, tail_mass: f64) -> f64 {
+    let z = match normal::quantile(tail_mass / 4.0) {
+        Ok(v) => -v,
+        Err(_) => 8.0,
+    };
+    let beta = match dir {
+        Direction::Add => lambda + 1.0,
+        Direction::Remove => -lambda,
+    };
+    let sl = StepLoss::new(q, sigma);
+    let (lo, hi) = (-sigma * z, 1.0 + sigma * z);
+    let h = sigma / 32.0;
+    let n = libm::ceil((hi - lo) / h) as usize;
+    let mut best = f64::NEG_INFINITY;
+    let mut terms = Vec::with_capacity(n + 1);
+    for i in 0..=n {
+        let x = lo + i as f64 * h;
+        let u = x / sigma;
+        let t = -0.5 * u * u + beta * sl.at(x);
+        best = best.max(t);
+        terms.push(t);
     }
+    if !best.is_finite() {
+        return best;
+    }
+    let s: f64 = terms.iter().map(|&t| libm::exp(t - best)).sum();
+    best + libm::log(s * h / (sigma * libm::sqrt(2.0 * core::f64::consts::PI)))
+}
+
+/// Candidate automatic tilts: 0.25·1.125^k up to [`MAX_AUTO_TILT`].
+fn tilt_candidates() -> impl Iterator<Item = f64> {
+    (0..160)
+        .map(|k| 0.25 * libm::pow(1.125, k as f64))
+        .take_while(|&l| l <= MAX_AUTO_TILT)
+}
+
+/// max over the directions of Σ_phases T·ln E[e^{λY}] (the log-scale s of the composed
+/// tilted PLD, up to discretisation).
+fn composed_log_mgf(phases: &[(f64, f64, u64)], lambda: f64, tail_mass: f64) -> f64 {
+    let mut worst = f64::NEG_INFINITY;
+    let q_full = phases.iter().all(|p| p.0 >= 1.0);
+    let dirs: &[Direction] = if q_full {
+        &[Direction::Add]
+    } else {
+        &[Direction::Add, Direction::Remove]
+    };
+    for &d in dirs {
+        let s: f64 = phases
+            .iter()
+            .map(|&(q, sigma, t)| t as f64 * one_step_log_mgf(q, sigma, lambda, d, tail_mass))
+            .sum();
+        worst = worst.max(s);
+    }
+    worst
+}
+
+/// Automatic tilt for ε(δ) of a composition of `phases` (q, σ, T): the λ (on a geometric
+/// grid up to [`MAX_AUTO_TILT`]) minimising the Chernoff bound on ε,
+/// (s(λ) + ln c(λ) − ln δ)/λ with s(λ) the composed log-moment of the truncated loss
+/// ([`composed_log_mgf`]): the roundoff term K·c(λ)·e^{−λε} of the result is then about
+/// roundoff·δ·e^{λ(ε_Chernoff − ε)}, a small multiple of roundoff·δ. (The RDP order over a
+/// fixed grid of orders is a poor proxy for small q and large σ, where RDP is loose.)
+pub(crate) fn chernoff_tilt_for_delta(
+    phases: &[(f64, f64, u64)],
+    delta: f64,
+    tail_mass: f64,
+) -> f64 {
+    let ld = libm::log(delta);
     let mut best = (f64::INFINITY, 0.0);
-    for (&a, &r) in DEFAULT_ORDERS.iter().zip(out.iter()) {
-        let lam = a - 1.0;
-        if !(r.is_finite()) || lam > MAX_AUTO_TILT {
-            continue;
-        }
-        let v = lam * (r - eps) + libm::log(tilt_weight(lam));
+    for lam in tilt_candidates() {
+        let v = (composed_log_mgf(phases, lam, tail_mass) + libm::log(tilt_weight(lam)) - ld) / lam;
         if v < best.0 {
             best = (v, lam);
         }
     }
     best.1
+}
+
+/// Automatic tilt for δ(ε) of a composition of `phases`: the λ minimising the Chernoff
+/// bound s(λ) + ln c(λ) − λε on ln δ; returns (λ, that bound on ln δ).
+pub(crate) fn chernoff_tilt_for_epsilon(
+    phases: &[(f64, f64, u64)],
+    eps: f64,
+    tail_mass: f64,
+) -> (f64, f64) {
+    let mut best = (0.0, 0.0);
+    for lam in tilt_candidates() {
+        let v = composed_log_mgf(phases, lam, tail_mass) + libm::log(tilt_weight(lam)) - lam * eps;
+        if v < best.1 {
+            best = (lam, v);
+        }
+    }
+    best
+}
+
+/// Automatic tilt for ε(δ) of T steps of (q, σ): [`chernoff_tilt_for_delta`] of one phase.
+fn auto_tilt_for_delta(q: f64, sigma: f64, steps: u64, delta: f64, tail_mass: f64) -> f64 {
+    chernoff_tilt_for_delta(&[(q, sigma, steps)], delta, tail_mass)
+}
+
+/// Automatic tilt for δ(ε) of T steps of (q, σ): [`chernoff_tilt_for_epsilon`] of one phase.
+fn auto_tilt_for_epsilon(q: f64, sigma: f64, steps: u64, eps: f64, tail_mass: f64) -> f64 {
+    chernoff_tilt_for_epsilon(&[(q, sigma, steps)], eps, tail_mass).0
 }
 
 /// One-step pessimistic and optimistic PLDs of both directions at a common tilt.
@@ -2134,7 +2266,9 @@ pub fn epsilon(
     let (q, sigma, steps) = check_dpsgd(sampling_rate, noise_multiplier, steps)?;
     let delta = check_open_unit("delta", delta)?;
     let (_, _, forced) = config.validate()?;
-    let tilt = forced.unwrap_or_else(|| auto_tilt_for_delta(q, sigma, steps, delta));
+    let config = &config_for_target(config, q, sigma, steps, delta);
+    let tilt =
+        forced.unwrap_or_else(|| auto_tilt_for_delta(q, sigma, steps, delta, config.tail_mass));
     let split = use_split(forced, tilt);
     let (ups, los) = one_steps(q, sigma, config, tilt, split)?;
     let mut ws = Workspace::default();
@@ -2191,8 +2325,11 @@ pub fn delta(
     let (q, sigma, steps) = check_dpsgd(sampling_rate, noise_multiplier, steps)?;
     let eps = check_non_negative("epsilon", epsilon)?;
     let (_, _, forced) = config.validate()?;
-    let tilt = forced.unwrap_or_else(|| auto_tilt_for_epsilon(q, sigma, steps, eps));
+    let (auto, ln_delta) = chernoff_tilt_for_epsilon(&[(q, sigma, steps)], eps, config.tail_mass);
+    let tilt = forced.unwrap_or(auto);
     let split = use_split(forced, tilt);
+    // the Chernoff bound overestimates δ by a polynomial factor: target a smaller δ
+    let config = &config_for_target(config, q, sigma, steps, libm::exp(ln_delta.min(0.0)) * 1e-3);
     let (ups, los) = one_steps(q, sigma, config, tilt, split)?;
     let mut ws = Workspace::default();
     let mut value: f64 = 0.0;
@@ -2248,7 +2385,7 @@ pub fn hockey_stick(
     let (_, _, forced) = config.validate()?;
     let tilt = forced.unwrap_or_else(|| {
         if eps > 0.0 {
-            auto_tilt_for_epsilon(q, sigma, steps, eps)
+            auto_tilt_for_epsilon(q, sigma, steps, eps, config.tail_mass)
         } else {
             0.0
         }
