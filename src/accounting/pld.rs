@@ -915,6 +915,11 @@ impl Pld {
         (self.offset + i as i64) as f64 * self.interval
     }
 
+    /// The loss of the grid point above point `i` (its right neighbour), if any.
+    fn loss_above(&self, i: usize) -> Option<f64> {
+        (i + 1 < self.masses.len()).then(|| self.loss(i + 1))
+    }
+
     fn untilted(&self, i: usize) -> f64 {
         let p = self.masses.get(i).copied().unwrap_or(0.0);
         if p == 0.0 {
@@ -1723,9 +1728,16 @@ impl Pld {
     /// min over ε of e^ε κ + δ(ε): for a pessimistic PLD of μ_T‖ν_T an upper bound on
     /// sup{μ_T(E) : ν_T(E) ≤ κ} (for every ε, μ(E) ≤ e^ε ν(E) + H_{e^ε}(μ‖ν)); for an
     /// optimistic one a lower bound (the Neyman–Pearson lemma makes the minimum exact).
-    /// The minimum of this piecewise-monotone function is attained at a grid point (or, for
-    /// an untilted PLD, as ε → −∞, value p∞ + Σp). δ(ε) includes the roundoff term
-    /// K·c(λ)·e^{−λε}. Not clamped; `kappa` is not validated here.
+    /// δ(ε) includes the roundoff term K·c(λ)·e^{−λε}. Not clamped; `kappa` is not validated
+    /// here.
+    ///
+    /// Pessimistic: any ε gives an upper bound; the grid points are tried (and, untilted,
+    /// ε → −∞, value p∞ + Σp). Optimistic: on each piece [ℓ_k, ℓ_{k+1}] the certified lower
+    /// function s₁ + e^ε(κ − s₂) − K c e^{−λε} is monotone or concave, so its minimum is at
+    /// an endpoint; the true δ is also non-increasing and ≥ 0, so on the piece
+    /// e^ε κ + δ(ε) ≥ e^{ℓ_k}κ + max_{j ≥ k+1} δ_lo(ℓ_j): the larger of the two bounds is
+    /// used (with a tilt the roundoff term makes δ_lo useless at small losses, where the
+    /// monotone bound takes over). Below the lowest point the bound is max_j δ_lo(ℓ_j).
     pub fn neyman_pearson(&self, kappa: f64) -> f64 {
         let pess = self.bound == Bound::Pessimistic;
         let c = if pess { self.infinity_mass } else { 0.0 };
@@ -1734,33 +1746,63 @@ impl Pld {
         let mut s1 = 0.0;
         let mut s2 = 0.0;
         let mut best = f64::INFINITY;
-        let consider = |v: f64, mag: f64, best: &mut f64| {
-            let v = if pess { v + rel * mag } else { v - rel * mag };
-            if v < *best {
-                *best = v;
-            }
-        };
+        let adjust = |v: f64, mag: f64| if pess { v + rel * mag } else { v - rel * mag };
+        // optimistic: running max of the certified δ_lo at the grid points above, and the
+        // certified lower function at the previous (upper) grid point
+        let mut m_run = 0.0f64;
+        let mut f_up: Option<f64> = None;
         for k in (0..n).rev() {
             // ε = ℓ_k: terms with ℓ > ℓ_k are the suffix accumulated so far.
             let lk = self.loss(k);
             let e = libm::exp(lk);
             if e.is_finite() {
                 let r = self.error_term(lk);
-                let v = if pess {
-                    c + s1 + e * (kappa - s2) + r
+                if pess {
+                    let v = adjust(c + s1 + e * (kappa - s2) + r, c + s1 + e * (kappa + s2) + r);
+                    best = best.min(v);
                 } else {
-                    s1 + e * (kappa - s2) - r
-                };
-                consider(v, c + s1 + e * (kappa + s2) + r, &mut best);
+                    let f_k = adjust(s1 + e * (kappa - s2) - r, s1 + e * (kappa + s2) + r);
+                    // piece [ℓ_k, ℓ_{k+1}] (or [ℓ_k, ∞) above the top, where δ ≥ 0)
+                    let end_min = f_up.map_or(f_k, |f| f.min(f_k));
+                    let mono = (e * kappa * (1.0 - 4.0 * U) + m_run * (1.0 - 4.0 * U)).max(0.0);
+                    // δ(ε) ≥ 1 − e^ε (μ, ν probability laws): e^ε κ + 1 − e^ε decreases
+                    let trivial = match self.loss_above(k) {
+                        Some(hi) if hi < 0.0 => {
+                            let eh = libm::exp(hi) * (1.0 + 4.0 * U);
+                            (1.0 - eh * (1.0 - kappa)) * (1.0 - 4.0 * U)
+                        }
+                        _ => 0.0,
+                    };
+                    best = best.min(end_min.max(mono).max(trivial));
+                    let d_lo = adjust(s1 - e * s2 - r, s1 + e * s2 + r);
+                    m_run = m_run.max(d_lo);
+                    f_up = Some(f_k);
+                }
+            } else if !pess {
+                f_up = None;
             }
             let p = self.untilted(k);
             s1 += p;
             s2 += p * libm::exp(-lk);
         }
-        if self.tilt <= 0.0 {
-            let r = self.error_scale();
-            let all = if pess { c + s1 + r } else { s1 - r };
-            consider(all, c + s1 + r, &mut best);
+        if pess {
+            if self.tilt <= 0.0 {
+                let r = self.error_scale();
+                best = best.min(adjust(c + s1 + r, c + s1 + r));
+            }
+        } else {
+            // ε below the lowest point: δ(ε) ≥ max_j δ_lo(ℓ_j); untilted, the certified lower
+            // function there is monotone between ε → −∞ (value Σp − K) and ℓ_0
+            // and δ(ε) ≥ 1 − e^ε: with u = e^ε ≤ e^{ℓ_0}, uκ + max(M, 1 − u) is least at
+            // u = min(1 − M, e^{ℓ_0})
+            let u = (1.0 - m_run).min(if n > 0 { libm::exp(self.loss(0)) } else { 1.0 });
+            let mut low = ((u * kappa + m_run.max(1.0 - u)) * (1.0 - 8.0 * U)).max(m_run);
+            if self.tilt <= 0.0 {
+                let r = self.error_scale();
+                let all = adjust(s1 - r, s1 + r);
+                low = low.max(f_up.map_or(all, |f| f.min(all)));
+            }
+            best = best.min(low);
         }
         match self.bound {
             Bound::Pessimistic => best * (1.0 + 16.0 * U),
@@ -1992,21 +2034,6 @@ fn compose_one(
         })
 }
 
-/// (pessimistic, optimistic) composed PLDs of one direction (tilt `config.tilt`, 0 if None).
-pub(crate) fn composed_pair(
-    q: f64,
-    sigma: f64,
-    steps: u64,
-    direction: Direction,
-    config: &PldConfig,
-) -> Result<(Pld, Pld)> {
-    let (_, _, forced) = config.validate()?;
-    let tilt = forced.unwrap_or(0.0);
-    let split = use_split(forced, tilt);
-    let (up, lo) = Pld::subsampled_gaussian_pair(q, sigma, direction, config, tilt, split)?;
-    composed_pair_from(up, lo, steps, config.max_points, split)
-}
-
 /// The fine/coarse split of the upper tail is used only with an automatic tilt λ > 0: it
 /// relies on the tilted mass locating the δ-relevant region (a forced or zero tilt keeps
 /// the whole PLD on the fine grid).
@@ -2187,6 +2214,49 @@ pub(crate) fn chernoff_tilt_for_epsilon(
         }
     }
     best
+}
+
+/// Automatic tilt for the Neyman–Pearson value γ = min_ε [e^ε κ + H_{e^ε}(μ_T‖ν_T)] (ReRo)
+/// of a composition of `phases`: the minimising ε* is where ν_T(L > ε*) ≈ κ, estimated by
+/// the Chernoff bound ν(L > ε) ≤ e^{s(λ) − (λ+1)ε} (E_ν[e^{(λ+1)L}] = E_μ[e^{λL}]) as
+/// ε* = min_λ (s(λ) − ln κ)/(λ + 1); the tilt is then [`chernoff_tilt_for_epsilon`] at ε*,
+/// or 0 when ε* ≤ 0 (large κ: the minimum sits at small losses, where an untilted budget is
+/// tightest).
+pub(crate) fn chernoff_tilt_for_kappa(
+    phases: &[(f64, f64, u64)],
+    kappa: f64,
+    tail_mass: f64,
+) -> f64 {
+    let lk = libm::log(kappa);
+    let mut eps = f64::INFINITY;
+    for lam in tilt_candidates() {
+        let v = (composed_log_mgf(phases, lam, tail_mass) - lk) / (lam + 1.0);
+        eps = eps.min(v);
+    }
+    if !(eps > 0.0 && eps.is_finite()) {
+        return 0.0;
+    }
+    chernoff_tilt_for_epsilon(phases, eps, tail_mass).0
+}
+
+/// (pessimistic, optimistic) composed PLDs of μ_T‖ν_T (direction add) for the
+/// Neyman–Pearson value at `kappa` ([`Pld::neyman_pearson`]): truncation and grid from
+/// [`config_for_target`] with target κ (γ ≥ κ, and the +∞ atom enters γ in full), tilt
+/// `config.tilt` or [`chernoff_tilt_for_kappa`].
+pub(crate) fn composed_pair_for_kappa(
+    q: f64,
+    sigma: f64,
+    steps: u64,
+    kappa: f64,
+    config: &PldConfig,
+) -> Result<(Pld, Pld)> {
+    let (_, _, forced) = config.validate()?;
+    let config = &config_for_target(config, q, sigma, steps, kappa);
+    let tilt = forced
+        .unwrap_or_else(|| chernoff_tilt_for_kappa(&[(q, sigma, steps)], kappa, config.tail_mass));
+    let split = use_split(forced, tilt);
+    let (up, lo) = Pld::subsampled_gaussian_pair(q, sigma, Direction::Add, config, tilt, split)?;
+    composed_pair_from(up, lo, steps, config.max_points, split)
 }
 
 /// Automatic tilt for ε(δ) of T steps of (q, σ): [`chernoff_tilt_for_delta`] of one phase.
@@ -2391,6 +2461,13 @@ pub fn hockey_stick(
         }
     });
     let split = use_split(forced, tilt);
+    let target = if eps > 0.0 {
+        let ln_delta = chernoff_tilt_for_epsilon(&[(q, sigma, steps)], eps, config.tail_mass).1;
+        libm::exp(ln_delta.min(0.0)) * 1e-3
+    } else {
+        1.0
+    };
+    let config = &config_for_target(config, q, sigma, steps, target);
     let (up, lo) = Pld::subsampled_gaussian_pair(q, sigma, direction, config, tilt, split)?;
     let (up, lo) = composed_pair_from(up, lo, steps, config.max_points, split)?;
     let value = up.delta(eps);

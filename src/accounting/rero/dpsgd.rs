@@ -12,7 +12,7 @@
 //! The numerical and Monte Carlo functions need the `alloc` feature.
 
 #[cfg(feature = "alloc")]
-use crate::accounting::pld::{composed_pair, Direction, PldConfig, StepLoss};
+use crate::accounting::pld::{composed_pair_for_kappa, PldConfig, StepLoss};
 #[cfg(feature = "alloc")]
 use crate::error::{check_count, check_dpsgd, check_open_unit, check_result, Error};
 use crate::error::{check_positive, check_steps, check_unit_rate, Result};
@@ -121,8 +121,9 @@ pub fn gamma_numerical(
             lower: 1.0,
         });
     }
-    let (up, lo) = composed_pair(q, sigma, steps, Direction::Add, config)?;
-    let gamma = check_result("gamma", up.neyman_pearson(kappa))?.clamp(kappa, 1.0);
+    let (up, lo) = composed_pair_for_kappa(q, sigma, steps, kappa, config)?;
+    let cap = gamma_limit(kappa, q, steps);
+    let gamma = check_result("gamma", up.neyman_pearson(kappa))?.clamp(kappa, cap);
     let lower = lo.neyman_pearson(kappa);
     let lower = if lower.is_nan() {
         kappa
@@ -130,6 +131,18 @@ pub fn gamma_numerical(
         lower.clamp(kappa, gamma)
     };
     Ok(GammaBound { gamma, lower })
+}
+
+/// The σ → 0 limit of γ, 1 − (1 − q)^T(1 − κ), rounded up: an upper bound on γ for every
+/// σ > 0 (μ_T = p₀ν_T + (1 − p₀)·(a law), p₀ = (1 − q)^T the probability that the target is
+/// never sampled, so μ_T(E) ≤ 1 − p₀ + p₀κ when ν_T(E) ≤ κ), approached as σ → 0.
+fn gamma_limit(kappa: f64, q: f64, steps: u64) -> f64 {
+    if q >= 1.0 {
+        return 1.0;
+    }
+    // p₀ = exp(T·ln(1 − q)), rounded down (relative 1e-12 covers log1p/exp and the product)
+    let p0 = libm::exp(steps as f64 * libm::log1p(-q)) * (1.0 - 1e-12);
+    (1.0 - p0 * (1.0 - kappa) * (1.0 - 4.0 * f64::EPSILON)).min(1.0)
 }
 
 /// γ for DP-SGD: the closed form for q = 1 (`lower = gamma`), otherwise
