@@ -133,9 +133,35 @@ pub fn gamma_numerical(
     Ok(GammaBound { gamma, lower })
 }
 
-/// The σ → 0 limit of γ, 1 − (1 − q)^T(1 − κ), rounded up: an upper bound on γ for every
-/// σ > 0 (μ_T = p₀ν_T + (1 − p₀)·(a law), p₀ = (1 − q)^T the probability that the target is
-/// never sampled, so μ_T(E) ≤ 1 − p₀ + p₀κ when ν_T(E) ≤ κ), approached as σ → 0.
+/// The σ → 0 limit of γ, 1 − (1 − q)^T(1 − κ) (rounded up): an upper bound on γ for every
+/// σ > 0, approached as σ → 0, so no noise multiplier can give a larger γ.
+///
+/// # Formula
+/// μ_T = p₀ν_T + (1 − p₀)·ρ with p₀ = (1 − q)^T the probability that the target is never
+/// sampled (ρ the law given that it is), so μ_T(E) ≤ 1 − p₀ + p₀κ whenever ν_T(E) ≤ κ; as
+/// σ → 0 the steps where the target is sampled are identified with certainty.
+///
+/// # Citations
+/// Hayes, Mahloujifar, Balle 2023, Thm 2 (γ = sup_{ν(E) ≤ κ} μ(E); hayes2023-rero-dpsgd-appendix.txt).
+///
+/// # Errors
+/// `kappa` ∉ (0, 1], `sampling_rate` ∉ (0, 1], `steps` = 0.
+///
+/// # Examples
+/// ```
+/// use reconbound::accounting::rero::dpsgd::{gamma, gamma_noiseless_limit};
+/// let lim = gamma_noiseless_limit(0.01, 0.01, 100).unwrap();
+/// assert!((lim - (1.0 - 0.99f64.powi(100) * 0.99)).abs() < 1e-12);
+/// assert!(gamma(0.01, 0.01, 0.2, 100).unwrap().gamma <= lim);
+/// ```
+pub fn gamma_noiseless_limit(kappa: f64, sampling_rate: f64, steps: u64) -> Result<f64> {
+    let kappa = check_unit_rate("kappa", kappa)?;
+    let q = check_unit_rate("sampling_rate", sampling_rate)?;
+    let steps = check_steps(steps)?;
+    Ok(gamma_limit(kappa, q, steps))
+}
+
+/// [`gamma_noiseless_limit`] for validated inputs.
 fn gamma_limit(kappa: f64, q: f64, steps: u64) -> f64 {
     if q >= 1.0 {
         return 1.0;
@@ -417,7 +443,8 @@ pub fn gamma_monte_carlo(
 /// Hayes, Mahloujifar, Balle 2023, Thm 2 / Cor. 3 (hayes2023-rero-dpsgd-appendix.txt).
 ///
 /// # Errors
-/// `target_gamma` ∉ (κ, 1), `kappa` ∉ (0, 1), `sampling_rate` ∉ (0, 1], `steps` = 0;
+/// `target_gamma` ∉ (κ, 1) or ≥ [`gamma_noiseless_limit`] (every σ meets it), `kappa`
+/// ∉ (0, 1), `sampling_rate` ∉ (0, 1], `steps` = 0;
 /// [`Error::NotConverged`] if even σ = 2²⁰ does not reach the target.
 ///
 /// # Examples
@@ -439,6 +466,13 @@ pub fn calibrate_noise_multiplier(
     let steps = check_steps(steps)?;
     if !(target_gamma > kappa && target_gamma < 1.0) {
         return crate::error::invalid("target_gamma", target_gamma, "in (kappa, 1)");
+    }
+    if target_gamma >= gamma_limit(kappa, q, steps) {
+        return crate::error::invalid(
+            "target_gamma",
+            target_gamma,
+            "below 1 − (1 − q)^T(1 − κ), the σ → 0 limit of γ (every σ > 0 meets a larger target)",
+        );
     }
     let ok = |sigma: f64| -> Result<bool> {
         match gamma(kappa, q, sigma, steps) {
