@@ -1530,7 +1530,34 @@ impl Pld {
         while out.masses.len() > max_points {
             out.coarsen();
         }
+        out.renormalize();
         out
+    }
+
+    /// Rescale the stored masses and the roundoff bound by the norm bound S = total +
+    /// roundoff of the true (tilted) masses when S has drifted out of [1e-30, 1e30], moving
+    /// ln S into the log-scale (exact up to one rounding per mass, charged to the budget).
+    /// Without it, a PLD whose tilted mass was truncated away (a tilt far above the useful
+    /// range moves the tilted bulk to +∞ and drops the untilted bulk into the budget) would
+    /// square its roundoff bound at every product until it underflowed to 0.
+    fn renormalize(&mut self) {
+        let s = self.total() + self.roundoff;
+        if !(s.is_finite() && s > 0.0) || (1e-30..=1e30).contains(&s) {
+            return;
+        }
+        let f = 1.0 / s;
+        for x in self.masses.iter_mut() {
+            *x *= f;
+        }
+        if let Some(t) = self.tail.as_mut() {
+            for x in t.masses.iter_mut() {
+                *x *= f;
+            }
+        }
+        self.log_scale += libm::log(s);
+        // the new total is ≤ 1; each scaled mass and f itself are correct to 2u relative,
+        // ln s to a few ulps (a relative 8u of e^{log_scale})
+        self.roundoff = (self.roundoff * f + 16.0 * U) * (1.0 + 1e-12);
     }
 
     /// Coarsen the finer of two PLDs until both have the same grid spacing.
@@ -2058,13 +2085,13 @@ const TAIL_SHARE: f64 = 1e-4;
 const STEPS_PER_STD: f64 = 64.0;
 /// Largest one-step grid the automatic Δ may ask for (the far upper tail is then
 /// discretised on the coarse lattice, and the grid is coarsened to the level caps).
-const MAX_AUTO_POINTS: f64 = (1u64 << 20) as f64;
+const MAX_AUTO_POINTS: f64 = (1u64 << 16) as f64;
 
 /// The configuration to compose `steps` steps of (q, σ) with, for a target probability
 /// `target` (δ of ε(δ), the Chernoff estimate of δ(ε), κ of ReRo): `config` with
 /// - `tail_mass` lowered, if needed, to `TAIL_SHARE`·target/(2T + 64);
 /// - Δ lowered, if needed, to s₁/64 with s₁ = q·√(e^{1/σ²} − 1) the scale of the one-step
-///   loss (its standard deviation for small q), but not below the one-step loss range / 2²⁰.
+///   loss (its standard deviation for small q), but not below the one-step loss range / 2¹⁶.
 ///
 /// Heterogeneous compositions (several (q, σ, T) phases on one grid) take the smallest Δ and
 /// `tail_mass` over their phases, with `target` and `steps` the totals.
@@ -2398,8 +2425,8 @@ pub fn delta(
     let (auto, ln_delta) = chernoff_tilt_for_epsilon(&[(q, sigma, steps)], eps, config.tail_mass);
     let tilt = forced.unwrap_or(auto);
     let split = use_split(forced, tilt);
-    // the Chernoff bound overestimates δ by a polynomial factor: target a smaller δ
-    let config = &config_for_target(config, q, sigma, steps, libm::exp(ln_delta.min(0.0)) * 1e-3);
+    // the Chernoff bound on δ as the target (it exceeds δ by a small polynomial factor)
+    let config = &config_for_target(config, q, sigma, steps, libm::exp(ln_delta.min(0.0)));
     let (ups, los) = one_steps(q, sigma, config, tilt, split)?;
     let mut ws = Workspace::default();
     let mut value: f64 = 0.0;
@@ -2463,7 +2490,7 @@ pub fn hockey_stick(
     let split = use_split(forced, tilt);
     let target = if eps > 0.0 {
         let ln_delta = chernoff_tilt_for_epsilon(&[(q, sigma, steps)], eps, config.tail_mass).1;
-        libm::exp(ln_delta.min(0.0)) * 1e-3
+        libm::exp(ln_delta.min(0.0))
     } else {
         1.0
     };
