@@ -238,6 +238,10 @@ type Conv = (Vec<f64>, f64);
 const SPLIT_MASS: f64 = 1e-6;
 /// Initial tail lattice spacing in fine grid steps.
 const TAIL_RATIO: i64 = 32;
+/// Most fine points kept below the split when the untilted bulk fits in them: a large tilt
+/// puts tilted mass far into the one-step upper tail (for λ ≈ 11 at q = 0.0043, σ = 1.1 the
+/// tilted one-step mass peaks at loss ≈ 2.8), which would otherwise all stay on the fine grid.
+const FINE_MAX: usize = 1 << 14;
 
 /// x with L(x) = y, L(x) = ln(1 − q + q e^{(2x−1)/(2σ²)}); −∞ when y ≤ ln(1−q).
 fn x_of_loss(y: f64, q: f64, sigma: f64) -> f64 {
@@ -670,10 +674,10 @@ impl Pld {
         // directly on the coarse tail lattice (bins of TAIL_RATIO·Δ): the split point is
         // only a heuristic (any split is valid).
         let r = TAIL_RATIO;
-        let i_split = if split {
+        let split_at = |lam: f64| {
             let small = |k: i64| {
                 let y = (k * r) as f64 * delta_grid;
-                edge(k * r)[1] * libm::exp(tilt * y) * 10.0 <= SPLIT_MASS
+                edge(k * r)[1] * libm::exp(lam * y) * 10.0 <= SPLIT_MASS
             };
             let (mut lo, mut hi) = (i_lo.div_euclid(r) + 1, (i_hi + r - 1).div_euclid(r));
             if lo >= hi || !small(hi) {
@@ -688,6 +692,16 @@ impl Pld {
                     }
                 }
                 (hi * r).min(i_hi)
+            }
+        };
+        let i_split = if split {
+            let s = split_at(tilt);
+            // at most FINE_MAX fine points, unless the untilted bulk needs more
+            let cap = (i_lo + FINE_MAX as i64).div_euclid(r) * r;
+            if s > cap {
+                cap.max(split_at(0.0))
+            } else {
+                s
             }
         } else {
             i_hi
@@ -1159,6 +1173,22 @@ impl Pld {
         while s > 1 && acc + self.masses[s - 1] <= limit {
             acc += self.masses[s - 1];
             s -= 1;
+        }
+        if s > FINE_MAX {
+            // at most FINE_MAX fine points, unless the untilted bulk needs more
+            let total_u: f64 = (0..n).map(|i| self.untilted(i)).sum();
+            let limit_u = SPLIT_MASS * total_u;
+            let mut acc_u = 0.0;
+            let mut s_u = n;
+            while s_u > 1 {
+                let m = self.untilted(s_u - 1);
+                if acc_u + m > limit_u {
+                    break;
+                }
+                acc_u += m;
+                s_u -= 1;
+            }
+            s = FINE_MAX.max(s_u).min(s);
         }
         let k_split = (self.offset + s as i64 + r - 1).div_euclid(r);
         let g_split = k_split * r;
