@@ -28,9 +28,9 @@
 //!   true one. Pieces that cannot be matched are rounded down (lowers δ pointwise).
 //! - Tails: mass beyond the loss range (each side ≤ `tail_mass`/4 per step) goes to the +∞ atom
 //!   (upper tail) or to the lowest grid point (lower tail) in the pessimistic PLD and is
-//!   dropped in the optimistic one. After every convolution the upper tail (untilted mass
-//!   ≤ `tail_mass`/2) goes to +∞ (pessimistic, with a bound on its roundoff) or is dropped
-//!   (optimistic); the lower tail (tilted mass ≤ `tail_mass`/2 plus the convolution's
+//!   dropped in the optimistic one. After every convolution the upper tail goes to +∞
+//!   (pessimistic, with a bound on its roundoff) or is dropped (optimistic), where its
+//!   untilted mass plus that roundoff bound is ≤ `tail_mass`/2; the lower tail (tilted mass ≤ `tail_mass`/2 plus the convolution's
 //!   roundoff bound, so that FFT noise does not widen the support) is dropped in both, the
 //!   pessimistic PLD adding the dropped tilted mass to its error budget (below).
 //!   Moving loss up (down) raises (lowers) δ(ε) = E[φ_ε(ΣY_t)] pointwise, φ_ε increasing.
@@ -47,14 +47,22 @@
 //! ‖x∗B + A∗y‖_λ ≤ ‖x‖_λ‖B‖_λ + ‖A‖_λ‖y‖_λ. Since for ℓ > ε
 //! (1 − e^{ε−ℓ}) ≤ c(λ) e^{λ(ℓ−ε)} with c(λ) = λ^λ/(1+λ)^{1+λ}, the error of δ(ε) is at most
 //! R e^{s} c(λ) e^{−λε}, added to the pessimistic δ and subtracted from the optimistic δ.
-//! With λ = 0 this is the plain ℓ₁ budget. With λ near the optimal Rényi order minus one
-//! (α* − 1 for the (q, σ, T, δ) at hand, the automatic choice of [`epsilon`]), e^{s} c(λ)
-//! e^{−λε} is the Chernoff bound on δ, within a small factor of δ itself, so the roundoff
-//! costs a relative ~R of δ instead of R/δ: the FFT error is relative to the tilted mass,
-//! which sits where δ is decided. Any λ ≥ 0 gives a valid bound; λ only affects tightness.
-//! Upper-tail mass moved to +∞ carries its own error bound R e^{s − λℓ_cut}
-//! (as 1{ℓ ≥ ℓ_cut} ≤ e^{λ(ℓ − ℓ_cut)}). Thus the stated error of an [`Estimate`] is
-//! `value − lower`, a certified bracket of the true value.
+//! With λ = 0 this is the plain ℓ₁ budget (over the grid and the +∞ atom). With λ the
+//! Chernoff-optimal tilt for the (q, σ, T, δ) at hand (the automatic choice: the λ
+//! minimising (T ln E[e^{λY}] + ln c(λ) − ln δ)/λ for the truncated one-step loss Y, up to
+//! λ = 1e5), e^{s} c(λ) e^{−λε} is the Chernoff bound on δ, within a small factor of δ
+//! itself, so the roundoff costs a relative ~R of δ instead of R/δ: the FFT error is
+//! relative to the tilted mass, which sits where δ is decided. Any λ ≥ 0 gives a valid
+//! bound; λ only affects tightness. Upper-tail mass moved to +∞ carries its own error bound
+//! R e^{s − λℓ_cut} (as 1{ℓ ≥ ℓ_cut} ≤ e^{λ(ℓ − ℓ_cut)}; for λ > 0). Thus the stated error of
+//! an [`Estimate`] is `value − lower`, a certified bracket of the true value.
+//!
+//! # Parameters chosen from the target
+//! [`epsilon`] (and [`delta`], [`hockey_stick`], the ReRo γ with κ for δ) lower `tail_mass`
+//! to 1e-4·δ/(2T + 64), which bounds the whole +∞ atom by 1e-4·δ, and the grid Δ to 1/64 of
+//! the one-step loss scale q·√(e^{1/σ²} − 1) (large σ, small q); see `config_for_target`.
+//! So δ down to 1e-15 (κ down to 1e-12) gets a bracket of relative width ~1e-4, at a cost
+//! that grows only with the loss range (√ln(1/δ)).
 //!
 //! # Composition layout
 //! Inside a composition the far upper tail of a PLD (tilted mass ≲ 1e-6 of the total) is
@@ -103,7 +111,9 @@ pub struct PldConfig {
     /// O(Δ²) per step (second order), not O(Δ) like plain rounding.
     pub value_discretization_interval: f64,
     /// Probability mass that may be truncated from each tail, per step and per convolution
-    /// (moved to +∞ in the pessimistic PLD, dropped in the optimistic one).
+    /// (moved to +∞ in the pessimistic PLD, dropped in the optimistic one). [`epsilon`],
+    /// [`delta`], [`hockey_stick`] and the ReRo γ lower it further to 1e-4·target/(2T + 64)
+    /// (target δ, or κ), so that all truncations together cost at most 1e-4 of the target.
     pub tail_mass: f64,
     /// Grid-size cap of the composed PLD after the last squaring: beyond it the grid is
     /// coarsened by a factor 2 (connect-the-dots split / grid-aligned merge again, both
@@ -112,10 +122,10 @@ pub struct PldConfig {
     /// all T/2^k copies composed after it. At least 64 and at most [`MAX_GRID_POINTS`].
     pub max_points: usize,
     /// Exponential tilt λ ≥ 0 of the stored masses (see the module docs): `None` chooses it
-    /// automatically (α* − 1 of the RDP optimum for [`epsilon`], the Chernoff-optimal
-    /// α − 1 over the default orders for [`delta`], 0 for [`Pld::subsampled_gaussian`] and
-    /// the ReRo γ path); `Some(λ)` forces it (finite, in [0, 1000]). Any λ gives a valid
-    /// bound; λ only affects how small the roundoff term is relative to δ.
+    /// automatically (the Chernoff-optimal λ of the truncated one-step loss for [`epsilon`]
+    /// at δ, for [`delta`] at ε, for the ReRo γ at the ε where ν_T(L > ε) ≈ κ; 0 for
+    /// [`Pld::subsampled_gaussian`]); `Some(λ)` forces it (finite, in [0, 1000]). Any λ
+    /// gives a valid bound; λ only affects how small the roundoff term is relative to δ.
     pub tilt: Option<f64>,
 }
 
@@ -124,8 +134,10 @@ impl Default for PldConfig {
     /// dp_accounting), grid cap 2¹² after the last squaring (more at earlier levels, see
     /// `max_points`), automatic tilt. Both discretisations are second order, and the
     /// returned bracket `value − lower` states the achieved accuracy, FFT roundoff included.
-    /// Measured: q = 256/60000, σ = 1.1, T = 14063, δ = 1e-5 gives ε ∈ [2.381583, 2.381744]
-    /// (dp_accounting 0.6.0: 2.381779 at grid 1e-4, 2.381691 at grid 1e-5) in ~20 ms;
+    /// The entry points lower Δ and `tail_mass` further where the configuration or the
+    /// target needs it (see the module docs). Measured: q = 256/60000, σ = 1.1, T = 14063,
+    /// δ = 1e-5 gives ε ∈ [2.381583, 2.381744] (dp_accounting 0.6.0: 2.381779 at grid 1e-4,
+    /// 2.381691 at grid 1e-5), δ = 1e-12 gives [4.174395, 4.174730];
     /// q = 0.01, σ = 1, T = 100, κ = 0.1 gives γ to 4e-7 in ~8 ms.
     fn default() -> Self {
         PldConfig {
@@ -1256,10 +1268,10 @@ impl Pld {
     }
 
     /// Truncate the tails. Upper tail (from the top of the coarse tail, then the fine part):
-    /// untilted mass ≤ tail_mass/2 (plus the untilted size of `extra` at the top point);
-    /// pessimistic moves it to +∞ together with a bound on its roundoff error
-    /// (≤ e^{log_scale − λℓ_cut}·roundoff, as 1{ℓ ≥ ℓ_cut} ≤ e^{λ(ℓ−ℓ_cut)}), optimistic drops
-    /// it. Lower tail: tilted mass ≤ tail_mass/2 + `extra`; dropped in both (pessimistic: the
+    /// the longest suffix whose untilted mass plus, for λ > 0, the bound on its roundoff
+    /// error (≤ e^{log_scale − λℓ_cut}·roundoff, as 1{ℓ ≥ ℓ_cut} ≤ e^{λ(ℓ−ℓ_cut)}) is
+    /// ≤ tail_mass/2 (plus the untilted size of `extra` at the top point); pessimistic moves
+    /// both to +∞, optimistic drops the suffix. Lower tail: tilted mass ≤ tail_mass/2 + `extra`; dropped in both (pessimistic: the
     /// dropped tilted mass is added to the roundoff budget, which bounds its effect on δ
     /// exactly like roundoff).
     fn truncate(&mut self, extra: f64) {

@@ -547,3 +547,42 @@ fn mse_bound_uses_substitution_rdp() {
         "{out}"
     );
 }
+
+#[test]
+fn calibrate_target_gamma_outside_kappa_and_noiseless_limit_is_refused_at_once() {
+    // q = 1e-4, T = 1000, κ = 1e-3: every σ > 0 gives γ ≤ 1 − (1 − q)^T(1 − κ) = 0.0960719…
+    // (issue 13: a target above it used to return an arbitrary σ after 6–9 s of search);
+    // a target ≤ κ is met by no σ. Both: exit 2, one line naming the flag, in well under a
+    // second (1 s allows for a loaded machine).
+    let limit = 1.0 - (1.0f64 - 1e-4).powi(1000) * (1.0 - 1e-3);
+    for (target, needle) in [
+        ("0.2", "0.0960719"),
+        ("0.0961", "0.0960719"),
+        ("0.001", "κ"),
+    ] {
+        let t = std::time::Instant::now();
+        let (code, _, err) = run(&[
+            "calibrate",
+            "--target-gamma",
+            target,
+            "--kappa",
+            "0.001",
+            "--sampling-rate",
+            "0.0001",
+            "--steps",
+            "1000",
+        ]);
+        assert_eq!(code, 2, "{target}: {err}");
+        assert!(
+            err.contains("--target-gamma") && err.contains(needle),
+            "{err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+        assert!(
+            t.elapsed().as_secs_f64() < 1.0,
+            "{target}: {:?}",
+            t.elapsed()
+        );
+    }
+    assert!((limit - 0.0960719).abs() < 1e-7, "{limit}");
+}

@@ -152,7 +152,9 @@ fn small_kappa_gamma_matches_dp_accounting_single_direction() {
     // 1.68514e-11 at grid 1e-4, 1.68829e-11 at grid 1e-5), the stated tolerance there.
     let mnist = (256.0 / 60000.0, 1.1, 14063u64);
     let small = (0.01, 1.0, 100u64);
-    let rows: [((f64, f64, u64), f64, f64, f64); 8] = [
+    // ((q, σ, T), κ, dp_accounting γ, relative tolerance)
+    type Row = ((f64, f64, u64), f64, f64, f64);
+    let rows: [Row; 8] = [
         (mnist, 1e-3, 0.00605098172658246, 1e-4),
         (mnist, 1e-6, 1.5526813475857896e-05, 1e-4),
         (mnist, 1e-9, 3.245848310825133e-08, 1e-4),

@@ -155,7 +155,10 @@ const MNIST: (f64, f64, u64) = (256.0 / 60000.0, 1.1, 14063);
 /// q = 0.000266, σ = 2.69, T = 18609 (issue 13: failed for every δ from 1e-7 down).
 const SMALL_Q: (f64, f64, u64) = (0.000266, 2.69, 18609);
 
-/// (configuration, δ, dp_accounting ε, tolerance). dp_accounting 0.6.0, connect-the-dots
+/// (configuration (q, σ, T), δ, dp_accounting ε, tolerance).
+type Reference = ((f64, f64, u64), f64, f64, f64);
+
+/// The small-δ references. dp_accounting 0.6.0, connect-the-dots
 /// PLD, `log_mass_truncation_bound = -80`, `self_compose(T, tail_mass_truncation = 1e-30)`
 /// (its default 1e-15 truncation alone puts ε(1e-12) at 4.22 and ε(1e-15) at 11.7 for
 /// MNIST), value_discretization_interval 1e-5 for MNIST and 1e-6 for SMALL_Q (1e-4 and 1e-5
@@ -168,7 +171,7 @@ const SMALL_Q: (f64, f64, u64) = (0.000266, 2.69, 18609);
 /// is within its own accuracy, else its noise as measured by that grid disagreement (MNIST
 /// δ = 1e-10: grid 1e-5 is 1.86e-4 above grid 1e-4, itself 6.7e-5 above our certified
 /// upper bound; SMALL_Q δ = 1e-12: grid 1e-5 gives 0.0866272, 2.2e-4 above grid 1e-6).
-const DP_ACCOUNTING_SMALL_DELTA: [((f64, f64, u64), f64, f64, f64); 11] = [
+const DP_ACCOUNTING_SMALL_DELTA: [Reference; 11] = [
     (MNIST, 5e-7, 2.785869147060396, 0.0),
     (MNIST, 1e-7, 2.9842897703354607, 0.0),
     (MNIST, 1e-8, 3.2506796532940494, 0.0),

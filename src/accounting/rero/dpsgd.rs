@@ -122,7 +122,7 @@ pub fn gamma_numerical(
         });
     }
     let (up, lo) = composed_pair_for_kappa(q, sigma, steps, kappa, config)?;
-    let cap = gamma_limit(kappa, q, steps);
+    let cap = gamma_limit(kappa, q, steps).max(kappa);
     let gamma = check_result("gamma", up.neyman_pearson(kappa))?.clamp(kappa, cap);
     let lower = lo.neyman_pearson(kappa);
     let lower = if lower.is_nan() {
