@@ -71,6 +71,19 @@ fn epsilon_pld(c: &mut Criterion) {
             .unwrap()
         })
     });
+    // issue 13.1: a small δ chooses its own truncation, grid and tilt; goal ≤ 2× δ = 1e-5
+    g.bench_function("epsilon_pld_mnist_dpsgd_delta1e-12", |b| {
+        b.iter(|| {
+            pld::epsilon(
+                black_box(Q),
+                black_box(SIGMA),
+                black_box(STEPS),
+                black_box(1e-12),
+                &pld::PldConfig::default(),
+            )
+            .unwrap()
+        })
+    });
     g.finish();
 }
 

@@ -28,9 +28,9 @@
 //!   true one. Pieces that cannot be matched are rounded down (lowers δ pointwise).
 //! - Tails: mass beyond the loss range (each side ≤ `tail_mass`/4 per step) goes to the +∞ atom
 //!   (upper tail) or to the lowest grid point (lower tail) in the pessimistic PLD and is
-//!   dropped in the optimistic one. After every convolution the upper tail (untilted mass
-//!   ≤ `tail_mass`/2) goes to +∞ (pessimistic, with a bound on its roundoff) or is dropped
-//!   (optimistic); the lower tail (tilted mass ≤ `tail_mass`/2 plus the convolution's
+//!   dropped in the optimistic one. After every convolution the upper tail goes to +∞
+//!   (pessimistic, with a bound on its roundoff) or is dropped (optimistic), where its
+//!   untilted mass plus that roundoff bound is ≤ `tail_mass`/2; the lower tail (tilted mass ≤ `tail_mass`/2 plus the convolution's
 //!   roundoff bound, so that FFT noise does not widen the support) is dropped in both, the
 //!   pessimistic PLD adding the dropped tilted mass to its error budget (below).
 //!   Moving loss up (down) raises (lowers) δ(ε) = E[φ_ε(ΣY_t)] pointwise, φ_ε increasing.
@@ -47,14 +47,22 @@
 //! ‖x∗B + A∗y‖_λ ≤ ‖x‖_λ‖B‖_λ + ‖A‖_λ‖y‖_λ. Since for ℓ > ε
 //! (1 − e^{ε−ℓ}) ≤ c(λ) e^{λ(ℓ−ε)} with c(λ) = λ^λ/(1+λ)^{1+λ}, the error of δ(ε) is at most
 //! R e^{s} c(λ) e^{−λε}, added to the pessimistic δ and subtracted from the optimistic δ.
-//! With λ = 0 this is the plain ℓ₁ budget. With λ near the optimal Rényi order minus one
-//! (α* − 1 for the (q, σ, T, δ) at hand, the automatic choice of [`epsilon`]), e^{s} c(λ)
-//! e^{−λε} is the Chernoff bound on δ, within a small factor of δ itself, so the roundoff
-//! costs a relative ~R of δ instead of R/δ: the FFT error is relative to the tilted mass,
-//! which sits where δ is decided. Any λ ≥ 0 gives a valid bound; λ only affects tightness.
-//! Upper-tail mass moved to +∞ carries its own error bound R e^{s − λℓ_cut}
-//! (as 1{ℓ ≥ ℓ_cut} ≤ e^{λ(ℓ − ℓ_cut)}). Thus the stated error of an [`Estimate`] is
-//! `value − lower`, a certified bracket of the true value.
+//! With λ = 0 this is the plain ℓ₁ budget (over the grid and the +∞ atom). With λ the
+//! Chernoff-optimal tilt for the (q, σ, T, δ) at hand (the automatic choice: the λ
+//! minimising (T ln E[e^{λY}] + ln c(λ) − ln δ)/λ for the truncated one-step loss Y, up to
+//! λ = 1e5), e^{s} c(λ) e^{−λε} is the Chernoff bound on δ, within a small factor of δ
+//! itself, so the roundoff costs a relative ~R of δ instead of R/δ: the FFT error is
+//! relative to the tilted mass, which sits where δ is decided. Any λ ≥ 0 gives a valid
+//! bound; λ only affects tightness. Upper-tail mass moved to +∞ carries its own error bound
+//! R e^{s − λℓ_cut} (as 1{ℓ ≥ ℓ_cut} ≤ e^{λ(ℓ − ℓ_cut)}; for λ > 0). Thus the stated error of
+//! an [`Estimate`] is `value − lower`, a certified bracket of the true value.
+//!
+//! # Parameters chosen from the target
+//! [`epsilon`] (and [`delta`], [`hockey_stick`], the ReRo γ with κ for δ) lower `tail_mass`
+//! to 1e-4·δ/(2T + 64), which bounds the whole +∞ atom by 1e-4·δ, and the grid Δ to 1/64 of
+//! the one-step loss scale q·√(e^{1/σ²} − 1) (large σ, small q); see `config_for_target`.
+//! So δ down to 1e-15 (κ down to 1e-12) gets a bracket of relative width ~1e-4, at a cost
+//! that grows only with the loss range (√ln(1/δ)).
 //!
 //! # Composition layout
 //! Inside a composition the far upper tail of a PLD (tilted mass ≲ 1e-6 of the total) is
@@ -103,7 +111,9 @@ pub struct PldConfig {
     /// O(Δ²) per step (second order), not O(Δ) like plain rounding.
     pub value_discretization_interval: f64,
     /// Probability mass that may be truncated from each tail, per step and per convolution
-    /// (moved to +∞ in the pessimistic PLD, dropped in the optimistic one).
+    /// (moved to +∞ in the pessimistic PLD, dropped in the optimistic one). [`epsilon`],
+    /// [`delta`], [`hockey_stick`] and the ReRo γ lower it further to 1e-4·target/(2T + 64)
+    /// (target δ, or κ), so that all truncations together cost at most 1e-4 of the target.
     pub tail_mass: f64,
     /// Grid-size cap of the composed PLD after the last squaring: beyond it the grid is
     /// coarsened by a factor 2 (connect-the-dots split / grid-aligned merge again, both
@@ -112,10 +122,10 @@ pub struct PldConfig {
     /// all T/2^k copies composed after it. At least 64 and at most [`MAX_GRID_POINTS`].
     pub max_points: usize,
     /// Exponential tilt λ ≥ 0 of the stored masses (see the module docs): `None` chooses it
-    /// automatically (α* − 1 of the RDP optimum for [`epsilon`], the Chernoff-optimal
-    /// α − 1 over the default orders for [`delta`], 0 for [`Pld::subsampled_gaussian`] and
-    /// the ReRo γ path); `Some(λ)` forces it (finite, in [0, 1000]). Any λ gives a valid
-    /// bound; λ only affects how small the roundoff term is relative to δ.
+    /// automatically (the Chernoff-optimal λ of the truncated one-step loss for [`epsilon`]
+    /// at δ, for [`delta`] at ε, for the ReRo γ at the ε where ν_T(L > ε) ≈ κ; 0 for
+    /// [`Pld::subsampled_gaussian`]); `Some(λ)` forces it (finite, in [0, 1000]). Any λ
+    /// gives a valid bound; λ only affects how small the roundoff term is relative to δ.
     pub tilt: Option<f64>,
 }
 
@@ -124,8 +134,10 @@ impl Default for PldConfig {
     /// dp_accounting), grid cap 2¹² after the last squaring (more at earlier levels, see
     /// `max_points`), automatic tilt. Both discretisations are second order, and the
     /// returned bracket `value − lower` states the achieved accuracy, FFT roundoff included.
-    /// Measured: q = 256/60000, σ = 1.1, T = 14063, δ = 1e-5 gives ε ∈ [2.381583, 2.381744]
-    /// (dp_accounting 0.6.0: 2.381779 at grid 1e-4, 2.381691 at grid 1e-5) in ~20 ms;
+    /// The entry points lower Δ and `tail_mass` further where the configuration or the
+    /// target needs it (see the module docs). Measured: q = 256/60000, σ = 1.1, T = 14063,
+    /// δ = 1e-5 gives ε ∈ [2.381583, 2.381744] (dp_accounting 0.6.0: 2.381779 at grid 1e-4,
+    /// 2.381691 at grid 1e-5), δ = 1e-12 gives [4.174395, 4.174730];
     /// q = 0.01, σ = 1, T = 100, κ = 0.1 gives γ to 4e-7 in ~8 ms.
     fn default() -> Self {
         PldConfig {
@@ -238,6 +250,10 @@ type Conv = (Vec<f64>, f64);
 const SPLIT_MASS: f64 = 1e-6;
 /// Initial tail lattice spacing in fine grid steps.
 const TAIL_RATIO: i64 = 32;
+/// Most fine points kept below the split when the untilted bulk fits in them: a large tilt
+/// puts tilted mass far into the one-step upper tail (for λ ≈ 11 at q = 0.0043, σ = 1.1 the
+/// tilted one-step mass peaks at loss ≈ 2.8), which would otherwise all stay on the fine grid.
+const FINE_MAX: usize = 1 << 14;
 
 /// x with L(x) = y, L(x) = ln(1 − q + q e^{(2x−1)/(2σ²)}); −∞ when y ≤ ln(1−q).
 fn x_of_loss(y: f64, q: f64, sigma: f64) -> f64 {
@@ -604,7 +620,7 @@ impl Pld {
 
     /// Both discretisations (pessimistic, optimistic) of one step, sharing the Φ evaluations,
     /// tilted by `tilt` ≥ 0.
-    fn subsampled_gaussian_pair(
+    pub(crate) fn subsampled_gaussian_pair(
         sampling_rate: f64,
         noise_multiplier: f64,
         direction: Direction,
@@ -670,10 +686,10 @@ impl Pld {
         // directly on the coarse tail lattice (bins of TAIL_RATIO·Δ): the split point is
         // only a heuristic (any split is valid).
         let r = TAIL_RATIO;
-        let i_split = if split {
+        let split_at = |lam: f64| {
             let small = |k: i64| {
                 let y = (k * r) as f64 * delta_grid;
-                edge(k * r)[1] * libm::exp(tilt * y) * 10.0 <= SPLIT_MASS
+                edge(k * r)[1] * libm::exp(lam * y) * 10.0 <= SPLIT_MASS
             };
             let (mut lo, mut hi) = (i_lo.div_euclid(r) + 1, (i_hi + r - 1).div_euclid(r));
             if lo >= hi || !small(hi) {
@@ -688,6 +704,16 @@ impl Pld {
                     }
                 }
                 (hi * r).min(i_hi)
+            }
+        };
+        let i_split = if split {
+            let s = split_at(tilt);
+            // at most FINE_MAX fine points, unless the untilted bulk needs more
+            let cap = (i_lo + FINE_MAX as i64).div_euclid(r) * r;
+            if s > cap {
+                cap.max(split_at(0.0))
+            } else {
+                s
             }
         } else {
             i_hi
@@ -913,6 +939,11 @@ impl Pld {
 
     fn loss(&self, i: usize) -> f64 {
         (self.offset + i as i64) as f64 * self.interval
+    }
+
+    /// The loss of the grid point above point `i` (its right neighbour), if any.
+    fn loss_above(&self, i: usize) -> Option<f64> {
+        (i + 1 < self.masses.len()).then(|| self.loss(i + 1))
     }
 
     fn untilted(&self, i: usize) -> f64 {
@@ -1155,6 +1186,22 @@ impl Pld {
             acc += self.masses[s - 1];
             s -= 1;
         }
+        if s > FINE_MAX {
+            // at most FINE_MAX fine points, unless the untilted bulk needs more
+            let total_u: f64 = (0..n).map(|i| self.untilted(i)).sum();
+            let limit_u = SPLIT_MASS * total_u;
+            let mut acc_u = 0.0;
+            let mut s_u = n;
+            while s_u > 1 {
+                let m = self.untilted(s_u - 1);
+                if acc_u + m > limit_u {
+                    break;
+                }
+                acc_u += m;
+                s_u -= 1;
+            }
+            s = FINE_MAX.max(s_u).min(s);
+        }
         let k_split = (self.offset + s as i64 + r - 1).div_euclid(r);
         let g_split = k_split * r;
         let s_al = (g_split - self.offset).clamp(0, n as i64) as usize;
@@ -1221,10 +1268,10 @@ impl Pld {
     }
 
     /// Truncate the tails. Upper tail (from the top of the coarse tail, then the fine part):
-    /// untilted mass ≤ tail_mass/2 (plus the untilted size of `extra` at the top point);
-    /// pessimistic moves it to +∞ together with a bound on its roundoff error
-    /// (≤ e^{log_scale − λℓ_cut}·roundoff, as 1{ℓ ≥ ℓ_cut} ≤ e^{λ(ℓ−ℓ_cut)}), optimistic drops
-    /// it. Lower tail: tilted mass ≤ tail_mass/2 + `extra`; dropped in both (pessimistic: the
+    /// the longest suffix whose untilted mass plus, for λ > 0, the bound on its roundoff
+    /// error (≤ e^{log_scale − λℓ_cut}·roundoff, as 1{ℓ ≥ ℓ_cut} ≤ e^{λ(ℓ−ℓ_cut)}) is
+    /// ≤ tail_mass/2 (plus the untilted size of `extra` at the top point); pessimistic moves
+    /// both to +∞, optimistic drops the suffix. Lower tail: tilted mass ≤ tail_mass/2 + `extra`; dropped in both (pessimistic: the
     /// dropped tilted mass is added to the roundoff budget, which bounds its effect on δ
     /// exactly like roundoff).
     fn truncate(&mut self, extra: f64) {
@@ -1238,26 +1285,18 @@ impl Pld {
             _ => self.loss(n.saturating_sub(1)),
         };
         let allow_up = half + extra * libm::exp(ls - lam * top_loss);
-        // cut only above the tilted mode, or where the untilted size of the roundoff bound
-        // (moved to +∞ with the cut) is small too: with a tilt far above the useful range the
-        // tilted mass sits where the untilted mass is negligible
-        let rl = if self.roundoff > 0.0 {
+        // Cost of a cut at loss l: the untilted mass moved to +∞ plus, for λ > 0, the untilted
+        // size of the roundoff bound of that mass, R·e^{s − λl} (with λ = 0 the +∞ atom has
+        // weight 1 in the ℓ₁ norm of the budget, which keeps covering it: see `product`).
+        // The whole cost must fit in the allowance, so the +∞ atom grows by at most
+        // `tail_mass` per truncation however the roundoff budget grows.
+        let rl = if self.roundoff > 0.0 && lam > 0.0 {
             libm::log(self.roundoff)
         } else {
             f64::NEG_INFINITY
         };
-        // the loss of the largest tilted mass (the tilted mode)
-        let peak = self
-            .masses
-            .iter()
-            .enumerate()
-            .fold(
-                (0usize, -1.0f64),
-                |a, (i, &m)| if m > a.1 { (i, m) } else { a },
-            )
-            .0;
-        let l_peak = self.loss(peak);
-        let cut_ok = |l: f64| l > l_peak || libm::exp(rl + ls - lam * l) <= half;
+        let moved_err = |l: f64| libm::exp(rl + ls - lam * l);
+        let cut_ok = |acc: f64, l: f64| acc + moved_err(l) <= allow_up;
         let mut acc = 0.0;
         let mut cut: Option<f64> = None;
         let mut tail_gone = true;
@@ -1267,7 +1306,7 @@ impl Pld {
             while top > 0 {
                 let l = (t.offset + top as i64 - 1) as f64 * dt;
                 let m = t.masses[top - 1] * libm::exp(ls - lam * l);
-                if !(acc + m <= allow_up && cut_ok(l)) {
+                if !cut_ok(acc + m, l) {
                     break;
                 }
                 acc += m;
@@ -1282,7 +1321,7 @@ impl Pld {
             self.tail = None;
             while top > 1 {
                 let m = self.untilted(top - 1);
-                if !(acc + m <= allow_up && cut_ok(self.loss(top - 1))) {
+                if !cut_ok(acc + m, self.loss(top - 1)) {
                     break;
                 }
                 acc += m;
@@ -1291,11 +1330,7 @@ impl Pld {
             }
         }
         if let (Some(c), Bound::Pessimistic) = (cut, self.bound) {
-            let e = if self.roundoff > 0.0 {
-                libm::exp(libm::log(self.roundoff) + ls - lam * c)
-            } else {
-                0.0
-            };
+            let e = moved_err(c);
             self.infinity_mass =
                 ((self.infinity_mass + acc * (1.0 + 1e-9) + e) * (1.0 + 4.0 * U)).min(1.0);
         }
@@ -1485,8 +1520,18 @@ impl Pld {
         max_points: usize,
         cross: Option<Cross>,
     ) -> Pld {
-        let s1 = a.total();
-        let s2 = b.total();
+        // With λ = 0 the budget is the plain ℓ₁ norm over the grid and the +∞ atom (whose
+        // truncation error `truncate` leaves in the budget), so the norms include p∞.
+        let with_inf = |x: &Pld| {
+            let t = x.total();
+            if x.tilt > 0.0 || x.infinity_mass <= 0.0 {
+                t
+            } else {
+                t + libm::exp(libm::log(x.infinity_mass) - x.log_scale) * (1.0 + 8.0 * U)
+            }
+        };
+        let s1 = with_inf(a);
+        let s2 = with_inf(b);
         let grow = match &cross {
             Some((_, _, r, _)) => libm::exp(a.tilt * a.interval * *r as f64) * (1.0 + 8.0 * U),
             None => 1.0,
@@ -1527,7 +1572,34 @@ impl Pld {
         while out.masses.len() > max_points {
             out.coarsen();
         }
+        out.renormalize();
         out
+    }
+
+    /// Rescale the stored masses and the roundoff bound by the norm bound S = total +
+    /// roundoff of the true (tilted) masses when S has drifted out of [1e-30, 1e30], moving
+    /// ln S into the log-scale (exact up to one rounding per mass, charged to the budget).
+    /// Without it, a PLD whose tilted mass was truncated away (a tilt far above the useful
+    /// range moves the tilted bulk to +∞ and drops the untilted bulk into the budget) would
+    /// square its roundoff bound at every product until it underflowed to 0.
+    fn renormalize(&mut self) {
+        let s = self.total() + self.roundoff;
+        if !(s.is_finite() && s > 0.0) || (1e-30..=1e30).contains(&s) {
+            return;
+        }
+        let f = 1.0 / s;
+        for x in self.masses.iter_mut() {
+            *x *= f;
+        }
+        if let Some(t) = self.tail.as_mut() {
+            for x in t.masses.iter_mut() {
+                *x *= f;
+            }
+        }
+        self.log_scale += libm::log(s);
+        // the new total is ≤ 1; each scaled mass and f itself are correct to 2u relative,
+        // ln s to a few ulps (a relative 8u of e^{log_scale})
+        self.roundoff = (self.roundoff * f + 16.0 * U) * (1.0 + 1e-12);
     }
 
     /// Coarsen the finer of two PLDs until both have the same grid spacing.
@@ -1725,9 +1797,16 @@ impl Pld {
     /// min over ε of e^ε κ + δ(ε): for a pessimistic PLD of μ_T‖ν_T an upper bound on
     /// sup{μ_T(E) : ν_T(E) ≤ κ} (for every ε, μ(E) ≤ e^ε ν(E) + H_{e^ε}(μ‖ν)); for an
     /// optimistic one a lower bound (the Neyman–Pearson lemma makes the minimum exact).
-    /// The minimum of this piecewise-monotone function is attained at a grid point (or, for
-    /// an untilted PLD, as ε → −∞, value p∞ + Σp). δ(ε) includes the roundoff term
-    /// K·c(λ)·e^{−λε}. Not clamped; `kappa` is not validated here.
+    /// δ(ε) includes the roundoff term K·c(λ)·e^{−λε}. Not clamped; `kappa` is not validated
+    /// here.
+    ///
+    /// Pessimistic: any ε gives an upper bound; the grid points are tried (and, untilted,
+    /// ε → −∞, value p∞ + Σp). Optimistic: on each piece [ℓ_k, ℓ_{k+1}] the certified lower
+    /// function s₁ + e^ε(κ − s₂) − K c e^{−λε} is monotone or concave, so its minimum is at
+    /// an endpoint; the true δ is also non-increasing and ≥ 0, so on the piece
+    /// e^ε κ + δ(ε) ≥ e^{ℓ_k}κ + max_{j ≥ k+1} δ_lo(ℓ_j): the larger of the two bounds is
+    /// used (with a tilt the roundoff term makes δ_lo useless at small losses, where the
+    /// monotone bound takes over). Below the lowest point the bound is max_j δ_lo(ℓ_j).
     pub fn neyman_pearson(&self, kappa: f64) -> f64 {
         let pess = self.bound == Bound::Pessimistic;
         let c = if pess { self.infinity_mass } else { 0.0 };
@@ -1736,33 +1815,63 @@ impl Pld {
         let mut s1 = 0.0;
         let mut s2 = 0.0;
         let mut best = f64::INFINITY;
-        let consider = |v: f64, mag: f64, best: &mut f64| {
-            let v = if pess { v + rel * mag } else { v - rel * mag };
-            if v < *best {
-                *best = v;
-            }
-        };
+        let adjust = |v: f64, mag: f64| if pess { v + rel * mag } else { v - rel * mag };
+        // optimistic: running max of the certified δ_lo at the grid points above, and the
+        // certified lower function at the previous (upper) grid point
+        let mut m_run = 0.0f64;
+        let mut f_up: Option<f64> = None;
         for k in (0..n).rev() {
             // ε = ℓ_k: terms with ℓ > ℓ_k are the suffix accumulated so far.
             let lk = self.loss(k);
             let e = libm::exp(lk);
             if e.is_finite() {
                 let r = self.error_term(lk);
-                let v = if pess {
-                    c + s1 + e * (kappa - s2) + r
+                if pess {
+                    let v = adjust(c + s1 + e * (kappa - s2) + r, c + s1 + e * (kappa + s2) + r);
+                    best = best.min(v);
                 } else {
-                    s1 + e * (kappa - s2) - r
-                };
-                consider(v, c + s1 + e * (kappa + s2) + r, &mut best);
+                    let f_k = adjust(s1 + e * (kappa - s2) - r, s1 + e * (kappa + s2) + r);
+                    // piece [ℓ_k, ℓ_{k+1}] (or [ℓ_k, ∞) above the top, where δ ≥ 0)
+                    let end_min = f_up.map_or(f_k, |f| f.min(f_k));
+                    let mono = (e * kappa * (1.0 - 4.0 * U) + m_run * (1.0 - 4.0 * U)).max(0.0);
+                    // δ(ε) ≥ 1 − e^ε (μ, ν probability laws): e^ε κ + 1 − e^ε decreases
+                    let trivial = match self.loss_above(k) {
+                        Some(hi) if hi < 0.0 => {
+                            let eh = libm::exp(hi) * (1.0 + 4.0 * U);
+                            (1.0 - eh * (1.0 - kappa)) * (1.0 - 4.0 * U)
+                        }
+                        _ => 0.0,
+                    };
+                    best = best.min(end_min.max(mono).max(trivial));
+                    let d_lo = adjust(s1 - e * s2 - r, s1 + e * s2 + r);
+                    m_run = m_run.max(d_lo);
+                    f_up = Some(f_k);
+                }
+            } else if !pess {
+                f_up = None;
             }
             let p = self.untilted(k);
             s1 += p;
             s2 += p * libm::exp(-lk);
         }
-        if self.tilt <= 0.0 {
-            let r = self.error_scale();
-            let all = if pess { c + s1 + r } else { s1 - r };
-            consider(all, c + s1 + r, &mut best);
+        if pess {
+            if self.tilt <= 0.0 {
+                let r = self.error_scale();
+                best = best.min(adjust(c + s1 + r, c + s1 + r));
+            }
+        } else {
+            // ε below the lowest point: δ(ε) ≥ max_j δ_lo(ℓ_j); untilted, the certified lower
+            // function there is monotone between ε → −∞ (value Σp − K) and ℓ_0
+            // and δ(ε) ≥ 1 − e^ε: with u = e^ε ≤ e^{ℓ_0}, uκ + max(M, 1 − u) is least at
+            // u = min(1 − M, e^{ℓ_0})
+            let u = (1.0 - m_run).min(if n > 0 { libm::exp(self.loss(0)) } else { 1.0 });
+            let mut low = ((u * kappa + m_run.max(1.0 - u)) * (1.0 - 8.0 * U)).max(m_run);
+            if self.tilt <= 0.0 {
+                let r = self.error_scale();
+                let all = adjust(s1 - r, s1 + r);
+                low = low.max(f_up.map_or(all, |f| f.min(all)));
+            }
+            best = best.min(low);
         }
         match self.bound {
             Bound::Pessimistic => best * (1.0 + 16.0 * U),
@@ -2030,21 +2139,6 @@ pub(crate) fn compose_one(
         })
 }
 
-/// (pessimistic, optimistic) composed PLDs of one direction (tilt `config.tilt`, 0 if None).
-pub(crate) fn composed_pair(
-    q: f64,
-    sigma: f64,
-    steps: u64,
-    direction: Direction,
-    config: &PldConfig,
-) -> Result<(Pld, Pld)> {
-    let (_, _, forced) = config.validate()?;
-    let tilt = forced.unwrap_or(0.0);
-    let split = use_split(forced, tilt);
-    let (up, lo) = Pld::subsampled_gaussian_pair(q, sigma, direction, config, tilt, split)?;
-    composed_pair_from(up, lo, steps, config.max_points, split)
-}
-
 /// The fine/coarse split of the upper tail is used only with an automatic tilt λ > 0: it
 /// relies on the tilted mass locating the δ-relevant region (a forced or zero tilt keeps
 /// the whole PLD on the fine grid).
@@ -2060,47 +2154,224 @@ fn directions(q: f64) -> &'static [Direction] {
     }
 }
 
-/// Largest automatic tilt (beyond it the tilted masses span too many orders of magnitude
-/// to gain anything).
-pub(crate) const MAX_AUTO_TILT: f64 = 64.0;
+/// Share of the target (δ for ε(δ), κ for the ReRo γ) that all truncations of a
+/// composition together may move to the +∞ atom (pessimistic) or drop (optimistic).
+const TAIL_SHARE: f64 = 1e-4;
 
-/// Automatic tilt for ε(δ): λ = α* − 1 with α* the optimal Rényi order of
-/// [`crate::accounting::rdp::epsilon`] (improved conversion) for the same (q, σ, T, δ): by
-/// the Chernoff bound, e^{T ln M(λ) − λε} is then within a small factor of δ at the
-/// resulting ε, so the roundoff term K·c(λ)·e^{−λε} is of the order roundoff·δ.
-fn auto_tilt_for_delta(q: f64, sigma: f64, steps: u64, delta: f64) -> f64 {
-    match crate::accounting::rdp::epsilon(
-        q,
-        sigma,
-        steps,
-        delta,
-        crate::accounting::rdp::Conversion::Improved,
-    ) {
-        Ok(b) if b.order.is_finite() => (b.order - 1.0).clamp(0.0, MAX_AUTO_TILT),
-        _ => 0.0,
+/// Grid steps per standard deviation of the one-step loss (the default Δ = 7e-5 is
+/// 1/64 of it for q = 256/60000, σ = 1.1).
+const STEPS_PER_STD: f64 = 64.0;
+/// Largest one-step grid the automatic Δ may ask for (the far upper tail is then
+/// discretised on the coarse lattice, and the grid is coarsened to the level caps).
+const MAX_AUTO_POINTS: f64 = (1u64 << 16) as f64;
+
+/// The configuration to compose `steps` steps of (q, σ) with, for a target probability
+/// `target` (δ of ε(δ), the Chernoff estimate of δ(ε), κ of ReRo): `config` with
+/// - `tail_mass` lowered, if needed, to `TAIL_SHARE`·target/(2T + 64);
+/// - Δ lowered, if needed, to s₁/64 with s₁ = q·√(e^{1/σ²} − 1) the scale of the one-step
+///   loss (its standard deviation for small q), but not below the one-step loss range / 2¹⁶.
+///
+/// Heterogeneous compositions (several (q, σ, T) phases on one grid) take the smallest Δ and
+/// `tail_mass` over their phases, with `target` and `steps` the totals.
+///
+/// # Why
+/// The +∞ atom of a composition collects the one-step upper tails (≤ tail/4 per step) and
+/// the upper truncations of every product (≤ tail/2 plus the untilted roundoff of the cut,
+/// which `truncate` keeps within the same allowance); the PLD of 2^k steps appears in
+/// at most T/2^k copies of the result, so the atom is at most
+/// tail·(T/4 + Σ_k T/2^k + 64) ≤ tail·(2T + 64) = `TAIL_SHARE`·target. The lower bound loses
+/// at most the same mass. The loss range grows only like √(ln(1/tail)) (the far upper tail
+/// sits on the coarse lattice). Each connect-the-dots split adds a variance ≤ Δ²/4 per step
+/// to a loss of variance ≈ s₁² per step, so Δ = s₁/64 keeps the added variance below 1e-4
+/// of the true one however small the losses are (large σ, small q); later levels are
+/// coarsened to their caps on the scale of the composed PLD. Any value keeps the bounds
+/// certified: these choices only decide how wide the bracket is.
+pub(crate) fn config_for_target(
+    config: &PldConfig,
+    q: f64,
+    sigma: f64,
+    steps: u64,
+    target: f64,
+) -> PldConfig {
+    let mut c = *config;
+    let t = TAIL_SHARE * target / (2.0 * steps as f64 + 64.0);
+    if t.is_finite() && t > 0.0 && t < c.tail_mass {
+        c.tail_mass = t.max(1e-300);
     }
+    let s1 = q * libm::sqrt(libm::expm1(1.0 / (sigma * sigma)));
+    if s1.is_finite() && s1 > 0.0 {
+        let mut d = s1 / STEPS_PER_STD;
+        if let Ok(z) = normal::quantile(c.tail_mass / 4.0) {
+            let z = -z;
+            let range = step_loss(1.0 + sigma * z, q, sigma) - step_loss(-sigma * z, q, sigma);
+            if range.is_finite() {
+                d = d.max(range / MAX_AUTO_POINTS);
+            }
+        }
+        if d.is_finite() && d > 0.0 && d < c.value_discretization_interval {
+            c.value_discretization_interval = d;
+        }
+    }
+    c
 }
 
-/// Automatic tilt for δ(ε): the λ = α − 1 over the default Rényi orders minimising the
-/// Chernoff bound T·λ·D_α − λε + ln c(λ) of the roundoff weight.
-fn auto_tilt_for_epsilon(q: f64, sigma: f64, steps: u64, eps: f64) -> f64 {
-    use crate::accounting::rdp::{rdp_curve_into, DEFAULT_ORDERS};
-    let mut out = [0.0f64; DEFAULT_ORDERS.len()];
-    if rdp_curve_into(q, sigma, steps, &DEFAULT_ORDERS, &mut out).is_err() {
-        return 0.0;
+/// Largest automatic tilt (beyond it the tilted masses span too many orders of magnitude
+/// to gain anything).
+const MAX_AUTO_TILT: f64 = 1e5;
+
+/// ln E[e^{λY}] of one step's loss Y in direction `dir`, over the x-range the one-step PLD
+/// keeps for `tail_mass` (|x| ≤ σz and |x − 1| ≤ σz, z = Φ⁻¹(1 − tail/4)): both directions
+/// are E_ν[e^{βL(x)}] with β = λ + 1 (add) or −λ (remove), computed by the trapezoidal rule
+/// with step σ/32 in log-sum-exp form. A heuristic only (it chooses the tilt); the
+/// truncation matters: the moment of the untruncated loss is infinite-like at large λ
+/// (the Rényi divergence of the subsampled Gaussian grows fast beyond α ≈ σ² ln(1/q)),
+/// while the truncated one is what the tilted masses see.
+fn one_step_log_mgf(q: f64, sigma: f64, lambda: f64, dir: Direction, tail_mass: f64) -> f64 {
+    let z = match normal::quantile(tail_mass / 4.0) {
+        Ok(v) => -v,
+        Err(_) => 8.0,
+    };
+    let beta = match dir {
+        Direction::Add => lambda + 1.0,
+        Direction::Remove => -lambda,
+    };
+    let sl = StepLoss::new(q, sigma);
+    let (lo, hi) = (-sigma * z, 1.0 + sigma * z);
+    let h = sigma / 32.0;
+    let n = libm::ceil((hi - lo) / h) as usize;
+    let mut best = f64::NEG_INFINITY;
+    let mut terms = Vec::with_capacity(n + 1);
+    for i in 0..=n {
+        let x = lo + i as f64 * h;
+        let u = x / sigma;
+        let t = -0.5 * u * u + beta * sl.at(x);
+        best = best.max(t);
+        terms.push(t);
     }
+    if !best.is_finite() {
+        return best;
+    }
+    let s: f64 = terms.iter().map(|&t| libm::exp(t - best)).sum();
+    best + libm::log(s * h / (sigma * libm::sqrt(2.0 * core::f64::consts::PI)))
+}
+
+/// Candidate automatic tilts: 0.25·1.125^k up to [`MAX_AUTO_TILT`].
+fn tilt_candidates() -> impl Iterator<Item = f64> {
+    (0..160)
+        .map(|k| 0.25 * libm::pow(1.125, k as f64))
+        .take_while(|&l| l <= MAX_AUTO_TILT)
+}
+
+/// max over the directions of Σ_phases T·ln E[e^{λY}] (the log-scale s of the composed
+/// tilted PLD, up to discretisation).
+fn composed_log_mgf(phases: &[(f64, f64, u64)], lambda: f64, tail_mass: f64) -> f64 {
+    let mut worst = f64::NEG_INFINITY;
+    let q_full = phases.iter().all(|p| p.0 >= 1.0);
+    let dirs: &[Direction] = if q_full {
+        &[Direction::Add]
+    } else {
+        &[Direction::Add, Direction::Remove]
+    };
+    for &d in dirs {
+        let s: f64 = phases
+            .iter()
+            .map(|&(q, sigma, t)| t as f64 * one_step_log_mgf(q, sigma, lambda, d, tail_mass))
+            .sum();
+        worst = worst.max(s);
+    }
+    worst
+}
+
+/// Automatic tilt for ε(δ) of a composition of `phases` (q, σ, T): the λ (on a geometric
+/// grid up to [`MAX_AUTO_TILT`]) minimising the Chernoff bound on ε,
+/// (s(λ) + ln c(λ) − ln δ)/λ with s(λ) the composed log-moment of the truncated loss
+/// ([`composed_log_mgf`]): the roundoff term K·c(λ)·e^{−λε} of the result is then about
+/// roundoff·δ·e^{λ(ε_Chernoff − ε)}, a small multiple of roundoff·δ. (The RDP order over a
+/// fixed grid of orders is a poor proxy for small q and large σ, where RDP is loose.)
+pub(crate) fn chernoff_tilt_for_delta(
+    phases: &[(f64, f64, u64)],
+    delta: f64,
+    tail_mass: f64,
+) -> f64 {
+    let ld = libm::log(delta);
     let mut best = (f64::INFINITY, 0.0);
-    for (&a, &r) in DEFAULT_ORDERS.iter().zip(out.iter()) {
-        let lam = a - 1.0;
-        if !(r.is_finite()) || lam > MAX_AUTO_TILT {
-            continue;
-        }
-        let v = lam * (r - eps) + libm::log(tilt_weight(lam));
+    for lam in tilt_candidates() {
+        let v = (composed_log_mgf(phases, lam, tail_mass) + libm::log(tilt_weight(lam)) - ld) / lam;
         if v < best.0 {
             best = (v, lam);
         }
     }
     best.1
+}
+
+/// Automatic tilt for δ(ε) of a composition of `phases`: the λ minimising the Chernoff
+/// bound s(λ) + ln c(λ) − λε on ln δ; returns (λ, that bound on ln δ).
+pub(crate) fn chernoff_tilt_for_epsilon(
+    phases: &[(f64, f64, u64)],
+    eps: f64,
+    tail_mass: f64,
+) -> (f64, f64) {
+    let mut best = (0.0, 0.0);
+    for lam in tilt_candidates() {
+        let v = composed_log_mgf(phases, lam, tail_mass) + libm::log(tilt_weight(lam)) - lam * eps;
+        if v < best.1 {
+            best = (lam, v);
+        }
+    }
+    best
+}
+
+/// Automatic tilt for the Neyman–Pearson value γ = min_ε [e^ε κ + H_{e^ε}(μ_T‖ν_T)] (ReRo)
+/// of a composition of `phases`: the minimising ε* is where ν_T(L > ε*) ≈ κ, estimated by
+/// the Chernoff bound ν(L > ε) ≤ e^{s(λ) − (λ+1)ε} (E_ν[e^{(λ+1)L}] = E_μ[e^{λL}]) as
+/// ε* = min_λ (s(λ) − ln κ)/(λ + 1); the tilt is then [`chernoff_tilt_for_epsilon`] at ε*,
+/// or 0 when ε* ≤ 0 (large κ: the minimum sits at small losses, where an untilted budget is
+/// tightest).
+pub(crate) fn chernoff_tilt_for_kappa(
+    phases: &[(f64, f64, u64)],
+    kappa: f64,
+    tail_mass: f64,
+) -> f64 {
+    let lk = libm::log(kappa);
+    let mut eps = f64::INFINITY;
+    for lam in tilt_candidates() {
+        let v = (composed_log_mgf(phases, lam, tail_mass) - lk) / (lam + 1.0);
+        eps = eps.min(v);
+    }
+    if !(eps > 0.0 && eps.is_finite()) {
+        return 0.0;
+    }
+    chernoff_tilt_for_epsilon(phases, eps, tail_mass).0
+}
+
+/// (pessimistic, optimistic) composed PLDs of μ_T‖ν_T (direction add) for the
+/// Neyman–Pearson value at `kappa` ([`Pld::neyman_pearson`]): truncation and grid from
+/// [`config_for_target`] with target κ (γ ≥ κ, and the +∞ atom enters γ in full), tilt
+/// `config.tilt` or [`chernoff_tilt_for_kappa`].
+pub(crate) fn composed_pair_for_kappa(
+    q: f64,
+    sigma: f64,
+    steps: u64,
+    kappa: f64,
+    config: &PldConfig,
+) -> Result<(Pld, Pld)> {
+    let (_, _, forced) = config.validate()?;
+    let config = &config_for_target(config, q, sigma, steps, kappa);
+    let tilt = forced
+        .unwrap_or_else(|| chernoff_tilt_for_kappa(&[(q, sigma, steps)], kappa, config.tail_mass));
+    let split = use_split(forced, tilt);
+    let (up, lo) = Pld::subsampled_gaussian_pair(q, sigma, Direction::Add, config, tilt, split)?;
+    composed_pair_from(up, lo, steps, config.max_points, split)
+}
+
+/// Automatic tilt for ε(δ) of T steps of (q, σ): [`chernoff_tilt_for_delta`] of one phase.
+fn auto_tilt_for_delta(q: f64, sigma: f64, steps: u64, delta: f64, tail_mass: f64) -> f64 {
+    chernoff_tilt_for_delta(&[(q, sigma, steps)], delta, tail_mass)
+}
+
+/// Automatic tilt for δ(ε) of T steps of (q, σ): [`chernoff_tilt_for_epsilon`] of one phase.
+fn auto_tilt_for_epsilon(q: f64, sigma: f64, steps: u64, eps: f64, tail_mass: f64) -> f64 {
+    chernoff_tilt_for_epsilon(&[(q, sigma, steps)], eps, tail_mass).0
 }
 
 /// One-step pessimistic and optimistic PLDs of both directions at a common tilt.
@@ -2121,7 +2392,7 @@ pub(crate) fn one_steps(
     Ok((ups, los))
 }
 
-fn composed_pair_from(
+pub(crate) fn composed_pair_from(
     up: Pld,
     lo: Pld,
     steps: u64,
@@ -2170,7 +2441,9 @@ pub fn epsilon(
     let (q, sigma, steps) = check_dpsgd(sampling_rate, noise_multiplier, steps)?;
     let delta = check_open_unit("delta", delta)?;
     let (_, _, forced) = config.validate()?;
-    let tilt = forced.unwrap_or_else(|| auto_tilt_for_delta(q, sigma, steps, delta));
+    let config = &config_for_target(config, q, sigma, steps, delta);
+    let tilt =
+        forced.unwrap_or_else(|| auto_tilt_for_delta(q, sigma, steps, delta, config.tail_mass));
     let split = use_split(forced, tilt);
     let (ups, los) = one_steps(q, sigma, config, tilt, split)?;
     let mut ws = Workspace::default();
@@ -2227,8 +2500,11 @@ pub fn delta(
     let (q, sigma, steps) = check_dpsgd(sampling_rate, noise_multiplier, steps)?;
     let eps = check_non_negative("epsilon", epsilon)?;
     let (_, _, forced) = config.validate()?;
-    let tilt = forced.unwrap_or_else(|| auto_tilt_for_epsilon(q, sigma, steps, eps));
+    let (auto, ln_delta) = chernoff_tilt_for_epsilon(&[(q, sigma, steps)], eps, config.tail_mass);
+    let tilt = forced.unwrap_or(auto);
     let split = use_split(forced, tilt);
+    // the Chernoff bound on δ as the target (it exceeds δ by a small polynomial factor)
+    let config = &config_for_target(config, q, sigma, steps, libm::exp(ln_delta.min(0.0)));
     let (ups, los) = one_steps(q, sigma, config, tilt, split)?;
     let mut ws = Workspace::default();
     let mut value: f64 = 0.0;
@@ -2284,12 +2560,19 @@ pub fn hockey_stick(
     let (_, _, forced) = config.validate()?;
     let tilt = forced.unwrap_or_else(|| {
         if eps > 0.0 {
-            auto_tilt_for_epsilon(q, sigma, steps, eps)
+            auto_tilt_for_epsilon(q, sigma, steps, eps, config.tail_mass)
         } else {
             0.0
         }
     });
     let split = use_split(forced, tilt);
+    let target = if eps > 0.0 {
+        let ln_delta = chernoff_tilt_for_epsilon(&[(q, sigma, steps)], eps, config.tail_mass).1;
+        libm::exp(ln_delta.min(0.0))
+    } else {
+        1.0
+    };
+    let config = &config_for_target(config, q, sigma, steps, target);
     let (up, lo) = Pld::subsampled_gaussian_pair(q, sigma, direction, config, tilt, split)?;
     let (up, lo) = composed_pair_from(up, lo, steps, config.max_points, split)?;
     let value = up.delta(eps);

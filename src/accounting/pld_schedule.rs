@@ -15,19 +15,36 @@ use alloc::vec::Vec;
 
 use crate::accounting::pld::{
     self, compose_many, compose_one, one_steps, use_split, Estimate, Pld, PldConfig, Workspace,
-    MAX_AUTO_TILT,
 };
-use crate::accounting::rdp::Conversion;
 use crate::accounting::schedule::{Phase, Schedule};
 use crate::error::{check_open_unit, check_result, Error, Result};
 
-/// Automatic tilt of a schedule for ε(δ): α* − 1 of the schedule's RDP optimum (improved
-/// conversion), clamped to [0, 64], as for one phase.
-fn auto_tilt(schedule: &Schedule, delta: f64) -> f64 {
-    match schedule.epsilon_rdp(delta, Conversion::Improved) {
-        Ok(b) if b.order.is_finite() => (b.order - 1.0).clamp(0.0, MAX_AUTO_TILT),
-        _ => 0.0,
+/// The phases as (q, σ, T) for the tilt choice of [`pld`].
+fn tuples(phases: &[Phase]) -> Vec<(f64, f64, u64)> {
+    phases
+        .iter()
+        .map(|p| (p.sampling_rate, p.noise_multiplier, p.steps))
+        .collect()
+}
+
+/// The configuration of a schedule for a target probability (δ of ε(δ), κ of γ): each
+/// phase's [`pld::config_for_target`] with the total steps, and the smallest grid interval
+/// and tail mass over the phases (one grid for all; the +∞ atom of the whole composition
+/// then stays within the same share of the target as for one phase).
+fn schedule_config(phases: &[Phase], config: &PldConfig, target: f64) -> PldConfig {
+    let total = phases
+        .iter()
+        .map(|p| p.steps)
+        .fold(0u64, u64::saturating_add);
+    let mut c = *config;
+    for p in phases {
+        let pc = pld::config_for_target(config, p.sampling_rate, p.noise_multiplier, total, target);
+        c.value_discretization_interval = c
+            .value_discretization_interval
+            .min(pc.value_discretization_interval);
+        c.tail_mass = c.tail_mass.min(pc.tail_mass);
     }
+    c
 }
 
 /// Product of a non-empty list of composed PLDs.
@@ -48,8 +65,9 @@ fn convolve_all(plds: Vec<Pld>, max_points: usize) -> Result<Pld> {
 /// # Formula
 /// ε(δ) = smallest ε ≥ 0 with max_d H_{e^ε}(P_d‖Q_d) ≤ δ over both directions d, where
 /// P_d‖Q_d is the product over phases p of T_p-fold compositions of the phase's one-step
-/// pair; each bracketed by pessimistic/optimistic PLDs on a common grid and tilt (λ = α* − 1
-/// of the schedule's RDP optimum unless `config.tilt` forces it). `value` is the larger
+/// pair; each bracketed by pessimistic/optimistic PLDs on a common grid and tilt (grid and
+/// truncation chosen from δ, the Chernoff-optimal tilt of the schedule unless `config.tilt`
+/// forces it, as [`pld::epsilon`] for one phase). `value` is the larger
 /// pessimistic ε; `lower` the optimistic ε of that direction.
 ///
 /// # Citations
@@ -75,8 +93,11 @@ pub fn epsilon(schedule: &Schedule, delta: f64, config: &PldConfig) -> Result<Es
         return pld::epsilon(p.sampling_rate, p.noise_multiplier, p.steps, delta, config);
     }
     let (_, _, forced) = config.validate()?;
-    let tilt = forced.unwrap_or_else(|| auto_tilt(schedule, delta));
-    epsilon_of(&schedule.merged(), delta, config, tilt)
+    let phases = schedule.merged();
+    let config = &schedule_config(&phases, config, delta);
+    let tilt = forced
+        .unwrap_or_else(|| pld::chernoff_tilt_for_delta(&tuples(&phases), delta, config.tail_mass));
+    epsilon_of(&phases, delta, config, tilt)
 }
 
 /// [`epsilon`] of the given phases as they are (no merging, no delegation), at `tilt`.
@@ -168,23 +189,33 @@ fn both_directions(
     Ok((alloc::vec![u0.clone(), u0], alloc::vec![l0.clone(), l0]))
 }
 
-/// (pessimistic, optimistic) PLDs of the whole schedule in one direction, untilted unless
-/// `config.tilt` forces a tilt (the ReRo γ path).
-pub(crate) fn composed_pair(
+/// (pessimistic, optimistic) PLDs of the whole schedule in the add direction μ‖ν, for the
+/// Neyman–Pearson value at `kappa` (the ReRo γ path): truncation and grid from the schedule's
+/// configuration at target κ, tilt `config.tilt` or [`pld::chernoff_tilt_for_kappa`] of
+/// the schedule, as [`pld::composed_pair_for_kappa`] for one phase.
+pub(crate) fn composed_pair_for_kappa(
     schedule: &Schedule,
-    direction: pld::Direction,
+    kappa: f64,
     config: &PldConfig,
 ) -> Result<(Pld, Pld)> {
-    let mut ups = Vec::new();
-    let mut los = Vec::new();
-    for p in schedule.merged() {
-        let (u, l) = pld::composed_pair(
+    let (_, _, forced) = config.validate()?;
+    let phases = schedule.merged();
+    let config = &schedule_config(&phases, config, kappa);
+    let tilt = forced
+        .unwrap_or_else(|| pld::chernoff_tilt_for_kappa(&tuples(&phases), kappa, config.tail_mass));
+    let split = use_split(forced, tilt);
+    let mut ups = Vec::with_capacity(phases.len());
+    let mut los = Vec::with_capacity(phases.len());
+    for p in &phases {
+        let (u, l) = Pld::subsampled_gaussian_pair(
             p.sampling_rate,
             p.noise_multiplier,
-            p.steps,
-            direction,
+            pld::Direction::Add,
             config,
+            tilt,
+            split,
         )?;
+        let (u, l) = pld::composed_pair_from(u, l, p.steps, config.max_points, split)?;
         ups.push(u);
         los.push(l);
     }
@@ -218,14 +249,38 @@ mod tests {
     }
 
     #[test]
+    fn small_delta_schedules_are_certified_narrow_and_below_rdp() {
+        // Issue 13: the grid and truncation chosen from δ serve schedules too. For δ down to
+        // 1e-15 the three-phase MNIST-like schedule gets a bracket of width ≤ 1e-3·ε (the
+        // issue's goal), ε grows as δ falls, and the certified PLD value never exceeds the
+        // RDP bound of the same schedule (both are upper bounds; the PLD is the tight one).
+        let q = 256.0 / 60000.0;
+        let s = Schedule::new(&[p(q, 1.5, 2000), p(q, 1.1, 9000), p(2.0 * q, 1.3, 3063)]).unwrap();
+        let mut last = 0.0;
+        for delta in [1e-5, 1e-8, 1e-10, 1e-12, 1e-15] {
+            let e = epsilon(&s, delta, &PldConfig::default()).unwrap();
+            let rdp = s
+                .epsilon_rdp(delta, crate::accounting::rdp::Conversion::Improved)
+                .unwrap();
+            assert!(e.value - e.lower <= 1e-3 * e.value, "δ={delta}: {e:?}");
+            assert!(
+                e.lower > last && e.value <= rdp.epsilon,
+                "δ={delta}: {e:?} {last} {rdp:?}"
+            );
+            last = e.value;
+        }
+    }
+
+    #[test]
     fn two_equal_phases_composed_apart_bracket_the_single_phase() {
         // The heterogeneous path (two phases convolved, not merged) and the one-phase path
         // certify the same true ε: their brackets must overlap, and each is narrow (< 2e-3).
         let c = PldConfig::default();
         let one = pld::epsilon(0.01, 1.1, 1000, 1e-5, &c).unwrap();
-        let s = Schedule::new(&[p(0.01, 1.1, 1000)]).unwrap();
-        let tilt = auto_tilt(&s, 1e-5);
-        let two = epsilon_of(&[p(0.01, 1.1, 600), p(0.01, 1.1, 400)], 1e-5, &c, tilt).unwrap();
+        let phases = [p(0.01, 1.1, 600), p(0.01, 1.1, 400)];
+        let c2 = schedule_config(&phases, &c, 1e-5);
+        let tilt = pld::chernoff_tilt_for_delta(&tuples(&phases), 1e-5, c2.tail_mass);
+        let two = epsilon_of(&phases, 1e-5, &c2, tilt).unwrap();
         assert!(
             two.lower <= one.value && one.lower <= two.value,
             "{two:?} {one:?}"

@@ -1050,7 +1050,9 @@ usage: reconbound calibrate (--target-epsilon E --delta D | --target-gamma G (--
 
 The smallest noise multiplier σ (to relative 1e-6 for a target ε, 1e-4 for a target γ; always
 on the safe side) such that T steps of DP-SGD with Poisson rate Q satisfy ε(δ) ≤ E by RDP accounting (improved conversion, default
-orders), or have ReRo γ ≤ G by the certified Hayes et al. 2023 bound.
+orders), or have ReRo γ ≤ G by the certified Hayes et al. 2023 bound. G must lie in
+(κ, 1 − (1 − Q)^T(1 − κ)): γ ≥ κ for every σ, and every σ > 0 gives γ ≤ that σ → 0 limit;
+a target outside is refused at once (exit 2).
 
 JSON keys: command, sampling_rate, steps, noise_multiplier, and target_epsilon, delta,
 epsilon_rdp — or target_gamma, kappa, gamma.
@@ -1192,6 +1194,27 @@ pub(crate) fn calibrate(args: &[String]) -> Out {
             );
         }
         let (kappa, _) = kappa(&f, None)?;
+        // every σ > 0 gives γ ≤ the σ → 0 limit: a target at or above it needs no search;
+        // one below κ can never be met (γ ≥ κ)
+        let limit = rero::dpsgd::gamma_noiseless_limit(kappa, q, steps)?;
+        if target >= limit && target < 1.0 {
+            return Err(UsageError(format!(
+                "flag '--target-gamma' = {} is at or above 1 − (1 − q)^T(1 − κ) = {}, the largest \
+                 γ any noise multiplier gives (σ → 0): every σ > 0 meets it; choose a target below",
+                shown(target),
+                sig(limit, 7, Side::Down)
+            ))
+            .into());
+        }
+        if target <= kappa {
+            return Err(UsageError(format!(
+                "flag '--target-gamma' = {} is at or below κ = {}: γ ≥ κ for every σ (guessing \
+                 from the prior alone), so no noise multiplier reaches it",
+                shown(target),
+                shown(kappa)
+            ))
+            .into());
+        }
         let sigma = rero::dpsgd::calibrate_noise_multiplier(target, kappa, q, steps)?;
         let achieved = rero::dpsgd::gamma(kappa, q, sigma, steps)?;
         o.num("target_gamma", target)

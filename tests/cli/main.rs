@@ -507,7 +507,9 @@ fn rdp_epsilon_rero_fano_calibrate_agree_with_the_library() {
 
 #[test]
 fn an_uncertifiable_pld_keeps_the_other_bounds_and_says_why() {
-    // Reviewer's case: RDP gives ε ≈ 3.17, but at T = 10⁷ the PLD's truncated mass exceeds δ.
+    // Reviewer's case: RDP gives ε ≈ 3.17; at T = 10⁷ the PLD's truncated mass used to
+    // exceed δ (null). Since issue 13 the truncation is chosen from δ: a certified bracket
+    // below the RDP bound (RDP is an upper bound on the true ε), width ≤ 1e-3·ε.
     let (code, out, err) = run(&[
         "epsilon",
         "--noise-multiplier",
@@ -521,12 +523,16 @@ fn an_uncertifiable_pld_keeps_the_other_bounds_and_says_why() {
         "--json",
     ]);
     assert_eq!(code, 0, "{err}");
-    assert!(json_num(&out, "epsilon_rdp") > 3.0, "{out}");
-    assert!(
-        out.contains("\"epsilon_pld\": null") && out.contains("\"epsilon_pld_note\""),
-        "{out}"
+    let rdp = json_num(&out, "epsilon_rdp");
+    let (value, lower) = (
+        json_num(&out, "epsilon_pld"),
+        json_num(&out, "epsilon_pld_lower"),
     );
+    assert!(rdp > 3.0 && value < rdp, "{out}");
+    assert!(lower <= value && value - lower <= 1e-3 * value, "{out}");
+    // δ = 1e-300 is below what the PLD can resolve: null with a note, the rest reported
     let (code, out, err) = run(&["bound", "--delta", "1e-300", "--json"]);
+    assert!(out.contains("\"epsilon_pld_note\""), "{out}");
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("\"epsilon_pld\": null"), "{out}");
     assert!(json_num(&out, "gamma") >= json_num(&out, "kappa"), "{out}");
@@ -549,4 +555,43 @@ fn mse_bound_uses_substitution_rdp() {
         mse <= 1.0 / (4.0 * (sub.exp() - 1.0)) && mse > 0.99 / (4.0 * (sub.exp() - 1.0)),
         "{out}"
     );
+}
+
+#[test]
+fn calibrate_target_gamma_outside_kappa_and_noiseless_limit_is_refused_at_once() {
+    // q = 1e-4, T = 1000, κ = 1e-3: every σ > 0 gives γ ≤ 1 − (1 − q)^T(1 − κ) = 0.0960719…
+    // (issue 13: a target above it used to return an arbitrary σ after 6–9 s of search);
+    // a target ≤ κ is met by no σ. Both: exit 2, one line naming the flag, in well under a
+    // second (1 s allows for a loaded machine).
+    let limit = 1.0 - (1.0f64 - 1e-4).powi(1000) * (1.0 - 1e-3);
+    for (target, needle) in [
+        ("0.2", "0.0960719"),
+        ("0.0961", "0.0960719"),
+        ("0.001", "κ"),
+    ] {
+        let t = std::time::Instant::now();
+        let (code, _, err) = run(&[
+            "calibrate",
+            "--target-gamma",
+            target,
+            "--kappa",
+            "0.001",
+            "--sampling-rate",
+            "0.0001",
+            "--steps",
+            "1000",
+        ]);
+        assert_eq!(code, 2, "{target}: {err}");
+        assert!(
+            err.contains("--target-gamma") && err.contains(needle),
+            "{err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+        assert!(
+            t.elapsed().as_secs_f64() < 1.0,
+            "{target}: {:?}",
+            t.elapsed()
+        );
+    }
+    assert!((limit - 0.0960719).abs() < 1e-7, "{limit}");
 }

@@ -109,3 +109,88 @@ fn hayes23_gamma_default_error_at_most_1e_5_for_q_001_t_100() {
     let h = gamma_numerical(0.1, 0.01, 1.0, 100, &fine).unwrap();
     assert!(h.lower <= g.gamma && g.lower <= h.gamma, "{g:?} vs {h:?}");
 }
+
+#[test]
+fn small_kappa_gamma_brackets_closed_forms_down_to_1e_12() {
+    // Issue 13.1: γ certified and tight down to κ = 1e-12 (before, the lower bound collapsed
+    // to κ and the upper was 100× loose at κ = 1e-12 on MNIST). Exact references:
+    // q = 1, the closed form Φ(Φ⁻¹(κ) + √T/σ) (σ up to 1000); T = 1, any q,
+    // γ = (1 − q)κ + q·Φ̄(Φ⁻¹(1 − κ) − 1/σ) (L is increasing in x, so the Neyman–Pearson set is
+    // {x > σΦ⁻¹(1 − κ)}). Containment with 1e-12 relative slack (Φ), width ≤ 1e-3·γ.
+    use reconbound::math::normal;
+    let c = PldConfig::default();
+    for &k in &[1e-3, 1e-6, 1e-9, 1e-12] {
+        for &(sigma, steps) in &[(1.0, 1u64), (30.0, 10), (5.0, 1000), (1000.0, 10000)] {
+            let g = gamma_numerical(k, 1.0, sigma, steps, &c).unwrap();
+            let exact = gamma_full_batch(k, sigma, steps).unwrap();
+            assert!(
+                g.lower <= exact * (1.0 + 1e-12) && exact <= g.gamma * (1.0 + 1e-12),
+                "q=1 κ={k} σ={sigma} T={steps}: {g:?} vs {exact}"
+            );
+            assert!(g.gamma - g.lower <= 1e-3 * exact, "κ={k} σ={sigma}: {g:?}");
+        }
+        for &(q, sigma) in &[(0.01, 1.0), (0.3, 0.5), (0.001, 0.3), (0.5, 3.0)] {
+            let g = gamma_numerical(k, q, sigma, 1, &c).unwrap();
+            let x = -sigma * normal::quantile(k).unwrap();
+            let exact = (1.0 - q) * k + q * normal::sf((x - 1.0) / sigma);
+            assert!(
+                g.lower <= exact * (1.0 + 1e-12) && exact <= g.gamma * (1.0 + 1e-12),
+                "T=1 q={q} κ={k} σ={sigma}: {g:?} vs {exact}"
+            );
+            assert!(g.gamma - g.lower <= 1e-3 * exact, "T=1 q={q} κ={k}: {g:?}");
+        }
+    }
+}
+
+#[test]
+fn small_kappa_gamma_matches_dp_accounting_single_direction() {
+    // γ = min_ε [e^ε κ + H_{e^ε}(μ_T‖ν_T)] from dp_accounting 0.6.0 (connect the dots,
+    // log_mass_truncation_bound −80, tail_mass_truncation 1e-30; its `_pmf_remove` is μ‖ν),
+    // minimised over ε ∈ [−1, 40) step 1e-3. Both its grid and the ε-grid overestimate, so
+    // it must be ≥ our certified lower bound, and ≤ our upper bound + 1e-4 relative (measured
+    // ≤ 4.3e-5: grid 1e-4 for MNIST); at κ = 1e-12 its FFT noise is ~0.2 % (q = 0.01:
+    // 1.68514e-11 at grid 1e-4, 1.68829e-11 at grid 1e-5), the stated tolerance there.
+    let mnist = (256.0 / 60000.0, 1.1, 14063u64);
+    let small = (0.01, 1.0, 100u64);
+    // ((q, σ, T), κ, dp_accounting γ, relative tolerance)
+    type Row = ((f64, f64, u64), f64, f64, f64);
+    let rows: [Row; 8] = [
+        (mnist, 1e-3, 0.00605098172658246, 1e-4),
+        (mnist, 1e-6, 1.5526813475857896e-05, 1e-4),
+        (mnist, 1e-9, 3.245848310825133e-08, 1e-4),
+        (mnist, 1e-12, 6.101108445581256e-11, 1e-4),
+        (small, 1e-3, 0.0017761766847859402, 1e-4),
+        (small, 1e-6, 3.2810534742360624e-06, 1e-4),
+        (small, 1e-9, 7.316355715592954e-09, 1e-4),
+        (small, 1e-12, 1.6882914593609448e-11, 2e-3),
+    ];
+    for &((q, sigma, steps), k, reference, tol) in &rows {
+        let g = gamma(k, q, sigma, steps).unwrap();
+        assert!(
+            g.lower * (1.0 - tol) <= reference && reference <= g.gamma * (1.0 + tol),
+            "q={q} κ={k}: {g:?} vs dp_accounting {reference}"
+        );
+        assert!(g.gamma - g.lower <= 1e-3 * g.gamma, "q={q} κ={k}: {g:?}");
+    }
+    // σ = 1000: γ − κ ≈ 0.2 % of κ; the bracket must resolve it (width ≤ 1e-3·(γ − κ))
+    let g = gamma(1e-12, mnist.0, 1000.0, mnist.2).unwrap();
+    assert!(g.gamma - g.lower <= 1e-3 * (g.gamma - 1e-12), "{g:?}");
+}
+
+#[test]
+fn gamma_never_exceeds_its_noiseless_limit() {
+    // γ ≤ 1 − (1 − q)^T(1 − κ) for every σ (the target is never sampled with probability
+    // (1 − q)^T); at tiny σ the certified bound is capped there instead of at 1.
+    use reconbound::accounting::rero::dpsgd::gamma_noiseless_limit;
+    let (k, q, steps) = (0.001, 0.0001, 1000u64);
+    let lim = gamma_noiseless_limit(k, q, steps).unwrap();
+    let exact = 1.0 - (1.0 - q).powi(steps as i32) * (1.0 - k);
+    assert!(
+        lim >= exact && lim <= exact * (1.0 + 1e-10),
+        "{lim} vs {exact}"
+    );
+    for &sigma in &[0.1, 0.3, 1.0] {
+        let g = gamma(k, q, sigma, steps).unwrap();
+        assert!(g.gamma <= lim && g.lower <= g.gamma, "σ={sigma}: {g:?}");
+    }
+}

@@ -12,7 +12,7 @@
 //! The numerical and Monte Carlo functions need the `alloc` feature.
 
 #[cfg(feature = "alloc")]
-use crate::accounting::pld::{composed_pair, Direction, PldConfig, StepLoss};
+use crate::accounting::pld::{composed_pair_for_kappa, PldConfig, StepLoss};
 #[cfg(feature = "alloc")]
 use crate::error::{check_count, check_dpsgd, check_open_unit, check_result, Error};
 use crate::error::{check_positive, check_steps, check_unit_rate, Result};
@@ -137,8 +137,9 @@ pub fn gamma_numerical(
             lower: 1.0,
         });
     }
-    let (up, lo) = composed_pair(q, sigma, steps, Direction::Add, config)?;
-    let gamma = check_result("gamma", up.neyman_pearson(kappa))?.clamp(kappa, 1.0);
+    let (up, lo) = composed_pair_for_kappa(q, sigma, steps, kappa, config)?;
+    let cap = gamma_limit(kappa, &[(q, steps)]).max(kappa);
+    let gamma = check_result("gamma", up.neyman_pearson(kappa))?.clamp(kappa, cap);
     let lower = lo.neyman_pearson(kappa);
     let lower = if lower.is_nan() {
         kappa
@@ -146,6 +147,48 @@ pub fn gamma_numerical(
         lower.clamp(kappa, gamma)
     };
     Ok(GammaBound { gamma, lower })
+}
+
+/// The σ → 0 limit of γ, 1 − (1 − q)^T(1 − κ) (rounded up): an upper bound on γ for every
+/// σ > 0, approached as σ → 0, so no noise multiplier can give a larger γ.
+///
+/// # Formula
+/// μ_T = p₀ν_T + (1 − p₀)·ρ with p₀ = (1 − q)^T the probability that the target is never
+/// sampled (ρ the law given that it is), so μ_T(E) ≤ 1 − p₀ + p₀κ whenever ν_T(E) ≤ κ; as
+/// σ → 0 the steps where the target is sampled are identified with certainty.
+///
+/// # Citations
+/// Hayes, Mahloujifar, Balle 2023, Thm 2 (γ = sup_{ν(E) ≤ κ} μ(E); hayes2023-rero-dpsgd-appendix.txt).
+///
+/// # Errors
+/// `kappa` ∉ (0, 1], `sampling_rate` ∉ (0, 1], `steps` = 0.
+///
+/// # Examples
+/// ```
+/// use reconbound::accounting::rero::dpsgd::{gamma, gamma_noiseless_limit};
+/// let lim = gamma_noiseless_limit(0.01, 0.01, 100).unwrap();
+/// assert!((lim - (1.0 - 0.99f64.powi(100) * 0.99)).abs() < 1e-12);
+/// assert!(gamma(0.01, 0.01, 0.2, 100).unwrap().gamma <= lim);
+/// ```
+pub fn gamma_noiseless_limit(kappa: f64, sampling_rate: f64, steps: u64) -> Result<f64> {
+    let kappa = check_unit_rate("kappa", kappa)?;
+    let q = check_unit_rate("sampling_rate", sampling_rate)?;
+    let steps = check_steps(steps)?;
+    Ok(gamma_limit(kappa, &[(q, steps)]))
+}
+
+/// [`gamma_noiseless_limit`] for validated inputs.
+pub(crate) fn gamma_limit(kappa: f64, phases: &[(f64, u64)]) -> f64 {
+    if phases.iter().any(|&(q, _)| q >= 1.0) {
+        return 1.0;
+    }
+    // ln p₀ = Σ T·ln(1 − q); p₀ rounded down (relative 1e-12 covers log1p/exp and the sum)
+    let log_p0: f64 = phases
+        .iter()
+        .map(|&(q, steps)| steps as f64 * libm::log1p(-q))
+        .sum();
+    let p0 = libm::exp(log_p0) * (1.0 - 1e-12);
+    (1.0 - p0 * (1.0 - kappa) * (1.0 - 4.0 * f64::EPSILON)).min(1.0)
 }
 
 /// γ for DP-SGD: the closed form for q = 1 (`lower = gamma`), otherwise
@@ -420,7 +463,8 @@ pub fn gamma_monte_carlo(
 /// Hayes, Mahloujifar, Balle 2023, Thm 2 / Cor. 3 (hayes2023-rero-dpsgd-appendix.txt).
 ///
 /// # Errors
-/// `target_gamma` ∉ (κ, 1), `kappa` ∉ (0, 1), `sampling_rate` ∉ (0, 1], `steps` = 0;
+/// `target_gamma` ∉ (κ, 1) or ≥ [`gamma_noiseless_limit`] (every σ meets it), `kappa`
+/// ∉ (0, 1), `sampling_rate` ∉ (0, 1], `steps` = 0;
 /// [`Error::NotConverged`] if even σ = 2²⁰ does not reach the target.
 ///
 /// # Examples
@@ -442,6 +486,13 @@ pub fn calibrate_noise_multiplier(
     let steps = check_steps(steps)?;
     if !(target_gamma > kappa && target_gamma < 1.0) {
         return crate::error::invalid("target_gamma", target_gamma, "in (kappa, 1)");
+    }
+    if target_gamma >= gamma_limit(kappa, &[(q, steps)]) {
+        return crate::error::invalid(
+            "target_gamma",
+            target_gamma,
+            "below 1 − (1 − q)^T(1 − κ), the σ → 0 limit of γ (every σ > 0 meets a larger target)",
+        );
     }
     let ok = |sigma: f64| -> Result<bool> {
         match gamma(kappa, q, sigma, steps) {
