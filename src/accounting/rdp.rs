@@ -665,6 +665,19 @@ pub fn rdp_curve_into(
     out: &mut [f64],
 ) -> Result<()> {
     let (q, sigma, t) = check_dpsgd(sampling_rate, noise_multiplier, steps)?;
+    check_orders_and_out(orders, out)?;
+    for &a in orders {
+        check_order("orders", a)?;
+    }
+    for (o, &a) in out.iter_mut().zip(orders) {
+        let r = subsampled_unchecked(q, sigma, a)?;
+        *o = check_result("composed RDP overflows", compose_up(r, t))?;
+    }
+    Ok(())
+}
+
+/// `orders` non-empty and as long as `out` (the shape check of the `*_curve_into` functions).
+pub(crate) fn check_orders_and_out(orders: &[f64], out: &[f64]) -> Result<()> {
     if orders.is_empty() {
         return Err(Error::Inconsistent {
             what: "orders is empty",
@@ -676,13 +689,6 @@ pub fn rdp_curve_into(
             what: "orders and out have different lengths",
             value: out.len() as f64,
         });
-    }
-    for &a in orders {
-        check_order("orders", a)?;
-    }
-    for (o, &a) in out.iter_mut().zip(orders) {
-        let r = subsampled_unchecked(q, sigma, a)?;
-        *o = check_result("composed RDP overflows", compose_up(r, t))?;
     }
     Ok(())
 }
@@ -985,6 +991,25 @@ pub fn calibrate_noise_multiplier(
         Ok(b) => b.epsilon <= target,
         Err(_) => false,
     };
+    bisect_scale(
+        safe,
+        1e-6,
+        1e8,
+        "target_epsilon cannot be reached with noise_multiplier <= 1e8",
+        target,
+    )
+}
+
+/// The smallest c with `safe(c)` (safe is monotone: false below, true above), up to
+/// relative `tol`, by doubling/halving from 1 and bisection in ln c; the returned c satisfies
+/// `safe`. Factors below 1e-6 are not explored (the smallest safe one found is returned).
+pub(crate) fn bisect_scale<F: Fn(f64) -> bool>(
+    safe: F,
+    tol: f64,
+    max: f64,
+    what: &'static str,
+    target: f64,
+) -> Result<f64> {
     let mut hi = 1.0f64;
     let mut lo;
     if safe(hi) {
@@ -1002,15 +1027,15 @@ pub fn calibrate_noise_multiplier(
         while !safe(hi) {
             lo = hi;
             hi *= 2.0;
-            if hi > 1e8 {
+            if hi > max {
                 return Err(Error::Numerical {
-                    what: "target_epsilon cannot be reached with noise_multiplier <= 1e8",
+                    what,
                     value: target,
                 });
             }
         }
     }
-    while hi / lo - 1.0 > 1e-6 {
+    while hi / lo - 1.0 > tol {
         let mid = libm::sqrt(lo * hi);
         if safe(mid) {
             hi = mid;
@@ -1018,14 +1043,7 @@ pub fn calibrate_noise_multiplier(
             lo = mid;
         }
     }
-    if safe(hi) {
-        Ok(hi)
-    } else {
-        Err(Error::Numerical {
-            what: "calibration: final verification failed",
-            value: hi,
-        })
-    }
+    Ok(hi)
 }
 
 /// (2, ε)-RDP of output-perturbed L2-regularised logistic regression (Chaudhuri et al.):

@@ -516,18 +516,7 @@ pub fn wor_rdp_curve_replace_one_into(
     out: &mut [f64],
 ) -> Result<()> {
     let t = check_steps(steps)?;
-    if orders.is_empty() {
-        return Err(Error::Inconsistent {
-            what: "orders is empty",
-            value: 0.0,
-        });
-    }
-    if orders.len() != out.len() {
-        return Err(Error::Inconsistent {
-            what: "orders and out have different lengths",
-            value: out.len() as f64,
-        });
-    }
+    crate::accounting::rdp::check_orders_and_out(orders, out)?;
     let mut max_order = 2.0f64;
     for &a in orders {
         if check_order("orders", a).is_err() || a > MAX_ORDER {

@@ -486,7 +486,7 @@ impl Schedule {
                 .is_ok_and(|b| b.epsilon <= target),
             Err(_) => false,
         };
-        bisect_scale(
+        rdp::bisect_scale(
             safe,
             1e-6,
             1e8,
@@ -494,52 +494,6 @@ impl Schedule {
             target,
         )
     }
-}
-
-/// The smallest c with `safe(c)` (safe is monotone: false below, true above), up to
-/// relative `tol`, by doubling/halving from 1 and bisection in ln c; the returned c satisfies
-/// `safe`. Factors below 1e-6 are not explored (the smallest safe one found is returned).
-pub(crate) fn bisect_scale<F: Fn(f64) -> bool>(
-    safe: F,
-    tol: f64,
-    max: f64,
-    what: &'static str,
-    target: f64,
-) -> Result<f64> {
-    let mut hi = 1.0f64;
-    let mut lo;
-    if safe(hi) {
-        lo = 0.5;
-        while safe(lo) {
-            hi = lo;
-            lo *= 0.5;
-            if lo < 1e-6 {
-                return Ok(hi);
-            }
-        }
-    } else {
-        lo = hi;
-        hi = 2.0;
-        while !safe(hi) {
-            lo = hi;
-            hi *= 2.0;
-            if hi > max {
-                return Err(Error::Numerical {
-                    what,
-                    value: target,
-                });
-            }
-        }
-    }
-    while hi / lo - 1.0 > tol {
-        let mid = libm::sqrt(lo * hi);
-        if safe(mid) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    Ok(hi)
 }
 
 #[cfg(test)]

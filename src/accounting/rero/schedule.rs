@@ -11,8 +11,9 @@
 
 use crate::accounting::pld::PldConfig;
 use crate::accounting::pld_schedule;
+use crate::accounting::rdp::bisect_scale;
 use crate::accounting::rero::dpsgd::{self, full_batch_bracket_shift, GammaBound};
-use crate::accounting::schedule::{bisect_scale, Schedule};
+use crate::accounting::schedule::Schedule;
 use crate::error::{check_open_unit, check_result, check_unit_rate, invalid, Result};
 
 /// μ = √(Σ_i T_i/σ_i²) of a full-batch schedule and its relative rounding error bound
