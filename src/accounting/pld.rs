@@ -2219,40 +2219,73 @@ pub(crate) fn config_for_target(
 /// to gain anything).
 const MAX_AUTO_TILT: f64 = 1e5;
 
+/// Most trapezoid nodes of [`StepMgf`] (for σ below ~5e-4 the step σ/32 is widened so the
+/// range has at most this many nodes: the tilt is a heuristic choice, any step is valid).
+const MGF_NODES: f64 = 65536.0;
+
 /// ln E[e^{λY}] of one step's loss Y in direction `dir`, over the x-range the one-step PLD
 /// keeps for `tail_mass` (|x| ≤ σz and |x − 1| ≤ σz, z = Φ⁻¹(1 − tail/4)): both directions
 /// are E_ν[e^{βL(x)}] with β = λ + 1 (add) or −λ (remove), computed by the trapezoidal rule
 /// with step σ/32 in log-sum-exp form. A heuristic only (it chooses the tilt); the
 /// truncation matters: the moment of the untruncated loss is infinite-like at large λ
 /// (the Rényi divergence of the subsampled Gaussian grows fast beyond α ≈ σ² ln(1/q)),
-/// while the truncated one is what the tilted masses see.
-fn one_step_log_mgf(q: f64, sigma: f64, lambda: f64, dir: Direction, tail_mass: f64) -> f64 {
-    let z = match normal::quantile(tail_mass / 4.0) {
-        Ok(v) => -v,
-        Err(_) => 8.0,
-    };
-    let beta = match dir {
-        Direction::Add => lambda + 1.0,
-        Direction::Remove => -lambda,
-    };
-    let sl = StepLoss::new(q, sigma);
-    let (lo, hi) = (-sigma * z, 1.0 + sigma * z);
-    let h = sigma / 32.0;
-    let n = libm::ceil((hi - lo) / h) as usize;
-    let mut best = f64::NEG_INFINITY;
-    let mut terms = Vec::with_capacity(n + 1);
-    for i in 0..=n {
-        let x = lo + i as f64 * h;
-        let u = x / sigma;
-        let t = -0.5 * u * u + beta * sl.at(x);
-        best = best.max(t);
-        terms.push(t);
+/// while the truncated one is what the tilted masses see. The nodes' −u²/2 and L(x) are
+/// computed once per phase and reused for every candidate λ.
+struct StepMgf {
+    /// (−u²/2, L(x)) at the nodes x, u = x/σ.
+    nodes: Vec<(f64, f64)>,
+    h: f64,
+    sigma: f64,
+    steps: f64,
+}
+
+impl StepMgf {
+    fn new(q: f64, sigma: f64, steps: u64, tail_mass: f64) -> StepMgf {
+        let z = match normal::quantile(tail_mass / 4.0) {
+            Ok(v) => -v,
+            Err(_) => 8.0,
+        };
+        let sl = StepLoss::new(q, sigma);
+        let (lo, hi) = (-sigma * z, 1.0 + sigma * z);
+        let mut h = sigma / 32.0;
+        if (hi - lo) / h > MGF_NODES {
+            h = (hi - lo) / MGF_NODES;
+        }
+        let n = libm::ceil((hi - lo) / h) as usize;
+        let nodes = (0..=n)
+            .map(|i| {
+                let x = lo + i as f64 * h;
+                let u = x / sigma;
+                (-0.5 * u * u, sl.at(x))
+            })
+            .collect();
+        StepMgf {
+            nodes,
+            h,
+            sigma,
+            steps: steps as f64,
+        }
     }
-    if !best.is_finite() {
-        return best;
+
+    fn log_mgf(&self, lambda: f64, dir: Direction) -> f64 {
+        let beta = match dir {
+            Direction::Add => lambda + 1.0,
+            Direction::Remove => -lambda,
+        };
+        let mut best = f64::NEG_INFINITY;
+        for &(a, l) in &self.nodes {
+            best = best.max(a + beta * l);
+        }
+        if !best.is_finite() {
+            return best;
+        }
+        let s: f64 = self
+            .nodes
+            .iter()
+            .map(|&(a, l)| libm::exp(a + beta * l - best))
+            .sum();
+        best + libm::log(s * self.h / (self.sigma * libm::sqrt(2.0 * core::f64::consts::PI)))
     }
-    let s: f64 = terms.iter().map(|&t| libm::exp(t - best)).sum();
-    best + libm::log(s * h / (sigma * libm::sqrt(2.0 * core::f64::consts::PI)))
 }
 
 /// Candidate automatic tilts: 0.25·1.125^k up to [`MAX_AUTO_TILT`].
@@ -2264,22 +2297,28 @@ fn tilt_candidates() -> impl Iterator<Item = f64> {
 
 /// max over the directions of Σ_phases T·ln E[e^{λY}] (the log-scale s of the composed
 /// tilted PLD, up to discretisation).
-fn composed_log_mgf(phases: &[(f64, f64, u64)], lambda: f64, tail_mass: f64) -> f64 {
+fn composed_log_mgf(phases: &[StepMgf], q_full: bool, lambda: f64) -> f64 {
     let mut worst = f64::NEG_INFINITY;
-    let q_full = phases.iter().all(|p| p.0 >= 1.0);
     let dirs: &[Direction] = if q_full {
         &[Direction::Add]
     } else {
         &[Direction::Add, Direction::Remove]
     };
     for &d in dirs {
-        let s: f64 = phases
-            .iter()
-            .map(|&(q, sigma, t)| t as f64 * one_step_log_mgf(q, sigma, lambda, d, tail_mass))
-            .sum();
+        let s: f64 = phases.iter().map(|p| p.steps * p.log_mgf(lambda, d)).sum();
         worst = worst.max(s);
     }
     worst
+}
+
+/// The phases' trapezoid tables and whether every phase is full-batch.
+fn step_mgfs(phases: &[(f64, f64, u64)], tail_mass: f64) -> (Vec<StepMgf>, bool) {
+    let q_full = phases.iter().all(|p| p.0 >= 1.0);
+    let tables = phases
+        .iter()
+        .map(|&(q, sigma, t)| StepMgf::new(q, sigma, t, tail_mass))
+        .collect();
+    (tables, q_full)
 }
 
 /// Automatic tilt for ε(δ) of a composition of `phases` (q, σ, T): the λ (on a geometric
@@ -2294,9 +2333,10 @@ pub(crate) fn chernoff_tilt_for_delta(
     tail_mass: f64,
 ) -> f64 {
     let ld = libm::log(delta);
+    let (tables, q_full) = step_mgfs(phases, tail_mass);
     let mut best = (f64::INFINITY, 0.0);
     for lam in tilt_candidates() {
-        let v = (composed_log_mgf(phases, lam, tail_mass) + libm::log(tilt_weight(lam)) - ld) / lam;
+        let v = (composed_log_mgf(&tables, q_full, lam) + libm::log(tilt_weight(lam)) - ld) / lam;
         if v < best.0 {
             best = (v, lam);
         }
@@ -2311,9 +2351,10 @@ pub(crate) fn chernoff_tilt_for_epsilon(
     eps: f64,
     tail_mass: f64,
 ) -> (f64, f64) {
+    let (tables, q_full) = step_mgfs(phases, tail_mass);
     let mut best = (0.0, 0.0);
     for lam in tilt_candidates() {
-        let v = composed_log_mgf(phases, lam, tail_mass) + libm::log(tilt_weight(lam)) - lam * eps;
+        let v = composed_log_mgf(&tables, q_full, lam) + libm::log(tilt_weight(lam)) - lam * eps;
         if v < best.1 {
             best = (lam, v);
         }
@@ -2333,9 +2374,10 @@ pub(crate) fn chernoff_tilt_for_kappa(
     tail_mass: f64,
 ) -> f64 {
     let lk = libm::log(kappa);
+    let (tables, q_full) = step_mgfs(phases, tail_mass);
     let mut eps = f64::INFINITY;
     for lam in tilt_candidates() {
-        let v = (composed_log_mgf(phases, lam, tail_mass) - lk) / (lam + 1.0);
+        let v = (composed_log_mgf(&tables, q_full, lam) - lk) / (lam + 1.0);
         eps = eps.min(v);
     }
     if !(eps > 0.0 && eps.is_finite()) {

@@ -187,8 +187,12 @@ fn extreme_valid_inputs_give_valid_results_or_numerical_error_quickly() {
     // Each call must finish within 5 s (no hang, no huge allocation) and return either a
     // finite, ordered bracket or Error::Numerical.
     let c = PldConfig::default();
-    let cases: [(f64, f64, u64); 7] = [
+    let cases: [(f64, f64, u64); 10] = [
         (0.01, 1e-3, 10),
+        // σ far below the automatic tilt's trapezoid step (once a 2.6 TB allocation)
+        (0.01, 1e-10, 10),
+        (1.0, 1e-10, 1),
+        (0.01, 1e300, 10),
         (1.0, 1e-3, 1),
         (0.01, 1e4, 1000),
         (1e-9, 1.0, 10_000_000),
