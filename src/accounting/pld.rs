@@ -563,7 +563,9 @@ fn tilt_weight(lambda: f64) -> f64 {
     if lambda <= 0.0 {
         return 1.0;
     }
-    let v = lambda * libm::log(lambda) - (1.0 + lambda) * libm::log1p(lambda);
+    // λ ln λ − (1+λ) ln(1+λ) = −λ ln(1 + 1/λ) − ln(1+λ), without the cancellation of the
+    // first form at large λ (which lost up to 2e-10 relative at λ ≈ 1e5)
+    let v = -lambda * libm::log1p(1.0 / lambda) - libm::log1p(lambda);
     libm::exp(v + 1e-12 * (1.0 + libm::fabs(v)))
 }
 
@@ -870,8 +872,9 @@ impl Pld {
         // (each factor e^{λℓ − c0} is correct to (|λℓ| + |c0| + 4)·u relative), and masses
         // flushed to zero by underflow
         let tilt_round = (2.0 * max_arg + 8.0) * U * 2.0;
-        let roundoff = (e_sum * scale + STEP_SLACK + tilt_round + n as f64 * f64::MIN_POSITIVE)
-            * (1.0 + 1e-12);
+        let roundoff =
+            (e_sum * scale + STEP_SLACK + tilt_round + n as f64 * f64::MIN_POSITIVE * scale)
+                * (1.0 + 1e-12);
         let mut out = Pld {
             interval,
             offset,
@@ -1537,7 +1540,12 @@ impl Pld {
             None => 1.0,
         };
         let err_c = cross.as_ref().map_or(0.0, |c| c.3);
-        let roundoff = (a.roundoff * (s2 + b.roundoff) + b.roundoff * s1) * grow + err + err_c;
+        // the log-scales' sum is rounded once: a relative error ≤ u·|sum| of e^{log_scale},
+        // i.e. ≤ 2u·|sum|·(s1·s2) on the tilted mass (for u·|sum| ≪ 1)
+        let log_scale = a.log_scale + b.log_scale;
+        let scale_round = 2.0 * U * libm::fabs(log_scale) * s1 * s2;
+        let roundoff =
+            (a.roundoff * (s2 + b.roundoff) + b.roundoff * s1) * grow + err + err_c + scale_round;
         let infinity_mass = match a.bound {
             Bound::Pessimistic => ((a.infinity_mass + b.infinity_mass
                 - a.infinity_mass * b.infinity_mass)
@@ -1551,7 +1559,7 @@ impl Pld {
             offset: a.offset + b.offset,
             masses,
             tilt: a.tilt,
-            log_scale: a.log_scale + b.log_scale,
+            log_scale,
             infinity_mass,
             roundoff: roundoff * (1.0 + 1e-12),
             bound: a.bound,
@@ -1596,10 +1604,13 @@ impl Pld {
                 *x *= f;
             }
         }
-        self.log_scale += libm::log(s);
-        // the new total is ≤ 1; each scaled mass and f itself are correct to 2u relative,
-        // ln s to a few ulps (a relative 8u of e^{log_scale})
-        self.roundoff = (self.roundoff * f + 16.0 * U) * (1.0 + 1e-12);
+        let ln_s = libm::log(s);
+        self.log_scale += ln_s;
+        // the new total is ≤ 1; each scaled mass and f itself are correct to 2u relative; ln s
+        // is correct to a few ulps of |ln s| and the sum to one ulp of |log_scale|: a relative
+        // error ≤ 4u·(|ln s| + |log_scale|) of e^{log_scale}, on a total ≤ 1
+        let scale_round = 8.0 * U * (libm::fabs(ln_s) + libm::fabs(self.log_scale) + 2.0);
+        self.roundoff = (self.roundoff * f + 16.0 * U + scale_round) * (1.0 + 1e-12);
     }
 
     /// Coarsen the finer of two PLDs until both have the same grid spacing.
@@ -2671,6 +2682,27 @@ mod tests {
                 })
                 .fold(0.0f64, f64::max);
             assert!(scan <= c && c <= scan * (1.0 + 1e-5), "λ={lam}: {scan} {c}");
+        }
+    }
+
+    #[test]
+    fn tilt_weight_is_rounded_up_at_large_tilts() {
+        // c(λ) = λ^λ/(1+λ)^{1+λ} from mpmath at 40 digits. The automatic tilt reaches 1e5,
+        // where the form λ ln λ − (1+λ) ln(1+λ) cancelled and came out up to 1.8e-10
+        // relative too small (an uncovered certification gap). Ours must be ≥ the exact
+        // value and within 2e-12·(1 + |ln c|) relative (its stated slack is 1e-12·(1 + |ln c|)).
+        for (lam, exact) in [
+            (0.25, 0.534_992_243_981_137_6),
+            (52216.0, 7.045_271_919_356_222e-6),
+            (94095.0, 3.909_639_049_403_782e-6),
+            (100000.0, 3.678_776_017_849_662e-6),
+        ] {
+            let c = tilt_weight(lam);
+            let slack = 2e-12 * (1.0 + libm::fabs(libm::log(exact)));
+            assert!(
+                c >= exact && c <= exact * (1.0 + slack),
+                "λ={lam}: {c} vs {exact}"
+            );
         }
     }
 

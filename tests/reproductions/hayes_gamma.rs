@@ -194,3 +194,19 @@ fn gamma_never_exceeds_its_noiseless_limit() {
         assert!(g.gamma <= lim && g.lower <= g.gamma, "σ={sigma}: {g:?}");
     }
 }
+
+#[test]
+fn hayes23_gamma_falls_back_to_its_noiseless_cap_when_the_pld_overflows() {
+    // κ = 1e-300 with q = 1e-12: the tilted composition has no finite Neyman–Pearson value;
+    // γ is then the σ → 0 limit 1 − (1 − q)^T(1 − κ) (valid for every σ: μ_T = p₀ν_T +
+    // (1 − p₀)ρ), rounded up by at most 1e-9 relative, instead of an error. Exact:
+    // 1 − (1 − 1e-12)^100 (1 − 1e-300) = 1e-10 − 4950e-24 + … = 9.99999999950500e-11.
+    let g = gamma(1e-300, 1e-12, 1.0, 100).unwrap();
+    let limit =
+        reconbound::accounting::rero::dpsgd::gamma_noiseless_limit(1e-300, 1e-12, 100).unwrap();
+    assert!(
+        g.gamma >= 9.999_999_999_505e-11 && g.gamma <= limit && limit <= 1.000_000_001e-10,
+        "{g:?} {limit}"
+    );
+    assert!(g.lower >= 1e-300 && g.lower <= g.gamma, "{g:?}");
+}

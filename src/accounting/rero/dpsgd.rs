@@ -14,7 +14,7 @@
 #[cfg(feature = "alloc")]
 use crate::accounting::pld::{composed_pair_for_kappa, PldConfig, StepLoss};
 #[cfg(feature = "alloc")]
-use crate::error::{check_count, check_dpsgd, check_open_unit, check_result, Error};
+use crate::error::{check_count, check_dpsgd, check_open_unit, Error};
 use crate::error::{check_positive, check_steps, check_unit_rate, Result};
 use crate::math::normal;
 #[cfg(feature = "alloc")]
@@ -139,7 +139,14 @@ pub fn gamma_numerical(
     }
     let (up, lo) = composed_pair_for_kappa(q, sigma, steps, kappa, config)?;
     let cap = gamma_limit(kappa, &[(q, steps)]).max(kappa);
-    let gamma = check_result("gamma", up.neyman_pearson(kappa))?.clamp(kappa, cap);
+    // a composition whose tilted masses over- or underflowed gives no Neyman–Pearson value;
+    // the σ → 0 cap is still a valid γ (μ_T = p₀ν_T + (1 − p₀)ρ)
+    let np = up.neyman_pearson(kappa);
+    let gamma = if np.is_nan() {
+        cap
+    } else {
+        np.clamp(kappa, cap)
+    };
     let lower = lo.neyman_pearson(kappa);
     let lower = if lower.is_nan() {
         kappa
@@ -182,13 +189,18 @@ pub(crate) fn gamma_limit(kappa: f64, phases: &[(f64, u64)]) -> f64 {
     if phases.iter().any(|&(q, _)| q >= 1.0) {
         return 1.0;
     }
-    // ln p₀ = Σ T·ln(1 − q); p₀ rounded down (relative 1e-12 covers log1p/exp and the sum)
+    // L = ln p₀ = Σ T·ln(1 − q): n same-sign terms, off by at most (n + 2)·u·|L| in all
     let log_p0: f64 = phases
         .iter()
         .map(|&(q, steps)| steps as f64 * libm::log1p(-q))
         .sum();
-    let p0 = libm::exp(log_p0) * (1.0 - 1e-12);
-    (1.0 - p0 * (1.0 - kappa) * (1.0 - 4.0 * f64::EPSILON)).min(1.0)
+    let err_l = (phases.len() as f64 + 2.0) * 2.0 * f64::EPSILON * libm::fabs(log_p0);
+    // 1 − p₀(1 − κ) = (1 − p₀) + κp₀, with 1 − p₀ = −expm1(L) accurate also when p₀ ≈ 1; an
+    // error e in L moves −expm1(L) by at most e (its slope is p₀ ≤ 1)
+    let one_minus_p0 = -libm::expm1(log_p0);
+    let limit = (one_minus_p0 * (1.0 + 1e-12) + err_l + kappa * libm::exp(log_p0) * (1.0 + 1e-12))
+        * (1.0 + 4.0 * f64::EPSILON);
+    limit.min(1.0)
 }
 
 /// γ for DP-SGD: the closed form for q = 1 (`lower = gamma`), otherwise

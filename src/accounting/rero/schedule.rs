@@ -14,7 +14,7 @@ use crate::accounting::pld_schedule;
 use crate::accounting::rdp::bisect_scale;
 use crate::accounting::rero::dpsgd::{self, full_batch_bracket_shift, GammaBound};
 use crate::accounting::schedule::Schedule;
-use crate::error::{check_open_unit, check_result, check_unit_rate, invalid, Result};
+use crate::error::{check_open_unit, check_unit_rate, invalid, Result};
 
 /// μ = √(Σ_i T_i/σ_i²) of a full-batch schedule and its relative rounding error bound
 /// (k divisions, k − 1 additions of positive terms, one square root, each ≤ u relative).
@@ -63,7 +63,13 @@ pub fn gamma_numerical(kappa: f64, schedule: &Schedule, config: &PldConfig) -> R
     }
     let (up, lo) = pld_schedule::composed_pair_for_kappa(schedule, kappa, config)?;
     let cap = noiseless_limit(kappa, schedule).max(kappa);
-    let gamma = check_result("gamma", up.neyman_pearson(kappa))?.clamp(kappa, cap);
+    // no Neyman–Pearson value (over/underflow): the σ → 0 cap is still a valid γ
+    let np = up.neyman_pearson(kappa);
+    let gamma = if np.is_nan() {
+        cap
+    } else {
+        np.clamp(kappa, cap)
+    };
     let lower = lo.neyman_pearson(kappa);
     let lower = if lower.is_nan() {
         kappa
