@@ -608,7 +608,8 @@ pub(crate) fn train_with_figures(args: &[String], figures: bool) -> Result<Train
     let (mut histogram, mut images) = (None, None);
     if let (Some(o), Some(rep)) = (&fil, &fil_report) {
         let what = format!(
-            "{model_name} on {data_spec}, σ = {sigma}, {} sampling, T = {steps}",
+            "{model_name} on {data_spec}, σ = {}, {} sampling, T = {steps}",
+            sig(sigma, 5, Side::Nearest),
             sampling.name()
         );
         rep.write_files(o, &train_set, &what)?;
