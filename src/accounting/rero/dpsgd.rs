@@ -12,7 +12,7 @@
 //! The numerical and Monte Carlo functions need the `alloc` feature.
 
 #[cfg(feature = "alloc")]
-use crate::accounting::pld::{composed_pair_for_kappa, PldConfig, StepLoss};
+use crate::accounting::pld::{composed_pair_for_kappa, Pld, PldConfig, StepLoss};
 #[cfg(feature = "alloc")]
 use crate::error::{check_count, check_dpsgd, check_open_unit, Error};
 use crate::error::{check_positive, check_steps, check_unit_rate, Result};
@@ -138,9 +138,21 @@ pub fn gamma_numerical(
         });
     }
     let (up, lo) = composed_pair_for_kappa(q, sigma, steps, kappa, config)?;
-    let cap = gamma_limit(kappa, &[(q, steps)]).max(kappa);
-    // a composition whose tilted masses over- or underflowed gives no Neyman–Pearson value;
-    // the σ → 0 cap is still a valid γ (μ_T = p₀ν_T + (1 − p₀)ρ)
+    Ok(gamma_from_pair(
+        &up,
+        &lo,
+        kappa,
+        gamma_limit(kappa, &[(q, steps)]),
+    ))
+}
+
+/// γ and its lower bound from the (pessimistic, optimistic) composed PLDs of μ_T‖ν_T: the
+/// Neyman–Pearson values at κ, kept in [κ, cap] with `cap` the σ → 0 limit. A composition
+/// whose tilted masses over- or underflowed gives no Neyman–Pearson value; the cap is still
+/// a valid γ (μ_T = p₀ν_T + (1 − p₀)ρ) and κ a valid lower bound.
+#[cfg(feature = "alloc")]
+pub(crate) fn gamma_from_pair(up: &Pld, lo: &Pld, kappa: f64, cap: f64) -> GammaBound {
+    let cap = cap.max(kappa);
     let np = up.neyman_pearson(kappa);
     let gamma = if np.is_nan() {
         cap
@@ -153,7 +165,7 @@ pub fn gamma_numerical(
     } else {
         lower.clamp(kappa, gamma)
     };
-    Ok(GammaBound { gamma, lower })
+    GammaBound { gamma, lower }
 }
 
 /// The σ → 0 limit of γ, 1 − (1 − q)^T(1 − κ) (rounded up): an upper bound on γ for every

@@ -62,21 +62,12 @@ pub fn gamma_numerical(kappa: f64, schedule: &Schedule, config: &PldConfig) -> R
         });
     }
     let (up, lo) = pld_schedule::composed_pair_for_kappa(schedule, kappa, config)?;
-    let cap = noiseless_limit(kappa, schedule).max(kappa);
-    // no Neyman–Pearson value (over/underflow): the σ → 0 cap is still a valid γ
-    let np = up.neyman_pearson(kappa);
-    let gamma = if np.is_nan() {
-        cap
-    } else {
-        np.clamp(kappa, cap)
-    };
-    let lower = lo.neyman_pearson(kappa);
-    let lower = if lower.is_nan() {
-        kappa
-    } else {
-        lower.clamp(kappa, gamma)
-    };
-    Ok(GammaBound { gamma, lower })
+    Ok(dpsgd::gamma_from_pair(
+        &up,
+        &lo,
+        kappa,
+        noiseless_limit(kappa, schedule),
+    ))
 }
 
 /// γ's limit as every σ_i → 0: 1 − Π_i(1 − q_i)^{T_i}(1 − κ) (the target is in no batch with
