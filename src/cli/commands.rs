@@ -244,6 +244,73 @@ pub(crate) fn optional<T>(r: crate::Result<T>) -> Result<Result<T, String>, Fail
     }
 }
 
+/// The certified PLD ε(δ) of a schedule (add/remove adjacency), with the degenerate case of
+/// a release so noisy that its PLD grid degenerates handled before the PLD: ε = 0 exactly when the total
+/// variation bound below is at most δ. Otherwise [`pld_schedule::epsilon`]; when it has no
+/// value, the note says why in the user's terms.
+///
+/// # Formula
+/// δ(ε) = max over both directions of H_{e^ε}(P‖Q) is non-increasing in ε, and δ(0) =
+/// TV(P, Q). For one step, P = (1−q)N(0, σ²) + qN(1, σ²) and Q = N(0, σ²) (sensitivity in
+/// units of C), so TV(P, Q) = q·TV(N(1, σ²), N(0, σ²)) = q(2Φ(1/(2σ)) − 1) ≤ q/(σ√(2π)),
+/// since Φ' ≤ 1/√(2π). TV is subadditive over products, so the schedule has
+/// δ(0) ≤ Σ_p T_p q_p/(σ_p√(2π)); when every phase is full-batch (q = 1) the composition is
+/// exactly one Gaussian pair with μ = √(Σ_p T_p/σ_p²) and δ(0) = 2Φ(μ/2) − 1 ≤ μ/√(2π).
+/// If the smaller of these bounds (computed with a relative margin of 10⁻¹² for rounding)
+/// is ≤ δ, then ε(δ) = 0 is certified, upper and lower.
+///
+/// # Citations
+/// Balle & Wang 2018 (analytic Gaussian mechanism, Thm 8: δ(ε) of N(μ, 1) against N(0, 1));
+/// Dong, Roth, Su 2022 (composition of Gaussian mechanisms is μ-GDP with μ = √(Σ μ_t²));
+/// TV(λP₁ + (1−λ)Q, Q) = λ·TV(P₁, Q) and TV(⊗Pᵢ, ⊗Qᵢ) ≤ Σ TV(Pᵢ, Qᵢ) (standard).
+///
+/// # Errors
+/// Those of [`pld_schedule::epsilon`] other than [`Error::Numerical`] and
+/// [`Error::NotConverged`] (which become the note).
+pub(crate) fn pld_epsilon(
+    schedule: &Schedule,
+    delta: f64,
+) -> Result<Result<pld::Estimate, String>, Failure> {
+    let inv_sqrt_2pi = 0.398_942_280_401_432_7;
+    let phases = schedule.phases();
+    let subsampled: f64 = phases
+        .iter()
+        .map(|p| p.steps as f64 * p.sampling_rate / p.noise_multiplier)
+        .sum::<f64>()
+        * inv_sqrt_2pi;
+    let full = if phases.iter().all(|p| p.sampling_rate >= 1.0) {
+        let mu2: f64 = phases
+            .iter()
+            .map(|p| p.steps as f64 / (p.noise_multiplier * p.noise_multiplier))
+            .sum();
+        libm::sqrt(mu2) * inv_sqrt_2pi
+    } else {
+        f64::INFINITY
+    };
+    let tv = subsampled.min(full) * (1.0 + 1e-12);
+    if tv.is_finite() && tv <= delta {
+        return Ok(Ok(pld::Estimate {
+            value: 0.0,
+            lower: 0.0,
+        }));
+    }
+    let r = optional(pld_schedule::epsilon(
+        schedule,
+        delta,
+        &pld::PldConfig::default(),
+    ))?;
+    Ok(r.map_err(|note| {
+        if note.contains("+infinity mass") {
+            format!(
+                "not available: the tail of the privacy-loss law that the PLD grid must truncate (charged as an infinite loss) already exceeds δ = {}",
+                shown(delta)
+            )
+        } else {
+            note
+        }
+    }))
+}
+
 /// `keys[0]`, `keys[1]`: upper and lower value; or `keys[0]: null` and `keys[2]`: the note.
 fn put_optional<B: Bracket>(o: &mut Object, r: &Result<B, String>, keys: [&str; 3]) {
     match r {
@@ -374,11 +441,7 @@ pub(crate) fn bound(args: &[String]) -> Out {
     let curve = schedule.rdp_curve(&orders)?;
     let eps = rdp::epsilon_from_rdp(&orders, &curve, delta, rdp::Conversion::Improved)?;
     let eps_m = rdp::epsilon_from_rdp(&orders, &curve, delta, rdp::Conversion::Mironov)?;
-    let eps_pld = optional(pld_schedule::epsilon(
-        &schedule,
-        delta,
-        &pld::PldConfig::default(),
-    ))?;
+    let eps_pld = pld_epsilon(&schedule, delta)?;
     let balle = rero::balle::gamma_from_rdp(kappa, &orders, &curve)?;
     let hayes = optional(rero::schedule::gamma(kappa, &schedule))?;
     // Fano: KL between two candidates' output laws ≤ q·T·Δ²/(2σ²) (joint convexity of KL
@@ -785,11 +848,13 @@ pub(crate) fn epsilon(args: &[String]) -> Out {
         ));
     }
     if use_pld {
-        let p = optional(pld_schedule::epsilon(
-            &schedule,
-            delta,
-            &pld::PldConfig::default(),
-        ))?;
+        let p = pld_epsilon(&schedule, delta)?;
+        if let (Err(note), false) = (&p, use_rdp) {
+            // --accountant pld asked for this value only: no certified value, no success.
+            return Err(Failure::Compute(format!(
+                "epsilon --accountant pld: no certified ε(δ) by PLD for this configuration ({note}); try --accountant rdp"
+            )));
+        }
         put_optional(
             &mut o,
             &p,
@@ -1074,7 +1139,9 @@ fn calibrate_schedule(f: &Flags, schedule: &Schedule) -> Out {
             .into());
         }
         let delta = f.f64_required("delta")?;
-        let c = schedule.calibrate_noise_scale(target, delta, rdp::Conversion::Improved)?;
+        let c = schedule
+            .calibrate_noise_scale(target, delta, rdp::Conversion::Improved)
+            .map_err(|e| unreachable_target("target-epsilon", target, e))?;
         let scaled = schedule.scaled(c)?;
         let achieved = scaled.epsilon_rdp(delta, rdp::Conversion::Improved)?;
         sched::put_phases(&mut o, &scaled);
@@ -1098,7 +1165,33 @@ fn calibrate_schedule(f: &Flags, schedule: &Schedule) -> Out {
             );
         }
         let (kappa, _) = kappa(f, None)?;
-        let c = rero::schedule::calibrate_noise_scale(target, kappa, schedule)?;
+        // as for one phase: the σ → 0 limit and κ bound every reachable target, with numbers
+        let phases: Vec<(f64, u64)> = schedule
+            .phases()
+            .iter()
+            .map(|p| (p.sampling_rate, p.steps))
+            .collect();
+        let limit = rero::dpsgd::gamma_limit(kappa, &phases);
+        if target >= limit && target < 1.0 {
+            return Err(UsageError(format!(
+                "flag '--target-gamma' = {} is at or above 1 − Π_i(1 − q_i)^T_i(1 − κ) = {}, the \
+                 largest γ any noise scale gives (σ → 0): every scale meets it; choose a target below",
+                shown(target),
+                sig(limit, 7, Side::Down)
+            ))
+            .into());
+        }
+        if target <= kappa {
+            return Err(UsageError(format!(
+                "flag '--target-gamma' = {} is at or below κ = {}: γ ≥ κ for every σ (guessing \
+                 from the prior alone), so no noise scale reaches it",
+                shown(target),
+                shown(kappa)
+            ))
+            .into());
+        }
+        let c = rero::schedule::calibrate_noise_scale(target, kappa, schedule)
+            .map_err(|e| unreachable_target("target-gamma", target, e))?;
         let scaled = schedule.scaled(c)?;
         let achieved = rero::schedule::gamma(kappa, &scaled)?;
         sched::put_phases(&mut o, &scaled);
@@ -1130,6 +1223,19 @@ fn calibrate_schedule(f: &Flags, schedule: &Schedule) -> Out {
         sig(c, 7, Side::Up),
         sched::phases_text(&scaled, true)
     ))
+}
+
+/// A calibration that no noise multiplier in the supported range (σ ≤ 1e8) reaches is a
+/// target out of range: exit 2 naming the flag, as `attack --epsilon` does (the exit-code rule
+/// of [`super`]); other errors pass through.
+fn unreachable_target(flag: &str, target: f64, e: Error) -> Failure {
+    match e {
+        Error::Numerical { what, .. } => Failure::Usage(UsageError(format!(
+            "--{flag} = {} is out of range: {what}",
+            shown(target)
+        ))),
+        other => other.into(),
+    }
 }
 
 pub(crate) fn calibrate(args: &[String]) -> Out {
@@ -1174,7 +1280,8 @@ pub(crate) fn calibrate(args: &[String]) -> Out {
         }
         let delta = f.f64_required("delta")?;
         let sigma =
-            rdp::calibrate_noise_multiplier(target, delta, q, steps, rdp::Conversion::Improved)?;
+            rdp::calibrate_noise_multiplier(target, delta, q, steps, rdp::Conversion::Improved)
+                .map_err(|e| unreachable_target("target-epsilon", target, e))?;
         let achieved = rdp::epsilon(q, sigma, steps, delta, rdp::Conversion::Improved)?;
         o.num("target_epsilon", target)
             .num("delta", delta)
@@ -1215,7 +1322,8 @@ pub(crate) fn calibrate(args: &[String]) -> Out {
             ))
             .into());
         }
-        let sigma = rero::dpsgd::calibrate_noise_multiplier(target, kappa, q, steps)?;
+        let sigma = rero::dpsgd::calibrate_noise_multiplier(target, kappa, q, steps)
+            .map_err(|e| unreachable_target("target-gamma", target, e))?;
         let achieved = rero::dpsgd::gamma(kappa, q, sigma, steps)?;
         o.num("target_gamma", target)
             .num("kappa", kappa)

@@ -90,7 +90,13 @@ pub fn cifar10_from_files<P: AsRef<std::path::Path>>(paths: &[P]) -> Result<Data
             expected: "at least one file",
         });
     }
+    use std::io::Read as _;
     let mut all = Vec::new();
+    let too_big = |value: u64| Error::InvalidCount {
+        name: "path",
+        value,
+        expected: "files of at most 2^30 bytes (1 GiB, data::MAX_FILE_BYTES) in all",
+    };
     for p in paths {
         let size = std::fs::metadata(p.as_ref()).map_err(io)?.len();
         if size == 0 || size % RECORD_LEN as u64 != 0 {
@@ -100,7 +106,24 @@ pub fn cifar10_from_files<P: AsRef<std::path::Path>>(paths: &[P]) -> Result<Data
                 expected: "a file whose size is a non-zero multiple of 3073 bytes",
             });
         }
-        all.extend_from_slice(&std::fs::read(p.as_ref()).map_err(io)?);
+        let total = (all.len() as u64).saturating_add(size);
+        if total > crate::data::MAX_FILE_BYTES {
+            return Err(too_big(total));
+        }
+        // Read no more than the size checked above, even if the file grows meanwhile.
+        let before = all.len();
+        std::fs::File::open(p.as_ref())
+            .map_err(io)?
+            .take(size)
+            .read_to_end(&mut all)
+            .map_err(io)?;
+        if (all.len() - before) as u64 != size {
+            return Err(Error::InvalidCount {
+                name: "path",
+                value: (all.len() - before) as u64,
+                expected: "a file that keeps its size while it is read",
+            });
+        }
     }
     parse(&all)
 }

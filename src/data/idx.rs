@@ -359,6 +359,13 @@ mod files {
             .read_to_end(&mut head)
             .map_err(|e| io_error(what, &e))?;
         let want = declared(&head)?;
+        if want > crate::data::MAX_FILE_BYTES {
+            return Err(Error::InvalidCount {
+                name: "path",
+                value: want,
+                expected: "a file of at most 2^30 bytes (1 GiB, data::MAX_FILE_BYTES)",
+            });
+        }
         if size != want {
             return Err(Error::InvalidCount {
                 name: "path",

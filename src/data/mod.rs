@@ -25,6 +25,12 @@
 
 pub mod cifar;
 mod dataset;
+
+/// The largest file [`idx`] and [`cifar`] read from disk: 1 GiB (2³⁰ bytes), some twenty
+/// times MNIST's training images (47 MB) and thirty times a CIFAR-10 batch (30.7 MB). The
+/// cap is checked against the size a file declares and again while it is read, so a file
+/// that grows, or a device, is never read without bound.
+pub const MAX_FILE_BYTES: u64 = 1 << 30;
 mod embedded;
 pub mod idx;
 pub mod synthetic;
