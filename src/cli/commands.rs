@@ -119,8 +119,10 @@ JSON keys: command, noise_multiplier, sampling_rate, steps, delta, kappa, orders
 epsilon_rdp, best_order, epsilon_rdp_mironov, best_order_mironov, epsilon_pld,
 epsilon_pld_lower, gamma_balle, gamma_balle_order, gamma, gamma_lower, method,
 fano_success_bound, fano_advantage, fano_sensitivity_sq, rdp_order2, rdp_order2_substitution,
-diameter, mse_lower_bound. When the PLD cannot certify a configuration (e.g. δ ≲ 1e-9), the
-epsilon_pld / gamma value is null and epsilon_pld_note / gamma_note says why.
+diameter, mse_lower_bound. When the PLD cannot certify a configuration (e.g. δ = 1e-300, whose
+tail no PLD grid holds, or σ so small that the grid would be too large; δ = 1e-200 still
+certifies at the defaults), the epsilon_pld / gamma value is null and epsilon_pld_note /
+gamma_note says why ('epsilon --accountant pld' exits 1 instead).
 The MSE bound uses (2, ε)-RDP under substitution (Guo et al. Thm 1 compares D ∪ {z} with
 D ∪ {z′}): ε ≤ 1.5·r₄ + r₃ from the add/remove RDP (Mironov 2017 Prop. 11).
 For a schedule the RDP curves (orders 3, 4 of the MSE bound too) add over the phases, the
@@ -896,7 +898,8 @@ monte-carlo: the estimator of the paper with N samples (default 1000000) from se
 
 JSON keys: command, noise_multiplier, sampling_rate, steps, kappa, method, gamma, and
 gamma_lower (exact) or gamma_upper, samples, seed (monte-carlo).
-A schedule takes --method exact only: the closed form Φ(Φ⁻¹(κ) + √(Σ T_i/σ_i²)) when every
+A schedule of more than one phase takes --method exact only (a one-phase --phase or
+--schedule takes monte-carlo too): the closed form Φ(Φ⁻¹(κ) + √(Σ T_i/σ_i²)) when every
 phase has q = 1, else the certified composition of the phases (direction with-target ‖
 without-target).
 ";
@@ -924,9 +927,9 @@ pub(crate) fn rero(args: &[String]) -> Out {
     let (schedule, is_schedule) = schedule_or_phase(&f)?;
     let (kappa, _) = kappa(&f, None)?;
     let method = f.raw("method").unwrap_or("exact");
-    if is_schedule && method != "exact" {
+    if is_schedule && method != "exact" && schedule.phases().len() != 1 {
         return Err(UsageError(String::from(
-            "flag '--method': a schedule (--phase/--schedule) takes only 'exact'",
+            "flag '--method': a schedule of more than one phase (--phase/--schedule) takes only 'exact'",
         ))
         .into());
     }

@@ -106,7 +106,8 @@ attack_success_rate, attack_success_lower, attack_success_upper, epsilon_rdp, ep
 epsilon_pld_lower, epsilon_empirical, epsilon_empirical_max, mse_lower_bound,
 fil_mse_bound_median}, bound ('bound --json'), rero_curve [{prior_size, kappa, gamma,
 gamma_lower, gamma_balle, gamma_balle_order}], attack ('attack prior-aware --json'), audit
-('audit --json'), train ('train --fil --json' without seconds), seconds.
+('audit --json'), train ('train --fil --json' without seconds), seconds (of a merged
+report: the sum of its shards' wall times and the merge's own).
 Everything but seconds is identical across runs with the same flags.
 ";
 

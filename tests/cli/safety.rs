@@ -571,3 +571,59 @@ fn a_merged_report_takes_the_sum_of_its_shards_wall_times() {
     assert!((3000.0..4000.0).contains(&seconds), "{seconds}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn rero_monte_carlo_takes_a_one_phase_schedule() {
+    let (code, out, err) = run(&[
+        "rero",
+        "--phase",
+        "0.5,2,3",
+        "--prior-size",
+        "10",
+        "--method",
+        "monte-carlo",
+        "--samples",
+        "1000",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"gamma_upper\""), "{out}");
+    // two phases stay exact-only
+    let (code, _, err) = run(&[
+        "rero",
+        "--phase",
+        "0.5,2,3",
+        "--phase",
+        "0.2,2,3",
+        "--prior-size",
+        "10",
+        "--method",
+        "monte-carlo",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--method"), "{err}");
+}
+
+#[test]
+fn bound_help_gives_the_pld_limit_that_is_true() {
+    // δ = 1e-20 certifies, so the help must not say the PLD fails for δ ≲ 1e-9.
+    let (code, out, _) = run(&["bound", "--delta", "1e-20", "--json"]);
+    assert_eq!(code, 0);
+    assert!(!out.contains("\"epsilon_pld\": null"), "{out}");
+    let (_, help, _) = run(&["bound", "--help"]);
+    assert!(!help.contains("1e-9"), "{help}");
+    assert!(help.contains("1e-300"), "{help}");
+}
+
+#[test]
+fn readme_synopsis_lists_gradient_matching_and_the_one_run_audit() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    for needle in [
+        "reconbound attack gradient-matching [",
+        "reconbound audit     --estimator one-run [--canaries M] [--guesses R]",
+        "is\n**optional**",
+    ] {
+        assert!(readme.contains(needle), "README lacks {needle:?}");
+    }
+}
