@@ -246,10 +246,11 @@ pub(crate) fn optional<T>(r: crate::Result<T>) -> Result<Result<T, String>, Fail
     }
 }
 
-/// The certified PLD ε(δ) of a schedule (add/remove adjacency), with the degenerate case of
-/// a release so noisy that its PLD grid degenerates handled before the PLD: ε = 0 exactly when the total
-/// variation bound below is at most δ. Otherwise [`pld_schedule::epsilon`]; when it has no
-/// value, the note says why in the user's terms.
+/// The certified PLD ε(δ) of a schedule (add/remove adjacency). The degenerate case of a
+/// release so noisy that the PLD's grid cannot resolve it (σ = 1e300) is handled first, in
+/// closed form: ε = 0 exactly when the total-variation bound below is at most δ. Otherwise
+/// [`pld_schedule::epsilon`]; when it has no value, the note says why in the user's terms
+/// (the PLD of a Gaussian has no +∞ atom: what exceeds δ is the tail its grid truncates).
 ///
 /// # Formula
 /// δ(ε) = max over both directions of H_{e^ε}(P‖Q) is non-increasing in ε, and δ(0) =
@@ -258,8 +259,8 @@ pub(crate) fn optional<T>(r: crate::Result<T>) -> Result<Result<T, String>, Fail
 /// since Φ' ≤ 1/√(2π). TV is subadditive over products, so the schedule has
 /// δ(0) ≤ Σ_p T_p q_p/(σ_p√(2π)); when every phase is full-batch (q = 1) the composition is
 /// exactly one Gaussian pair with μ = √(Σ_p T_p/σ_p²) and δ(0) = 2Φ(μ/2) − 1 ≤ μ/√(2π).
-/// If the smaller of these bounds (computed with a relative margin of 10⁻¹² for rounding)
-/// is ≤ δ, then ε(δ) = 0 is certified, upper and lower.
+/// If the smaller of these bounds (computed with a relative margin for rounding, see the
+/// code) is ≤ δ, then ε(δ) = 0 is certified, upper and lower.
 ///
 /// # Citations
 /// Balle & Wang 2018 (analytic Gaussian mechanism, Thm 8: δ(ε) of N(μ, 1) against N(0, 1));
@@ -289,7 +290,10 @@ pub(crate) fn pld_epsilon(
     } else {
         f64::INFINITY
     };
-    let tv = subsampled.min(full) * (1.0 + 1e-12);
+    // each term is off by a few units of roundoff u, a sum of n terms by n·u more, and
+    // 1/√(2π) by less than u: the margin (1 + 1e-12)(1 + 4(n + 3)u) covers them all
+    let n = phases.len() as f64;
+    let tv = subsampled.min(full) * (1.0 + 1e-12) * (1.0 + 4.0 * (n + 3.0) * f64::EPSILON);
     if tv.is_finite() && tv <= delta {
         return Ok(Ok(pld::Estimate {
             value: 0.0,
@@ -1175,24 +1179,13 @@ fn calibrate_schedule(f: &Flags, schedule: &Schedule) -> Out {
             .map(|p| (p.sampling_rate, p.steps))
             .collect();
         let limit = rero::dpsgd::gamma_limit(kappa, &phases);
-        if target >= limit && target < 1.0 {
-            return Err(UsageError(format!(
-                "flag '--target-gamma' = {} is at or above 1 − Π_i(1 − q_i)^T_i(1 − κ) = {}, the \
-                 largest γ any noise scale gives (σ → 0): every scale meets it; choose a target below",
-                shown(target),
-                sig(limit, 7, Side::Down)
-            ))
-            .into());
-        }
-        if target <= kappa {
-            return Err(UsageError(format!(
-                "flag '--target-gamma' = {} is at or below κ = {}: γ ≥ κ for every σ (guessing \
-                 from the prior alone), so no noise scale reaches it",
-                shown(target),
-                shown(kappa)
-            ))
-            .into());
-        }
+        check_target_gamma(
+            target,
+            kappa,
+            limit,
+            "1 − Π_i(1 − q_i)^T_i(1 − κ)",
+            "noise scale",
+        )?;
         let c = rero::schedule::calibrate_noise_scale(target, kappa, schedule)
             .map_err(|e| unreachable_target("target-gamma", target, e))?;
         let scaled = schedule.scaled(c)?;
@@ -1226,6 +1219,35 @@ fn calibrate_schedule(f: &Flags, schedule: &Schedule) -> Out {
         sig(c, 7, Side::Up),
         sched::phases_text(&scaled, true)
     ))
+}
+
+/// A `--target-gamma` that calibration can meet: below `limit`, the σ → 0 limit of γ
+/// (`formula` as the message writes it; at or above it every σ > 0 meets the target), and
+/// above κ (γ ≥ κ for every σ). `what` names what is calibrated.
+fn check_target_gamma(
+    target: f64,
+    kappa: f64,
+    limit: f64,
+    formula: &str,
+    what: &str,
+) -> Result<(), UsageError> {
+    if target >= limit && target < 1.0 {
+        return Err(UsageError(format!(
+            "flag '--target-gamma' = {} is at or above {formula} = {}, the largest γ any {what} \
+             gives (σ → 0): every {what} meets it; choose a target below",
+            shown(target),
+            sig(limit, 7, Side::Down)
+        )));
+    }
+    if target <= kappa {
+        return Err(UsageError(format!(
+            "flag '--target-gamma' = {} is at or below κ = {}: γ ≥ κ for every σ (guessing \
+             from the prior alone), so no {what} reaches it",
+            shown(target),
+            shown(kappa)
+        )));
+    }
+    Ok(())
 }
 
 /// A calibration that no noise multiplier in the supported range (σ ≤ 1e8) reaches is a
@@ -1307,24 +1329,13 @@ pub(crate) fn calibrate(args: &[String]) -> Out {
         // every σ > 0 gives γ ≤ the σ → 0 limit: a target at or above it needs no search;
         // one below κ can never be met (γ ≥ κ)
         let limit = rero::dpsgd::gamma_noiseless_limit(kappa, q, steps)?;
-        if target >= limit && target < 1.0 {
-            return Err(UsageError(format!(
-                "flag '--target-gamma' = {} is at or above 1 − (1 − q)^T(1 − κ) = {}, the largest \
-                 γ any noise multiplier gives (σ → 0): every σ > 0 meets it; choose a target below",
-                shown(target),
-                sig(limit, 7, Side::Down)
-            ))
-            .into());
-        }
-        if target <= kappa {
-            return Err(UsageError(format!(
-                "flag '--target-gamma' = {} is at or below κ = {}: γ ≥ κ for every σ (guessing \
-                 from the prior alone), so no noise multiplier reaches it",
-                shown(target),
-                shown(kappa)
-            ))
-            .into());
-        }
+        check_target_gamma(
+            target,
+            kappa,
+            limit,
+            "1 − (1 − q)^T(1 − κ)",
+            "noise multiplier",
+        )?;
         let sigma = rero::dpsgd::calibrate_noise_multiplier(target, kappa, q, steps)
             .map_err(|e| unreachable_target("target-gamma", target, e))?;
         let achieved = rero::dpsgd::gamma(kappa, q, sigma, steps)?;

@@ -29,7 +29,7 @@ mod epsilon_fixed;
 mod fil_logreg;
 pub mod format;
 mod html;
-mod input;
+pub(crate) mod input;
 pub mod json;
 mod merge;
 mod output;

@@ -75,8 +75,9 @@ pub fn parse(bytes: &[u8]) -> Result<Dataset> {
 /// read.
 ///
 /// # Errors
-/// `paths` empty (`"paths"`); a file that cannot be read ([`Error::Io`]); a file whose size is not a non-zero multiple of 3073 (`"path"`);
-/// and those of [`parse`].
+/// `paths` empty (`"paths"`); a file that cannot be read ([`Error::Io`]); a file whose size is not a non-zero multiple of 3073,
+/// files of more than [`crate::data::MAX_FILE_BYTES`] in all, or a file that changes size
+/// while read (`"path"`); and those of [`parse`].
 #[cfg(feature = "std")]
 pub fn cifar10_from_files<P: AsRef<std::path::Path>>(paths: &[P]) -> Result<Dataset> {
     let io = |e: std::io::Error| Error::Io {
