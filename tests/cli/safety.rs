@@ -101,6 +101,38 @@ fn an_output_on_dev_full_fails_and_dev_full_stays_a_device() {
         is_char_device(Path::new("/dev/full")),
         "/dev/full was replaced by a file"
     );
+    // The issue's own case: a (small) report to /dev/full, and the GLM attack's two files.
+    let small_report = [
+        "report",
+        "--train-size",
+        "49",
+        "--steps",
+        "10",
+        "--trials",
+        "4",
+        "--audit-trials",
+        "4",
+        "--fil-coords",
+        "2",
+        "--quiet",
+        "--out",
+        "/dev/full",
+    ];
+    let glm = [
+        "attack",
+        "glm",
+        "--trials",
+        "1",
+        "--quiet",
+        "--out",
+        "/dev/full",
+    ];
+    for args in [&small_report[..], &glm[..]] {
+        let (code, _, err) = run(args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(err.contains("/dev/full"), "{err}");
+        assert!(is_char_device(Path::new("/dev/full")));
+    }
 }
 
 #[cfg(unix)]
