@@ -91,7 +91,6 @@ pub fn cifar10_from_files<P: AsRef<std::path::Path>>(paths: &[P]) -> Result<Data
             expected: "at least one file",
         });
     }
-    use std::io::Read as _;
     let mut all = Vec::new();
     let too_big = |value: u64| Error::InvalidCount {
         name: "path",
@@ -112,19 +111,15 @@ pub fn cifar10_from_files<P: AsRef<std::path::Path>>(paths: &[P]) -> Result<Data
             return Err(too_big(total));
         }
         // Read no more than the size checked above, even if the file grows meanwhile.
-        let before = all.len();
-        std::fs::File::open(p.as_ref())
-            .map_err(io)?
-            .take(size)
-            .read_to_end(&mut all)
-            .map_err(io)?;
-        if (all.len() - before) as u64 != size {
+        let bytes = super::read_bounded(p.as_ref(), size, "cannot read a CIFAR-10 batch file")?;
+        if bytes.len() as u64 != size {
             return Err(Error::InvalidCount {
                 name: "path",
-                value: (all.len() - before) as u64,
+                value: bytes.len() as u64,
                 expected: "a file that keeps its size while it is read",
             });
         }
+        all.extend_from_slice(&bytes);
     }
     parse(&all)
 }
