@@ -151,6 +151,17 @@ fn a_symlinked_output_keeps_the_link_and_updates_its_target() {
     assert!(text.starts_with("epsilon,"), "target not updated: {text}");
     // Nothing else left beside them (no temporary file).
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+    // The same for an --out (the GLM attack's CSV).
+    std::fs::write(&real, "stale\n").unwrap();
+    let glm = ["attack", "glm", "--trials", "1", "--quiet", "--out"];
+    let (code, _, err) = run(&[&glm[..], &[link.to_str().unwrap()]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let text = std::fs::read_to_string(&real).unwrap();
+    assert!(text.starts_with("index,"), "target not updated: {text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
