@@ -122,7 +122,9 @@ fano_success_bound, fano_advantage, fano_sensitivity_sq, rdp_order2, rdp_order2_
 diameter, mse_lower_bound. When the PLD cannot certify a configuration (e.g. δ = 1e-300, whose
 tail no PLD grid holds, or σ so small that the grid would be too large; δ = 1e-200 still
 certifies at the defaults), the epsilon_pld / gamma value is null and epsilon_pld_note /
-gamma_note says why ('epsilon --accountant pld' exits 1 instead).
+gamma_note says why ('epsilon --accountant pld' exits 1 instead). Two degenerate cases have
+closed forms instead: ε = 0 when even ε = 0 meets δ (σ = 1e300), and, for full-batch runs
+(q = 1), the Gaussian tail bound μz + μ²/2 with lower end 0.
 The MSE bound uses (2, ε)-RDP under substitution (Guo et al. Thm 1 compares D ∪ {z} with
 D ∪ {z′}): ε ≤ 1.5·r₄ + r₃ from the add/remove RDP (Mironov 2017 Prop. 11).
 For a schedule the RDP curves (orders 3, 4 of the MSE bound too) add over the phases, the
@@ -262,8 +264,16 @@ pub(crate) fn optional<T>(r: crate::Result<T>) -> Result<Result<T, String>, Fail
 /// If the smaller of these bounds (computed with a relative margin for rounding, see the
 /// code) is ≤ δ, then ε(δ) = 0 is certified, upper and lower.
 ///
+/// When every phase is full-batch and the PLD has no value (its grid would be too large, as
+/// for σ = 0.05, T = 3, or δ below what it resolves), the pair is exactly N(μ, 1) against
+/// N(0, 1), whose privacy loss L is N(μ²/2, μ²) under either, so δ(ε) = E[(1 − e^{ε−L})₊] ≤
+/// P[L > ε] = Φ̄((ε − μ²/2)/μ) ≤ ½·exp(−((ε − μ²/2)/μ)²/2) for ε ≥ μ²/2. With
+/// z = √(2 ln(1/(2δ))), ε = μz + μ²/2 gives δ(ε) ≤ δ: a certified upper bound (with the
+/// rounding margin), returned with the trivial lower bound 0 (true ε ≥ 0).
+///
 /// # Citations
 /// Balle & Wang 2018 (analytic Gaussian mechanism, Thm 8: δ(ε) of N(μ, 1) against N(0, 1));
+/// Φ̄(z) ≤ ½e^{−z²/2} for z ≥ 0 (the Chernoff bound of the Gaussian tail);
 /// Dong, Roth, Su 2022 (composition of Gaussian mechanisms is μ-GDP with μ = √(Σ μ_t²));
 /// TV(λP₁ + (1−λ)Q, Q) = λ·TV(P₁, Q) and TV(⊗Pᵢ, ⊗Qᵢ) ≤ Σ TV(Pᵢ, Qᵢ) (standard).
 ///
@@ -281,19 +291,20 @@ pub(crate) fn pld_epsilon(
         .map(|p| p.steps as f64 * p.sampling_rate / p.noise_multiplier)
         .sum::<f64>()
         * inv_sqrt_2pi;
-    let full = if phases.iter().all(|p| p.sampling_rate >= 1.0) {
+    // each term is off by a few units of roundoff u, a sum of n terms by n·u more, and
+    // 1/√(2π) or ln 2 by less than u: the factor (1 + 1e-12)(1 + 4(n + 3)u) covers them all
+    let n = phases.len() as f64;
+    let margin = (1.0 + 1e-12) * (1.0 + 4.0 * (n + 3.0) * f64::EPSILON);
+    // μ of a composition of full-batch phases (rounded up), if every phase is one
+    let mu_full = phases.iter().all(|p| p.sampling_rate >= 1.0).then(|| {
         let mu2: f64 = phases
             .iter()
             .map(|p| p.steps as f64 / (p.noise_multiplier * p.noise_multiplier))
             .sum();
-        libm::sqrt(mu2) * inv_sqrt_2pi
-    } else {
-        f64::INFINITY
-    };
-    // each term is off by a few units of roundoff u, a sum of n terms by n·u more, and
-    // 1/√(2π) by less than u: the margin (1 + 1e-12)(1 + 4(n + 3)u) covers them all
-    let n = phases.len() as f64;
-    let tv = subsampled.min(full) * (1.0 + 1e-12) * (1.0 + 4.0 * (n + 3.0) * f64::EPSILON);
+        libm::sqrt(mu2) * margin
+    });
+    let full = mu_full.map_or(f64::INFINITY, |mu| mu * inv_sqrt_2pi);
+    let tv = subsampled.min(full) * margin;
     if tv.is_finite() && tv <= delta {
         return Ok(Ok(pld::Estimate {
             value: 0.0,
@@ -305,6 +316,14 @@ pub(crate) fn pld_epsilon(
         delta,
         &pld::PldConfig::default(),
     ))?;
+    if let (Err(_), Some(mu)) = (&r, mu_full) {
+        // full batch, and no PLD value: the Gaussian tail bound (see the doc comment)
+        let z = libm::sqrt(-2.0 * (core::f64::consts::LN_2 + libm::log(delta))) * margin;
+        let value = (mu * z + 0.5 * mu * mu) * margin;
+        if value.is_finite() {
+            return Ok(Ok(pld::Estimate { value, lower: 0.0 }));
+        }
+    }
     Ok(r.map_err(|note| {
         if note.contains("+infinity mass") {
             format!(
