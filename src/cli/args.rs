@@ -188,10 +188,19 @@ impl Flags {
         };
         let v = v.trim();
         crate::text::exact_u64(v).map(Some).ok_or_else(|| {
-            UsageError(format!(
-                "flag '--{name}': '{}' is not a non-negative integer",
-                printable(v)
-            ))
+            // 2^64: a number at or above it is an integer too large for any count
+            let too_large = v.parse::<f64>().is_ok_and(|x| x >= 18_446_744_073_709_551_616.0);
+            UsageError(if too_large {
+                format!(
+                    "flag '--{name}': '{}' is too large (integers here are at most 2^64 − 1; see --help for this flag's range)",
+                    printable(v)
+                )
+            } else {
+                format!(
+                    "flag '--{name}': '{}' is not a non-negative integer",
+                    printable(v)
+                )
+            })
         })
     }
 

@@ -406,6 +406,10 @@ pub(crate) struct RunFlags {
     pub(crate) seed: u64,
 }
 
+/// The largest noise multiplier a trial-running command trains with: 1e8, the upper end of
+/// `rdp::calibrate_noise_multiplier`'s search.
+pub(crate) const MAX_NOISE_MULTIPLIER: f64 = 1e8;
+
 /// The flags [`parse_run_flags`] reads, and `--threads` and `--quiet` of every trial-running
 /// command.
 pub(crate) const RUN_FLAGS: [Spec; 14] = [
@@ -538,12 +542,27 @@ pub(crate) fn parse_run_flags(f: &Flags, d: &RunDefaults) -> Result<RunFlags, Fa
             "flag '--delta' applies only with '--epsilon' (σ is calibrated to (ε, δ))",
         )));
     }
+    // a point given twice would run its trials twice and print two identical rows
+    for name in ["noise-multiplier", "epsilon"] {
+        if let Some(list) = f.f64_list(name)? {
+            for (i, x) in list.iter().enumerate() {
+                if list.get(..i).is_some_and(|before| before.contains(x)) {
+                    return Err(usage(format!(
+                        "--{name}: {} is given twice (each point once)",
+                        shown(*x)
+                    )));
+                }
+            }
+        }
+    }
     let (epsilons, noise_multipliers) = match f.f64_list("noise-multiplier")? {
         Some(sigmas) => {
             for &s in &sigmas {
-                if !(s > 0.0 && s.is_finite()) {
+                // 1e8: the largest σ calibration returns; far beyond it DP-SGD's noise
+                // overflows the model (σ = 1e300 gives non-finite losses)
+                if !(s > 0.0 && s <= MAX_NOISE_MULTIPLIER) {
                     return Err(usage(format!(
-                        "--noise-multiplier = {} is out of range: must be finite and > 0",
+                        "--noise-multiplier = {} is out of range: must be in (0, 1e8] (the largest σ calibration gives)",
                         shown(s)
                     )));
                 }
@@ -605,9 +624,15 @@ fn parse_prior_aware(f: &Flags) -> Result<PriorAwareConfig, Failure> {
         },
     )?;
     let prior_size = f.u64("prior-size")?.unwrap_or(defaults::PRIOR_SIZE);
-    if !(2..=10_000).contains(&prior_size) || prior_size.saturating_mul(r.run.steps) > MAX_SCORES {
+    if !(2..=10_000).contains(&prior_size) {
         return Err(usage(format!(
-            "--prior-size = {prior_size} is out of range: must be in 2..=10000, and --prior-size × --steps <= {MAX_SCORES} (the per-step scores Alg. 3 keeps)"
+            "--prior-size = {prior_size} is out of range: must be in 2..=10000"
+        )));
+    }
+    if prior_size.saturating_mul(r.run.steps) > MAX_SCORES {
+        return Err(usage(format!(
+            "--prior-size × --steps = {prior_size} × {} is out of range: must be <= {MAX_SCORES} (the per-step scores Alg. 3 keeps); lower --steps or --prior-size",
+            r.run.steps
         )));
     }
     let score = match f.raw("score") {
@@ -641,6 +666,7 @@ pub(crate) struct OutputOptions {
 
 impl OutputOptions {
     pub(crate) fn parse(f: &Flags) -> Result<Self, Failure> {
+        super::output::check_flag_paths(f, &["csv", "plot"], &["data"], &[])?;
         let csv = f.raw("csv").map(String::from);
         let plot = f.raw("plot").map(String::from);
         if let Some(p) = &csv {

@@ -156,20 +156,22 @@ impl Row {
     }
 }
 
-/// Write every rendered file, or none: on a failure the files already written are removed.
+/// Write every rendered file (through [`super::output::write_whole`]), or none new: on a
+/// failure the files this call created are removed (a file that existed before, a link's
+/// target or a device is never removed).
 fn write_all(files: &[(&str, &str, String)]) -> Result<(), Failure> {
-    let mut written: Vec<&str> = Vec::new();
+    let mut created: Vec<&str> = Vec::new();
     for (flag, path, text) in files {
-        if let Err(e) = std::fs::write(path, text) {
-            for p in written {
+        let new = std::fs::symlink_metadata(path).is_err();
+        if let Err(e) = super::output::write_whole(flag, path, text) {
+            for p in created {
                 let _ = std::fs::remove_file(p);
             }
-            return Err(usage(format!(
-                "--{flag}: cannot write '{}': {e}",
-                shown(path)
-            )));
+            return Err(e);
         }
-        written.push(path);
+        if new {
+            created.push(path);
+        }
     }
     Ok(())
 }
@@ -197,6 +199,7 @@ pub(crate) fn attack_glm(args: &[String]) -> Out {
     if f.help {
         return Ok(String::from(HELP));
     }
+    super::output::check_flag_paths(&f, &["out", "plot", "images"], &["data"], &[])?;
     let lambda = f.f64("lambda")?.unwrap_or(defaults::LAMBDA);
     check_positive("lambda", lambda)?;
     let noise = f.f64("noise")?.unwrap_or(glm_defaults::NOISE);

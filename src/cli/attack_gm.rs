@@ -140,6 +140,7 @@ pub(crate) fn gradient_matching(args: &[String]) -> Out {
         ..ReconstructionConfig::default()
     };
     let threads = super::shard::parse_threads(&f)?;
+    super::output::check_flag_paths(&f, &["csv", "images"], &["data"], &[])?;
     let csv = f.raw("csv").map(String::from);
     let images = f.raw("images").map(String::from);
     if let Some(p) = &csv {
@@ -149,6 +150,20 @@ pub(crate) fn gradient_matching(args: &[String]) -> Out {
         check_writable("images", p)?;
     }
     let (model, pool, shape) = load_pool(&r.run, 1, "--train-size + 1")?;
+    // the K others come from the pool outside D⁻ and the target: name both flags when it is
+    // too small (before any work, and again if a trial's class runs short)
+    let others_short = |n: u64| {
+        usage(format!(
+            "--train-size = {} and --others = {others} do not fit: --data has {} examples, and each trial needs --train-size + 1 of them for D⁻ and the target plus --others more of the target's class{}; lower --train-size or --others",
+            r.run.train_size,
+            pool.len(),
+            if n > 0 { format!(" ({n} are needed in all)") } else { String::new() }
+        ))
+    };
+    let needed = r.run.train_size.saturating_add(1).saturating_add(others);
+    if (pool.len() as u64) < needed {
+        return Err(others_short(needed));
+    }
     let kappa = 1.0 / (others + 1) as f64;
     let bounds = rero_bounds(kappa, r.run.sampling_rate, &[sigma], r.run.steps)?;
     let b = bounds.first().ok_or_else(|| {
@@ -170,14 +185,18 @@ pub(crate) fn gradient_matching(args: &[String]) -> Out {
     );
     let outcomes = run_trials(&indices, threads, |i| setup.run_trial(r.seed, i), &|done| {
         progress.tick(done)
+    })
+    .map_err(|e| match e.parameter() {
+        Some("others") => others_short(0),
+        _ => Failure::from(e),
     })?;
     progress.finish();
     if !f.has("quiet") {
-        eprintln!(
+        super::output::note(&format!(
             "attack gradient-matching: {} trials in {:.1} s on {threads} thread(s)",
             indices.len(),
             progress.seconds()
-        );
+        ));
     }
 
     let k = outcomes.iter().filter(|o| o.score.success).count() as u64;

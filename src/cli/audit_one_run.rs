@@ -77,6 +77,12 @@ pub(crate) fn one_run(f: &Flags) -> Result<String, Failure> {
             "--canaries = {m} is out of range: must be in 1..=100000"
         )));
     }
+    if !f.has("guesses") && guesses > m {
+        // the user gave --canaries only: its value is what conflicts with the default
+        return Err(usage(format!(
+            "--canaries = {m} is out of range: must be >= --guesses ({guesses}, its default); give a smaller even --guesses or more canaries"
+        )));
+    }
     if guesses == 0 || guesses % 2 != 0 || guesses > m {
         return Err(usage(format!(
             "--guesses = {guesses} is out of range: must be even, >= 2 and <= --canaries ({m}); half are 'in' guesses on the highest scores, half 'out' on the lowest"

@@ -119,8 +119,12 @@ JSON keys: command, noise_multiplier, sampling_rate, steps, delta, kappa, orders
 epsilon_rdp, best_order, epsilon_rdp_mironov, best_order_mironov, epsilon_pld,
 epsilon_pld_lower, gamma_balle, gamma_balle_order, gamma, gamma_lower, method,
 fano_success_bound, fano_advantage, fano_sensitivity_sq, rdp_order2, rdp_order2_substitution,
-diameter, mse_lower_bound. When the PLD cannot certify a configuration (e.g. δ ≲ 1e-9), the
-epsilon_pld / gamma value is null and epsilon_pld_note / gamma_note says why.
+diameter, mse_lower_bound. When the PLD cannot certify a configuration (e.g. δ = 1e-300, whose
+tail no PLD grid holds, or σ so small that the grid would be too large; δ = 1e-200 still
+certifies at the defaults), the epsilon_pld / gamma value is null and epsilon_pld_note /
+gamma_note says why ('epsilon --accountant pld' exits 1 instead). Two degenerate cases have
+closed forms instead: ε = 0 when even ε = 0 meets δ (σ = 1e300), and, for full-batch runs
+(q = 1), the Gaussian tail bound μz + μ²/2 with lower end 0.
 The MSE bound uses (2, ε)-RDP under substitution (Guo et al. Thm 1 compares D ∪ {z} with
 D ∪ {z′}): ε ≤ 1.5·r₄ + r₃ from the add/remove RDP (Mironov 2017 Prop. 11).
 For a schedule the RDP curves (orders 3, 4 of the MSE bound too) add over the phases, the
@@ -242,6 +246,94 @@ pub(crate) fn optional<T>(r: crate::Result<T>) -> Result<Result<T, String>, Fail
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// The certified PLD ε(δ) of a schedule (add/remove adjacency). The degenerate case of a
+/// release so noisy that the PLD's grid cannot resolve it (σ = 1e300) is handled first, in
+/// closed form: ε = 0 exactly when the total-variation bound below is at most δ. Otherwise
+/// [`pld_schedule::epsilon`]; when it has no value, the note says why in the user's terms
+/// (the PLD of a Gaussian has no +∞ atom: what exceeds δ is the tail its grid truncates).
+///
+/// # Formula
+/// δ(ε) = max over both directions of H_{e^ε}(P‖Q) is non-increasing in ε, and δ(0) =
+/// TV(P, Q). For one step, P = (1−q)N(0, σ²) + qN(1, σ²) and Q = N(0, σ²) (sensitivity in
+/// units of C), so TV(P, Q) = q·TV(N(1, σ²), N(0, σ²)) = q(2Φ(1/(2σ)) − 1) ≤ q/(σ√(2π)),
+/// since Φ' ≤ 1/√(2π). TV is subadditive over products, so the schedule has
+/// δ(0) ≤ Σ_p T_p q_p/(σ_p√(2π)); when every phase is full-batch (q = 1) the composition is
+/// exactly one Gaussian pair with μ = √(Σ_p T_p/σ_p²) and δ(0) = 2Φ(μ/2) − 1 ≤ μ/√(2π).
+/// If the smaller of these bounds (computed with a relative margin for rounding, see the
+/// code) is ≤ δ, then ε(δ) = 0 is certified, upper and lower.
+///
+/// When every phase is full-batch and the PLD has no value (its grid would be too large, as
+/// for σ = 0.05, T = 3, or δ below what it resolves), the pair is exactly N(μ, 1) against
+/// N(0, 1), whose privacy loss L is N(μ²/2, μ²) under either, so δ(ε) = E[(1 − e^{ε−L})₊] ≤
+/// P[L > ε] = Φ̄((ε − μ²/2)/μ) ≤ ½·exp(−((ε − μ²/2)/μ)²/2) for ε ≥ μ²/2. With
+/// z = √(2 ln(1/(2δ))), ε = μz + μ²/2 gives δ(ε) ≤ δ: a certified upper bound (with the
+/// rounding margin), returned with the trivial lower bound 0 (true ε ≥ 0).
+///
+/// # Citations
+/// Balle & Wang 2018 (analytic Gaussian mechanism, Thm 8: δ(ε) of N(μ, 1) against N(0, 1));
+/// Φ̄(z) ≤ ½e^{−z²/2} for z ≥ 0 (the Chernoff bound of the Gaussian tail);
+/// Dong, Roth, Su 2022 (composition of Gaussian mechanisms is μ-GDP with μ = √(Σ μ_t²));
+/// TV(λP₁ + (1−λ)Q, Q) = λ·TV(P₁, Q) and TV(⊗Pᵢ, ⊗Qᵢ) ≤ Σ TV(Pᵢ, Qᵢ) (standard).
+///
+/// # Errors
+/// Those of [`pld_schedule::epsilon`] other than [`Error::Numerical`] and
+/// [`Error::NotConverged`] (which become the note).
+pub(crate) fn pld_epsilon(
+    schedule: &Schedule,
+    delta: f64,
+) -> Result<Result<pld::Estimate, String>, Failure> {
+    let inv_sqrt_2pi = 0.398_942_280_401_432_7;
+    let phases = schedule.phases();
+    let subsampled: f64 = phases
+        .iter()
+        .map(|p| p.steps as f64 * p.sampling_rate / p.noise_multiplier)
+        .sum::<f64>()
+        * inv_sqrt_2pi;
+    // each term is off by a few units of roundoff u, a sum of n terms by n·u more, and
+    // 1/√(2π) or ln 2 by less than u: the factor (1 + 1e-12)(1 + 4(n + 3)u) covers them all
+    let n = phases.len() as f64;
+    let margin = (1.0 + 1e-12) * (1.0 + 4.0 * (n + 3.0) * f64::EPSILON);
+    // μ of a composition of full-batch phases (rounded up), if every phase is one
+    let mu_full = phases.iter().all(|p| p.sampling_rate >= 1.0).then(|| {
+        let mu2: f64 = phases
+            .iter()
+            .map(|p| p.steps as f64 / (p.noise_multiplier * p.noise_multiplier))
+            .sum();
+        libm::sqrt(mu2) * margin
+    });
+    let full = mu_full.map_or(f64::INFINITY, |mu| mu * inv_sqrt_2pi);
+    let tv = subsampled.min(full) * margin;
+    if tv.is_finite() && tv <= delta {
+        return Ok(Ok(pld::Estimate {
+            value: 0.0,
+            lower: 0.0,
+        }));
+    }
+    let r = optional(pld_schedule::epsilon(
+        schedule,
+        delta,
+        &pld::PldConfig::default(),
+    ))?;
+    if let (Err(_), Some(mu)) = (&r, mu_full) {
+        // full batch, and no PLD value: the Gaussian tail bound (see the doc comment)
+        let z = libm::sqrt(-2.0 * (core::f64::consts::LN_2 + libm::log(delta))) * margin;
+        let value = (mu * z + 0.5 * mu * mu) * margin;
+        if value.is_finite() {
+            return Ok(Ok(pld::Estimate { value, lower: 0.0 }));
+        }
+    }
+    Ok(r.map_err(|note| {
+        if note.contains("+infinity mass") {
+            format!(
+                "not available: the tail of the privacy-loss law that the PLD grid must truncate (charged as an infinite loss) already exceeds δ = {}",
+                shown(delta)
+            )
+        } else {
+            note
+        }
+    }))
 }
 
 /// `keys[0]`, `keys[1]`: upper and lower value; or `keys[0]: null` and `keys[2]`: the note.
@@ -374,11 +466,7 @@ pub(crate) fn bound(args: &[String]) -> Out {
     let curve = schedule.rdp_curve(&orders)?;
     let eps = rdp::epsilon_from_rdp(&orders, &curve, delta, rdp::Conversion::Improved)?;
     let eps_m = rdp::epsilon_from_rdp(&orders, &curve, delta, rdp::Conversion::Mironov)?;
-    let eps_pld = optional(pld_schedule::epsilon(
-        &schedule,
-        delta,
-        &pld::PldConfig::default(),
-    ))?;
+    let eps_pld = pld_epsilon(&schedule, delta)?;
     let balle = rero::balle::gamma_from_rdp(kappa, &orders, &curve)?;
     let hayes = optional(rero::schedule::gamma(kappa, &schedule))?;
     // Fano: KL between two candidates' output laws ≤ q·T·Δ²/(2σ²) (joint convexity of KL
@@ -785,11 +873,13 @@ pub(crate) fn epsilon(args: &[String]) -> Out {
         ));
     }
     if use_pld {
-        let p = optional(pld_schedule::epsilon(
-            &schedule,
-            delta,
-            &pld::PldConfig::default(),
-        ))?;
+        let p = pld_epsilon(&schedule, delta)?;
+        if let (Err(note), false) = (&p, use_rdp) {
+            // --accountant pld asked for this value only: no certified value, no success.
+            return Err(Failure::Compute(format!(
+                "epsilon --accountant pld: no certified ε(δ) by PLD for this configuration ({note}); try --accountant rdp"
+            )));
+        }
         put_optional(
             &mut o,
             &p,
@@ -831,7 +921,8 @@ monte-carlo: the estimator of the paper with N samples (default 1000000) from se
 
 JSON keys: command, noise_multiplier, sampling_rate, steps, kappa, method, gamma, and
 gamma_lower (exact) or gamma_upper, samples, seed (monte-carlo).
-A schedule takes --method exact only: the closed form Φ(Φ⁻¹(κ) + √(Σ T_i/σ_i²)) when every
+A schedule of more than one phase takes --method exact only (a one-phase --phase or
+--schedule takes monte-carlo too): the closed form Φ(Φ⁻¹(κ) + √(Σ T_i/σ_i²)) when every
 phase has q = 1, else the certified composition of the phases (direction with-target ‖
 without-target).
 ";
@@ -859,9 +950,9 @@ pub(crate) fn rero(args: &[String]) -> Out {
     let (schedule, is_schedule) = schedule_or_phase(&f)?;
     let (kappa, _) = kappa(&f, None)?;
     let method = f.raw("method").unwrap_or("exact");
-    if is_schedule && method != "exact" {
+    if is_schedule && method != "exact" && schedule.phases().len() != 1 {
         return Err(UsageError(String::from(
-            "flag '--method': a schedule (--phase/--schedule) takes only 'exact'",
+            "flag '--method': a schedule of more than one phase (--phase/--schedule) takes only 'exact'",
         ))
         .into());
     }
@@ -1074,7 +1165,9 @@ fn calibrate_schedule(f: &Flags, schedule: &Schedule) -> Out {
             .into());
         }
         let delta = f.f64_required("delta")?;
-        let c = schedule.calibrate_noise_scale(target, delta, rdp::Conversion::Improved)?;
+        let c = schedule
+            .calibrate_noise_scale(target, delta, rdp::Conversion::Improved)
+            .map_err(|e| unreachable_target("target-epsilon", target, e))?;
         let scaled = schedule.scaled(c)?;
         let achieved = scaled.epsilon_rdp(delta, rdp::Conversion::Improved)?;
         sched::put_phases(&mut o, &scaled);
@@ -1098,7 +1191,22 @@ fn calibrate_schedule(f: &Flags, schedule: &Schedule) -> Out {
             );
         }
         let (kappa, _) = kappa(f, None)?;
-        let c = rero::schedule::calibrate_noise_scale(target, kappa, schedule)?;
+        // as for one phase: the σ → 0 limit and κ bound every reachable target, with numbers
+        let phases: Vec<(f64, u64)> = schedule
+            .phases()
+            .iter()
+            .map(|p| (p.sampling_rate, p.steps))
+            .collect();
+        let limit = rero::dpsgd::gamma_limit(kappa, &phases);
+        check_target_gamma(
+            target,
+            kappa,
+            limit,
+            "1 − Π_i(1 − q_i)^T_i(1 − κ)",
+            "noise scale",
+        )?;
+        let c = rero::schedule::calibrate_noise_scale(target, kappa, schedule)
+            .map_err(|e| unreachable_target("target-gamma", target, e))?;
         let scaled = schedule.scaled(c)?;
         let achieved = rero::schedule::gamma(kappa, &scaled)?;
         sched::put_phases(&mut o, &scaled);
@@ -1130,6 +1238,48 @@ fn calibrate_schedule(f: &Flags, schedule: &Schedule) -> Out {
         sig(c, 7, Side::Up),
         sched::phases_text(&scaled, true)
     ))
+}
+
+/// A `--target-gamma` that calibration can meet: below `limit`, the σ → 0 limit of γ
+/// (`formula` as the message writes it; at or above it every σ > 0 meets the target), and
+/// above κ (γ ≥ κ for every σ). `what` names what is calibrated.
+fn check_target_gamma(
+    target: f64,
+    kappa: f64,
+    limit: f64,
+    formula: &str,
+    what: &str,
+) -> Result<(), UsageError> {
+    if target >= limit && target < 1.0 {
+        return Err(UsageError(format!(
+            "flag '--target-gamma' = {} is at or above {formula} = {}, the largest γ any {what} \
+             gives (σ → 0): every {what} meets it; choose a target below",
+            shown(target),
+            sig(limit, 7, Side::Down)
+        )));
+    }
+    if target <= kappa {
+        return Err(UsageError(format!(
+            "flag '--target-gamma' = {} is at or below κ = {}: γ ≥ κ for every σ (guessing \
+             from the prior alone), so no {what} reaches it",
+            shown(target),
+            shown(kappa)
+        )));
+    }
+    Ok(())
+}
+
+/// A calibration that no noise multiplier in the supported range (σ ≤ 1e8) reaches is a
+/// target out of range: exit 2 naming the flag, as `attack --epsilon` does (the exit-code rule
+/// of [`super`]); other errors pass through.
+fn unreachable_target(flag: &str, target: f64, e: Error) -> Failure {
+    match e {
+        Error::Numerical { what, .. } => Failure::Usage(UsageError(format!(
+            "--{flag} = {} is out of range: {what}",
+            shown(target)
+        ))),
+        other => other.into(),
+    }
 }
 
 pub(crate) fn calibrate(args: &[String]) -> Out {
@@ -1174,7 +1324,8 @@ pub(crate) fn calibrate(args: &[String]) -> Out {
         }
         let delta = f.f64_required("delta")?;
         let sigma =
-            rdp::calibrate_noise_multiplier(target, delta, q, steps, rdp::Conversion::Improved)?;
+            rdp::calibrate_noise_multiplier(target, delta, q, steps, rdp::Conversion::Improved)
+                .map_err(|e| unreachable_target("target-epsilon", target, e))?;
         let achieved = rdp::epsilon(q, sigma, steps, delta, rdp::Conversion::Improved)?;
         o.num("target_epsilon", target)
             .num("delta", delta)
@@ -1197,25 +1348,15 @@ pub(crate) fn calibrate(args: &[String]) -> Out {
         // every σ > 0 gives γ ≤ the σ → 0 limit: a target at or above it needs no search;
         // one below κ can never be met (γ ≥ κ)
         let limit = rero::dpsgd::gamma_noiseless_limit(kappa, q, steps)?;
-        if target >= limit && target < 1.0 {
-            return Err(UsageError(format!(
-                "flag '--target-gamma' = {} is at or above 1 − (1 − q)^T(1 − κ) = {}, the largest \
-                 γ any noise multiplier gives (σ → 0): every σ > 0 meets it; choose a target below",
-                shown(target),
-                sig(limit, 7, Side::Down)
-            ))
-            .into());
-        }
-        if target <= kappa {
-            return Err(UsageError(format!(
-                "flag '--target-gamma' = {} is at or below κ = {}: γ ≥ κ for every σ (guessing \
-                 from the prior alone), so no noise multiplier reaches it",
-                shown(target),
-                shown(kappa)
-            ))
-            .into());
-        }
-        let sigma = rero::dpsgd::calibrate_noise_multiplier(target, kappa, q, steps)?;
+        check_target_gamma(
+            target,
+            kappa,
+            limit,
+            "1 − (1 − q)^T(1 − κ)",
+            "noise multiplier",
+        )?;
+        let sigma = rero::dpsgd::calibrate_noise_multiplier(target, kappa, q, steps)
+            .map_err(|e| unreachable_target("target-gamma", target, e))?;
         let achieved = rero::dpsgd::gamma(kappa, q, sigma, steps)?;
         o.num("target_gamma", target)
             .num("kappa", kappa)

@@ -110,6 +110,12 @@ pub(crate) fn epsilon(args: &[String]) -> Out {
         ))
         .into());
     }
+    if n == 0 {
+        return Err(UsageError(String::from(
+            "--dataset-size = 0 is out of range: must be >= 1 (and >= --batch-size)",
+        ))
+        .into());
+    }
     if b > n {
         return Err(UsageError(format!(
             "--batch-size = {b} is out of range: must be <= --dataset-size ({n})"

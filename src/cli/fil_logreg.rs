@@ -161,8 +161,8 @@ pub(super) fn load_two_digit_split(
     for d in digits {
         if d as usize >= loaded.num_classes() {
             return Err(usage(format!(
-                "--digits: {d} is not a label of --data (labels 0..{})",
-                loaded.num_classes()
+                "--digits: {d} is not a label of --data (labels 0..={})",
+                loaded.num_classes().saturating_sub(1)
             )));
         }
     }
@@ -259,6 +259,7 @@ pub(super) fn output_path(f: &Flags, name: &str) -> Result<Option<String>, Failu
             )));
         }
     }
+    super::output::check_writable(name, p)?;
     Ok(Some(String::from(p)))
 }
 
@@ -313,6 +314,7 @@ pub(crate) fn fil_logreg(args: &[String]) -> Out {
     if f.help {
         return Ok(String::from(HELP));
     }
+    super::output::check_flag_paths(&f, &["out"], &["data"], &[])?;
     let lambda = f.f64("lambda")?.unwrap_or(defaults::LAMBDA);
     check_positive("lambda", lambda)?;
     let noise = f.f64("noise")?.unwrap_or(defaults::NOISE);
@@ -407,8 +409,7 @@ pub(crate) fn fil_logreg(args: &[String]) -> Out {
                 e.index, e.label, e.trace, e.dfil
             ));
         }
-        std::fs::write(path, csv)
-            .map_err(|e| usage(format!("--out: cannot write '{}': {e}", shown(path))))?;
+        super::output::write_whole("out", path, &csv)?;
     }
     let seconds = start.elapsed().as_secs_f64();
     let space_name = match space {

@@ -67,12 +67,15 @@ pub(crate) fn merge(args: &[String]) -> Result<String, Failure> {
             "merge: no shard files given (usage: reconbound merge SHARD_FILE...)",
         ))));
     }
+    let inputs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|p| (" the shard file", p.as_str()))
+        .collect();
+    super::output::check_flag_paths(&f, &["out", "csv", "plot"], &[], &inputs)?;
     let mut texts = Vec::with_capacity(files.len());
     for path in files {
         let shown: String = path.chars().filter(|c| !c.is_control()).take(200).collect();
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Failure::Usage(UsageError(format!("merge: cannot read '{shown}': {e}")))
-        })?;
+        let text = super::input::read_text_bounded(path, super::input::SHARD_CAP, " merge")?;
         texts.push((shown, text));
     }
     let first = texts.first().and_then(|(_, t)| shard_kind(t));

@@ -2,8 +2,18 @@
 //! [`run`] takes the arguments (without the program name) and returns what to print and the
 //! exit status. The binary `src/bin/reconbound.rs` only forwards to it.
 //!
-//! Exit status: 0 success; 2 usage error or invalid input (one line on stderr naming the
-//! flag); 1 a valid input whose result cannot be certified (the message says why).
+//! Exit status (one rule for every command):
+//! - **0**: the requested result was computed and delivered.
+//! - **2**: usage error or invalid input, found before any work and with nothing written: an
+//!   unknown or malformed flag, a value outside the range the command supports — also when
+//!   the range depends on other flags, such as a target ε or γ that no noise multiplier
+//!   σ ≤ 1e8 reaches, or σ > 1e8 itself —, an input file that cannot be read or exceeds its
+//!   size cap, an output path that cannot be written or that names another output or an
+//!   input. One line on stderr names the flag (and its value).
+//! - **1**: a valid request without a certifiable answer (a numerical failure, a PLD with no
+//!   certified value under `--accountant pld`), or a result that could not be delivered (an
+//!   output file or standard output that fails while being written: a full disk,
+//!   `/dev/full`, a closed pipe). The message says why.
 //!
 //! Subcommands and JSON keys are stable: scripts use them to cross-check other
 //! implementations. See `reconbound <subcommand> --help`.
@@ -19,6 +29,7 @@ mod epsilon_fixed;
 mod fil_logreg;
 pub mod format;
 mod html;
+pub(crate) mod input;
 pub mod json;
 mod merge;
 mod output;

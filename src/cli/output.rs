@@ -1,7 +1,17 @@
-//! Output files and progress of the long-running commands (`attack`, `merge`): output paths
-//! are checked **before** any work starts, files are written whole (to a temporary file in
-//! the same directory, then renamed: never half-written), and progress goes to stderr only
-//! when it is a terminal.
+//! Output files and progress of the commands that write files: every output path is checked
+//! **before** any work starts ([`check_writable`], [`check_distinct`]) and written by one
+//! helper, [`write_whole`]:
+//!
+//! - a regular file (or a path that does not exist yet) is written whole — into a temporary
+//!   file beside it, then renamed over it — so it is never left half-written;
+//! - a symbolic link is followed to the real path: the target is replaced, the link is kept;
+//! - a character device or a FIFO (`/dev/null`, `/dev/stdout`, a pipe from `>(…)`) is written
+//!   through in place, never replaced by a file;
+//! - a directory, a block device or a socket is refused (exit 2), as is `-` (this command
+//!   does not write its files to standard output: give a file name or `/dev/stdout`);
+//! - a failed write (a full disk, `/dev/full`) is an error with exit status 1, never exit 0.
+//!
+//! Progress goes to stderr only when it is a terminal.
 
 use super::args::UsageError;
 use super::commands::Failure;
@@ -11,13 +21,20 @@ use std::path::{Path, PathBuf};
 use std::string::String;
 use std::sync::Mutex;
 use std::time::Instant;
+use std::vec::Vec;
 
-fn printable(s: &str) -> String {
+pub(crate) fn printable(s: &str) -> String {
     s.chars().filter(|c| !c.is_control()).take(200).collect()
 }
 
 fn usage(msg: String) -> Failure {
     Failure::Usage(UsageError(msg))
+}
+
+/// A line on stderr, best effort: a command never fails (or panics) because its notes cannot
+/// be shown.
+pub(crate) fn note(msg: &str) {
+    let _ = writeln!(std::io::stderr(), "{msg}");
 }
 
 fn temporary(path: &Path) -> PathBuf {
@@ -29,43 +46,225 @@ fn temporary(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// Checks that `--flag path` can be written, without leaving anything behind: the path is
-/// not a directory and a file can be created beside it.
+/// `path` with every symbolic link of its last component followed (also a link to a file
+/// that does not exist yet) and its folder made absolute and canonical: `x`, `./x` and a
+/// link to `x` resolve to one path. A path whose folder does not exist is returned as it is
+/// after the links are followed.
+pub(crate) fn resolve(path: &Path) -> PathBuf {
+    let mut p = path.to_path_buf();
+    // 40: the kernel's own limit on nested links (ELOOP).
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => match std::fs::read_link(&p) {
+                Ok(t) if t.is_relative() => {
+                    p = p.parent().map_or_else(|| t.clone(), |d| d.join(&t));
+                }
+                Ok(t) => p = t,
+                Err(_) => break,
+            },
+            _ => break,
+        }
+    }
+    match (p.parent(), p.file_name()) {
+        (Some(dir), Some(name)) => {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            std::fs::canonicalize(dir).map_or(p.clone(), |d| d.join(name))
+        }
+        _ => std::fs::canonicalize(&p).unwrap_or(p),
+    }
+}
+
+/// Where an output goes.
+enum Target {
+    /// A regular file or a new one: replaced atomically at its real (resolved) path.
+    Regular(PathBuf),
+    /// A character device or a FIFO: written through in place (by the path given, so that
+    /// `/dev/stdout` and `/dev/fd/N` reach what they name).
+    Through,
+}
+
+#[cfg(unix)]
+fn written_through(t: &std::fs::FileType) -> bool {
+    use std::os::unix::fs::FileTypeExt as _;
+    t.is_char_device() || t.is_fifo()
+}
+
+#[cfg(not(unix))]
+fn written_through(_: &std::fs::FileType) -> bool {
+    false
+}
+
+fn target(flag: &str, path: &str) -> Result<Target, Failure> {
+    let shown = printable(path);
+    if path.is_empty() {
+        return Err(usage(format!("flag '--{flag}' needs a file name")));
+    }
+    if path == "-" {
+        return Err(usage(format!(
+            "--{flag}: '-' is not supported (this command writes its files by name; give a file name, or /dev/stdout)"
+        )));
+    }
+    let p = Path::new(path);
+    match std::fs::metadata(p) {
+        Ok(m) if m.is_file() => Ok(Target::Regular(resolve(p))),
+        Ok(m) if m.is_dir() => Err(usage(format!(
+            "--{flag}: cannot write '{shown}': it is a directory"
+        ))),
+        Ok(m) if written_through(&m.file_type()) => Ok(Target::Through),
+        Ok(_) => Err(usage(format!(
+            "--{flag}: cannot write '{shown}': it is neither a regular file, a character device nor a FIFO"
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Target::Regular(resolve(p))),
+        Err(e) => Err(usage(format!("--{flag}: cannot write '{shown}': {e}"))),
+    }
+}
+
+/// Checks that `--flag path` can be written, without leaving anything behind: a regular file
+/// (or a new one) can be created beside its real path; a character device can be opened for
+/// writing; a FIFO is accepted as it is (opening it would wait for a reader).
 ///
 /// # Errors
 ///
 /// A usage error naming the flag and the path.
 pub(crate) fn check_writable(flag: &str, path: &str) -> Result<(), Failure> {
-    let p = Path::new(path);
     let shown = printable(path);
-    if path.is_empty() || p.is_dir() {
-        return Err(usage(format!(
-            "--{flag}: cannot write '{shown}': it is a directory or empty"
-        )));
-    }
-    let tmp = temporary(p);
-    match std::fs::File::create(&tmp) {
-        Ok(_) => {
-            let _ = std::fs::remove_file(&tmp);
-            Ok(())
+    match target(flag, path)? {
+        Target::Regular(real) => {
+            let tmp = temporary(&real);
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)
+            {
+                Ok(_) => {
+                    let _ = std::fs::remove_file(&tmp);
+                    Ok(())
+                }
+                Err(e) => Err(usage(format!("--{flag}: cannot write '{shown}': {e}"))),
+            }
         }
-        Err(e) => Err(usage(format!("--{flag}: cannot write '{shown}': {e}"))),
+        Target::Through => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::FileTypeExt as _;
+                let fifo = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
+                if fifo {
+                    return Ok(());
+                }
+            }
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map(|_| ())
+                .map_err(|e| usage(format!("--{flag}: cannot write '{shown}': {e}")))
+        }
     }
 }
 
-/// Writes `text` to `path` whole: into a temporary file beside it, then renamed over it.
+/// Refuses, before any work, two outputs that name one file, or an output that names one of
+/// the inputs: `outputs` and `inputs` are (flag, path) pairs (a flag like `"out"` is shown as
+/// `--out`; one that starts with a space, like `" shard file"`, is shown as it is). Paths are
+/// compared after [`resolve`], so `x`, `./x` and a link to `x` are one path. Outputs that are
+/// character devices or FIFOs (`/dev/null`, a pipe) are not compared: writing them twice
+/// destroys nothing.
 ///
 /// # Errors
 ///
-/// A usage error naming the flag and the path (the temporary file is removed).
+/// A usage error naming both flags and the path.
+pub(crate) fn check_distinct(
+    outputs: &[(&str, &str)],
+    inputs: &[(&str, &str)],
+) -> Result<(), Failure> {
+    let name = |flag: &str| {
+        flag.strip_prefix(' ')
+            .map_or_else(|| format!("--{flag}"), String::from)
+    };
+    let mut seen: Vec<(&str, PathBuf)> = Vec::new();
+    for (flag, path) in inputs {
+        seen.push((flag, resolve(Path::new(path))));
+    }
+    let n_inputs = seen.len();
+    for (flag, path) in outputs {
+        let through = std::fs::metadata(path).is_ok_and(|m| written_through(&m.file_type()));
+        if through || path.is_empty() {
+            continue;
+        }
+        let real = resolve(Path::new(path));
+        if let Some((i, (other, _))) = seen.iter().enumerate().find(|(_, (_, r))| *r == real) {
+            let why = if i < n_inputs {
+                "an output must not overwrite an input"
+            } else {
+                "two outputs must not share a file"
+            };
+            return Err(usage(format!(
+                "{} and {} name one file '{}': {why}",
+                name(other),
+                name(flag),
+                printable(path)
+            )));
+        }
+        seen.push((flag, real));
+    }
+    Ok(())
+}
+
+/// [`check_distinct`] of the output flags `outputs` and the input flags `inputs` of `f` that
+/// are given (`--data embedded` is no file), and of `files` (more inputs, already labelled).
+///
+/// # Errors
+///
+/// Those of [`check_distinct`].
+pub(crate) fn check_flag_paths(
+    f: &super::args::Flags,
+    outputs: &[&str],
+    inputs: &[&str],
+    files: &[(&str, &str)],
+) -> Result<(), Failure> {
+    fn given<'a>(f: &'a super::args::Flags, names: &[&'a str]) -> Vec<(&'a str, &'a str)> {
+        names
+            .iter()
+            .filter_map(|&n| f.raw(n).map(|v| (n, v)))
+            .filter(|&(n, v)| !(n == "data" && v == "embedded"))
+            .collect()
+    }
+    let o = given(f, outputs);
+    let mut i = given(f, inputs);
+    i.extend_from_slice(files);
+    check_distinct(&o, &i)
+}
+
+/// Writes `text` to `--flag path`: a regular file whole (into a temporary file beside its real
+/// path, then renamed over it — a symbolic link is kept and its target replaced); a character
+/// device or a FIFO in place.
+///
+/// # Errors
+///
+/// A usage error (exit 2) if the path is refused (see the module's docs); a computation
+/// failure (exit 1) naming the flag and the path if the write fails (the temporary file is
+/// removed).
 pub(crate) fn write_whole(flag: &str, path: &str, text: &str) -> Result<(), Failure> {
-    let p = Path::new(path);
-    let tmp = temporary(p);
-    let result = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, p));
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        usage(format!("--{flag}: cannot write '{}': {e}", printable(path)))
-    })
+    let failed = |e: std::io::Error| {
+        Failure::Compute(format!("--{flag}: cannot write '{}': {e}", printable(path)))
+    };
+    match target(flag, path)? {
+        Target::Regular(real) => {
+            let tmp = temporary(&real);
+            let result = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &real));
+            result.map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                failed(e)
+            })
+        }
+        Target::Through => std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(text.as_bytes()).and_then(|()| f.flush()))
+            .map_err(failed),
+    }
 }
 
 /// A progress line on stderr, rewritten at most once a second after the first second, only

@@ -106,7 +106,8 @@ attack_success_rate, attack_success_lower, attack_success_upper, epsilon_rdp, ep
 epsilon_pld_lower, epsilon_empirical, epsilon_empirical_max, mse_lower_bound,
 fil_mse_bound_median}, bound ('bound --json'), rero_curve [{prior_size, kappa, gamma,
 gamma_lower, gamma_balle, gamma_balle_order}], attack ('attack prior-aware --json'), audit
-('audit --json'), train ('train --fil --json' without seconds), seconds.
+('audit --json'), train ('train --fil --json' without seconds), seconds (of a merged
+report: the sum of its shards' wall times and the merge's own).
 Everything but seconds is identical across runs with the same flags.
 ";
 
@@ -728,7 +729,9 @@ pub(crate) fn report(args: &[String]) -> Out {
         header
             .str("reconbound_shard", SHARD_KIND)
             .str("version", env!("CARGO_PKG_VERSION"))
-            .put("args", Value::Arr(canonical));
+            .put("args", Value::Arr(canonical))
+            // this shard's wall time: a merged report's time is the sum of its shards'
+            .num("seconds", start.elapsed().as_secs_f64());
         let mut text = header.render();
         text.push('\n');
         text.push_str(&attack_lines);
@@ -736,6 +739,13 @@ pub(crate) fn report(args: &[String]) -> Out {
         return Ok(text);
     }
     let out = f.raw("out").unwrap_or(defaults::OUT);
+    let data: Vec<(&str, &str)> = f
+        .raw("data")
+        .filter(|d| *d != "embedded")
+        .map(|d| ("data", d))
+        .into_iter()
+        .collect();
+    super::output::check_distinct(&[("out", out)], &data)?;
     check_writable("out", out)?;
     let threads = f.raw("threads").map(String::from);
     let (report, table) = build(&c, out, Trials::Run { threads }, quiet, start)?;
@@ -753,6 +763,7 @@ pub(crate) fn merge(files: &[(String, String)], out: Option<&str>, json: bool) -
     };
     check_writable("out", out)?;
     let mut args: Option<Vec<String>> = None;
+    let mut shard_seconds = 0.0;
     let (mut attack_files, mut audit_files) = (Vec::new(), Vec::new());
     for (name, text) in files {
         let bad = |msg: &str| usage(format!("merge: '{name}': {msg}"));
@@ -764,6 +775,10 @@ pub(crate) fn merge(files: &[(String, String)], out: Option<&str>, json: bool) -
         match head.get("version") {
             Some(Value::Str(v)) if v == env!("CARGO_PKG_VERSION") => {}
             _ => return Err(bad("written by another version of reconbound")),
+        }
+        match head.get("seconds").and_then(Value::as_f64) {
+            Some(s) if s.is_finite() && s >= 0.0 => shard_seconds += s,
+            _ => return Err(bad("header: seconds must be a number >= 0")),
         }
         let these: Vec<String> = match head.get("args") {
             Some(Value::Arr(a)) => a
@@ -813,7 +828,7 @@ pub(crate) fn merge(files: &[(String, String)], out: Option<&str>, json: bool) -
     }
     let attack_text = attack::merged_summary(&pa, &pa_out, &json_out)?;
     let audit_text = super::audit::merged_summary(&au, &au_out, &json_out)?;
-    let (report, table) = build(
+    let (mut report, table) = build(
         &c,
         out,
         Trials::Merged {
@@ -823,5 +838,7 @@ pub(crate) fn merge(files: &[(String, String)], out: Option<&str>, json: bool) -
         true,
         start,
     )?;
+    // the whole run's wall time: the shards' (their trials) and the merge's own (the rest)
+    report.seconds += shard_seconds;
     finish(&report, &table, json)
 }

@@ -82,18 +82,51 @@ pub(crate) fn from_flags(f: &Flags, single: &[&str]) -> Result<Option<Schedule>,
                 .map(Some)
         }
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                UsageError(format!(
-                    "flag '--schedule': cannot read '{}': {}",
-                    one_line(path),
-                    one_line(&e.to_string())
-                ))
-            })?;
+            let text =
+                super::input::read_text_bounded(path, super::input::SCHEDULE_CAP, "schedule")
+                    .map_err(|e| match e {
+                        super::commands::Failure::Usage(u) => u,
+                        super::commands::Failure::Compute(m) => UsageError(m),
+                    })?;
+            header_order(&text)
+                .map_err(|e| UsageError(format!("flag '--schedule' {}: {e}", one_line(path))))?;
             Schedule::parse_csv(&text)
                 .map_err(|e| UsageError(format!("flag '--schedule' {}: {e}", one_line(path))))
                 .map(Some)
         }
     }
+}
+
+/// Refuses a header line whose column names are those of the schedule CSV in another order
+/// (`steps,sampling_rate,noise_multiplier`): the columns are read by position, so such a file
+/// would be read as data (or fail on a confusing "not a number").
+fn header_order(text: &str) -> Result<(), String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let Some((k, first)) = text
+        .lines()
+        .enumerate()
+        .map(|(k, l)| (k, l.trim()))
+        .find(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+    else {
+        return Ok(());
+    };
+    let want: Vec<&str> = crate::accounting::schedule::CSV_HEADER.split(',').collect();
+    let mut got: Vec<&str> = first.split(',').map(str::trim).collect();
+    if got == want {
+        return Ok(());
+    }
+    got.sort_unstable();
+    let mut sorted = want.clone();
+    sorted.sort_unstable();
+    if got == sorted {
+        return Err(format!(
+            "line {}: the header '{}' names the columns in another order; a schedule's columns are {} in this order",
+            k + 1,
+            one_line(first),
+            want.join(",")
+        ));
+    }
+    Ok(())
 }
 
 /// `phases`: [{sampling_rate, noise_multiplier, steps}] and `steps` (the total).

@@ -37,12 +37,20 @@ pub(crate) fn parse_shard(f: &Flags) -> Result<Option<Shard>, Failure> {
                 .collect::<String>()
         ))
     };
+    // strict: plain decimal digits, no sign, space or leading zero, so that one shard has
+    // one spelling (`1/3`, never `+1/3`, `01/03` or `1 /3`)
+    let number = |s: &str| -> Option<u64> {
+        let canonical = !s.is_empty()
+            && s.bytes().all(|b| b.is_ascii_digit())
+            && (s == "0" || !s.starts_with('0'));
+        canonical.then(|| s.parse().ok()).flatten()
+    };
     let (k, m) = raw.split_once('/').ok_or_else(bad)?;
-    let k: u64 = k.trim().parse().map_err(|_| bad())?;
-    let m: u64 = m.trim().parse().map_err(|_| bad())?;
-    if m == 0 || k >= m {
+    let k = number(k).ok_or_else(bad)?;
+    let m = number(m).ok_or_else(bad)?;
+    if m == 0 || k >= m || m > MAX_TRIALS {
         return Err(usage(format!(
-            "--shard = {k}/{m} is out of range: must be K/M with 0 <= K < M"
+            "--shard = {k}/{m} is out of range: must be K/M with 0 <= K < M <= {MAX_TRIALS} (a run has at most that many trials per group)"
         )));
     }
     for flag in ["csv", "plot", "json"] {

@@ -306,6 +306,7 @@ pub(crate) fn train_with_figures(args: &[String], figures: bool) -> Result<Train
     if f.help {
         return Ok(printed(String::from(HELP)));
     }
+    super::output::check_flag_paths(&f, &["fil-out", "plot", "fil-images"], &["data"], &[])?;
     let model_name = f.raw("model").unwrap_or(defaults::MODEL);
     if !matches!(
         model_name,
@@ -1071,6 +1072,7 @@ fn fil_options(f: &Flags, sigma: f64, sampling: Sampling) -> Result<Option<FilOp
                 )));
             }
         }
+        super::output::check_writable(name, p)?;
         Ok(Some(String::from(p)))
     };
     Ok(Some(FilOptions {
@@ -1479,8 +1481,7 @@ fn printable(s: &str) -> String {
 }
 
 fn write_file(flag: &str, path: &str, text: &str) -> Result<(), Failure> {
-    std::fs::write(path, text)
-        .map_err(|e| usage(format!("--{flag}: cannot write '{}': {e}", printable(path))))
+    super::output::write_whole(flag, path, text)
 }
 
 /// `  label` padded to the value column of the `train` report, then `value` and `(note)`.

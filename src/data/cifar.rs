@@ -75,8 +75,9 @@ pub fn parse(bytes: &[u8]) -> Result<Dataset> {
 /// read.
 ///
 /// # Errors
-/// `paths` empty (`"paths"`); a file that cannot be read ([`Error::Io`]); a file whose size is not a non-zero multiple of 3073 (`"path"`);
-/// and those of [`parse`].
+/// `paths` empty (`"paths"`); a file that cannot be read ([`Error::Io`]); a file whose size is not a non-zero multiple of 3073,
+/// files of more than [`crate::data::MAX_FILE_BYTES`] in all, or a file that changes size
+/// while read (`"path"`); and those of [`parse`].
 #[cfg(feature = "std")]
 pub fn cifar10_from_files<P: AsRef<std::path::Path>>(paths: &[P]) -> Result<Dataset> {
     let io = |e: std::io::Error| Error::Io {
@@ -91,6 +92,11 @@ pub fn cifar10_from_files<P: AsRef<std::path::Path>>(paths: &[P]) -> Result<Data
         });
     }
     let mut all = Vec::new();
+    let too_big = |value: u64| Error::InvalidCount {
+        name: "path",
+        value,
+        expected: "files of at most 2^30 bytes (1 GiB, data::MAX_FILE_BYTES) in all",
+    };
     for p in paths {
         let size = std::fs::metadata(p.as_ref()).map_err(io)?.len();
         if size == 0 || size % RECORD_LEN as u64 != 0 {
@@ -100,7 +106,20 @@ pub fn cifar10_from_files<P: AsRef<std::path::Path>>(paths: &[P]) -> Result<Data
                 expected: "a file whose size is a non-zero multiple of 3073 bytes",
             });
         }
-        all.extend_from_slice(&std::fs::read(p.as_ref()).map_err(io)?);
+        let total = (all.len() as u64).saturating_add(size);
+        if total > crate::data::MAX_FILE_BYTES {
+            return Err(too_big(total));
+        }
+        // Read no more than the size checked above, even if the file grows meanwhile.
+        let bytes = super::read_bounded(p.as_ref(), size, "cannot read a CIFAR-10 batch file")?;
+        if bytes.len() as u64 != size {
+            return Err(Error::InvalidCount {
+                name: "path",
+                value: bytes.len() as u64,
+                expected: "a file that keeps its size while it is read",
+            });
+        }
+        all.extend_from_slice(&bytes);
     }
     parse(&all)
 }

@@ -366,6 +366,13 @@ mod files {
                 expected: "a file of exactly the length its IDX header declares",
             });
         }
+        if size > crate::data::MAX_FILE_BYTES {
+            return Err(Error::InvalidCount {
+                name: "path",
+                value: size,
+                expected: "a file of at most 2^30 bytes (1 GiB, data::MAX_FILE_BYTES)",
+            });
+        }
         let cap = usize::try_from(size).map_err(|_| Error::InvalidCount {
             name: "path",
             value: size,
@@ -385,8 +392,8 @@ mod files {
     /// read, so a corrupt header never triggers a large read.
     ///
     /// # Errors
-    /// A file that cannot be opened or read ([`Error::Io`]); a file whose size differs from what its header declares
-    /// (`"path"`); and those of [`mnist_from_bytes`].
+    /// A file that cannot be opened or read ([`Error::Io`]); a file whose size differs from what its header declares,
+    /// or larger than [`crate::data::MAX_FILE_BYTES`] (`"path"`); and those of [`mnist_from_bytes`].
     pub fn mnist_from_files(
         images_path: impl AsRef<Path>,
         labels_path: impl AsRef<Path>,

@@ -25,6 +25,48 @@
 
 pub mod cifar;
 mod dataset;
+
+/// The largest file [`idx`] and [`cifar`] read from disk: 1 GiB (2³⁰ bytes), some twenty
+/// times MNIST's training images (47 MB) and thirty times a CIFAR-10 batch (30.7 MB). The
+/// cap is checked against the size a file declares and again while it is read, so a file
+/// that grows, or a device, is never read without bound.
+pub const MAX_FILE_BYTES: u64 = 1 << 30;
+
+/// The bytes of the file `path`, read to its end but never more than `cap` bytes (usually
+/// [`MAX_FILE_BYTES`]): the cap is checked while reading, not from the file's metadata (a
+/// device such as `/dev/zero` or a pipe reports size 0), so a file over it costs at most
+/// `cap + 1` bytes of memory. The bounded read of every file reader of the library (the
+/// command line's, which names the flag, is `cli::input::read_bounded`).
+///
+/// # Errors
+/// [`Error`](crate::Error)`::Io` (with `what`, the file's role) if it cannot be opened or
+/// read; `InvalidCount` (`"path"`, value `cap + 1`) if it holds more than `cap` bytes.
+#[cfg(feature = "std")]
+pub(crate) fn read_bounded(
+    path: &std::path::Path,
+    cap: u64,
+    what: &'static str,
+) -> crate::Result<alloc::vec::Vec<u8>> {
+    use std::io::Read as _;
+    let io = |e: std::io::Error| crate::Error::Io {
+        what,
+        code: e.raw_os_error().unwrap_or(-1),
+    };
+    let mut bytes = alloc::vec::Vec::new();
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > cap {
+        return Err(crate::Error::InvalidCount {
+            name: "path",
+            value: cap.saturating_add(1),
+            expected: "a file within its reader's size cap (data::MAX_FILE_BYTES = 1 GiB unless the reader needs less)",
+        });
+    }
+    Ok(bytes)
+}
 mod embedded;
 pub mod idx;
 pub mod synthetic;

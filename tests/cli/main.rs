@@ -6,6 +6,7 @@ mod common;
 mod epsilon_fixed;
 mod fil_logreg;
 mod messages;
+mod safety;
 mod schedule;
 mod train_fil;
 

@@ -185,6 +185,8 @@ fn bad_schedules_exit_2_with_one_line_naming_the_flag_or_line() {
                 "0.1",
                 "--phase",
                 "0.1,1,10",
+                "--phase",
+                "0.2,1,10",
                 "--method",
                 "monte-carlo",
             ],

@@ -12,6 +12,14 @@ pub fn vector_path(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// Says that a test skipped its check (`../shared` absent, say) where the user sees it: on
+/// the process's stderr directly, which the test harness does not capture (`eprintln!` in a
+/// passing test is never shown, so the test would read as an unqualified "ok").
+pub fn skipped(why: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "skipped: {why}");
+}
+
 /// Path of a file in `../shared/vectors/`, if that folder exists beside the repository.
 pub fn shared_vector_path(name: &str) -> Option<PathBuf> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

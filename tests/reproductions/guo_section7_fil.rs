@@ -79,7 +79,10 @@ fn guo22_section7_1_dfil_bounds_finite_positive_and_scale_as_sigma_squared() {
 fn guo22_section7_1_every_dfil_bound_above_perfect_privacy_on_mnist_10k() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mnist-10k");
     if !dir.is_dir() {
-        eprintln!("skipped: {} not found", dir.display());
+        crate::common::skipped(&format!(
+            "guo22_section7_1_every_dfil_bound_above_perfect_privacy_on_mnist_10k: {} not found",
+            dir.display()
+        ));
         return;
     }
     let train = training_set(idx::mnist_from_dir(&dir).unwrap());
