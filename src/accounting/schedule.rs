@@ -310,6 +310,47 @@ impl Schedule {
         out
     }
 
+    /// The distinct phases: one per distinct (q, σ) (equal bits), in the order of first
+    /// appearance, with the steps of every phase of that (q, σ) summed. Composition is a
+    /// product of the phases' pairs of laws and commutes, so this is the same composition as
+    /// the schedule's (PLD accounting composes each distinct phase once: its cost grows with
+    /// the number of distinct phases, not with the number of phases — one-step phases
+    /// alternating between two rates cost two phases).
+    ///
+    /// # Examples
+    /// ```
+    /// use reconbound::accounting::schedule::{Phase, Schedule};
+    /// let p = |q, t| Phase { sampling_rate: q, noise_multiplier: 1.0, steps: t };
+    /// let s = Schedule::new(&[p(0.02, 1), p(0.01, 1), p(0.02, 1), p(0.01, 2)]).unwrap();
+    /// assert_eq!(s.grouped(), vec![p(0.02, 2), p(0.01, 3)]);
+    /// ```
+    pub fn grouped(&self) -> Vec<Phase> {
+        let key = |p: &Phase| (p.sampling_rate.to_bits(), p.noise_multiplier.to_bits());
+        // O(n log n): indices sorted by (q, σ) bits then position; each run of one key is
+        // one distinct phase, first seen at the run's first index.
+        let mut order: Vec<usize> = (0..self.phases.len()).collect();
+        order.sort_unstable_by_key(|&i| (self.phases.get(i).map(key), i));
+        let mut groups: Vec<(usize, Phase)> = Vec::new();
+        for i in order {
+            let Some(p) = self.phases.get(i) else {
+                continue;
+            };
+            match groups.last_mut() {
+                // total steps <= MAX_TOTAL_STEPS: no overflow
+                Some((_, l)) if key(l) == key(p) => l.steps = l.steps.saturating_add(p.steps),
+                _ => groups.push((i, *p)),
+            }
+        }
+        groups.sort_unstable_by_key(|&(first, _)| first);
+        groups.into_iter().map(|(_, p)| p).collect()
+    }
+
+    /// The number of distinct (q, σ) of the schedule (the length of
+    /// [`grouped`](Self::grouped)).
+    pub fn distinct_phases(&self) -> usize {
+        self.grouped().len()
+    }
+
     /// The single phase this schedule merges into, if it merges into one.
     pub fn as_single(&self) -> Option<Phase> {
         let m = self.merged();
