@@ -476,10 +476,11 @@ pub(crate) type Merged<R> = (R, Vec<Vec<<R as ShardedRun>::Outcome>>);
 ///
 /// # Errors
 ///
-/// A usage error naming the file and line: an empty file, a header of another kind, version,
-/// configuration or seed, a shard count that differs, a shard given twice or missing, a
-/// malformed line, a trial outside its shard or the configuration, a trial repeated or
-/// missing.
+/// A usage error naming the file and line: an empty file, a header of another kind, format,
+/// build, data fingerprint, configuration or seed, a shard count that differs, a shard given
+/// twice or missing, a malformed line (strict JSON, its checksum, the canonical bytes, a
+/// field out of the configuration's range), a trial outside its shard or the configuration,
+/// a trial repeated or missing.
 pub(crate) fn merge_shards<R: ShardedRun>(
     files: &[(String, String)],
 ) -> Result<Merged<R>, Failure> {
@@ -499,9 +500,17 @@ pub(crate) fn merge_shards<R: ShardedRun>(
         match &data {
             None => data = Some(fp),
             Some(prev) if *prev != fp => {
+                let shown = |t: &str| {
+                    t.chars()
+                        .filter(|c| !c.is_control())
+                        .take(40)
+                        .collect::<String>()
+                };
                 return Err(bad(format!(
-                    "data_fingerprint '{fp}' differs from the first file's '{prev}': shards computed from other data (the same --data path can hold other content)"
-                )))
+                    "data_fingerprint '{}' differs from the first file's '{}': shards computed from other data (the same --data path can hold other content)",
+                    shown(&fp),
+                    shown(prev)
+                )));
             }
             Some(_) => {}
         }
