@@ -353,7 +353,11 @@ impl Parser<'_> {
         let int_digits = digits(self);
         let bad = |p: &Self, why: &str| {
             let end = (p.i + 1).min(p.s.len());
-            let text = String::from_utf8_lossy(p.s.get(start..end).unwrap_or_default());
+            let text: String = String::from_utf8_lossy(p.s.get(start..end).unwrap_or_default())
+                .chars()
+                .filter(|c| !c.is_control())
+                .take(40)
+                .collect();
             Err(format!("bad number '{text}' at byte {start}: {why}"))
         };
         if int_digits == 0 {

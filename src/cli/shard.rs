@@ -227,6 +227,21 @@ fn checked_line(line: &str) -> Result<Object, String> {
     Ok(body)
 }
 
+/// The header of shard `k`/`m` of a run of `R` with configuration `config` on data of
+/// fingerprint `data`, as this build writes it (without its `crc`).
+fn header<R: ShardedRun>(data: &str, k: u64, m: u64, config: Object) -> Object {
+    let mut h = Object::new();
+    h.str("reconbound_shard", R::KIND)
+        .int("format", SHARD_FORMAT)
+        .str("version", env!("CARGO_PKG_VERSION"))
+        .str("build", BUILD)
+        .str("data_fingerprint", data)
+        .int("shard_index", k)
+        .int("shard_count", m)
+        .put("config", Value::Obj(config));
+    h
+}
+
 /// The JSON lines of a shard: the header, then one line per trial (groups in order), each
 /// with its checksum. `data` is the fingerprint of the trials' data ([`data_fingerprint`]).
 pub(crate) fn shard_lines<R: ShardedRun>(
@@ -235,16 +250,7 @@ pub(crate) fn shard_lines<R: ShardedRun>(
     data: &str,
     outcomes: &[Vec<R::Outcome>],
 ) -> String {
-    let mut header = Object::new();
-    header
-        .str("reconbound_shard", R::KIND)
-        .int("format", SHARD_FORMAT)
-        .str("version", env!("CARGO_PKG_VERSION"))
-        .str("build", BUILD)
-        .str("data_fingerprint", data)
-        .int("shard_index", shard.index())
-        .int("shard_count", shard.count())
-        .put("config", Value::Obj(run.to_json()));
+    let header = header::<R>(data, shard.index(), shard.count(), run.to_json());
     let mut out = with_crc(&header.render());
     out.push('\n');
     for (j, group) in outcomes.iter().enumerate() {
@@ -450,17 +456,7 @@ fn read_header<R: ShardedRun>(head: &str) -> Result<(String, u64, u64, R, Object
         _ => return Err(String::from("header without config")),
     };
     let c = R::from_json(&config_json).map_err(|e| format!("header: {e}"))?;
-    let mut expected = Object::new();
-    expected
-        .str("reconbound_shard", R::KIND)
-        .int("format", SHARD_FORMAT)
-        .str("version", env!("CARGO_PKG_VERSION"))
-        .str("build", BUILD)
-        .str("data_fingerprint", &data)
-        .int("shard_index", k)
-        .int("shard_count", m)
-        .put("config", Value::Obj(c.to_json()));
-    if expected != o {
+    if header::<R>(&data, k, m, c.to_json()) != o {
         return Err(String::from(
             "header: not in the canonical form reconbound writes (an extra, missing or reordered key, or a configuration value out of its range)",
         ));
