@@ -317,3 +317,65 @@ fn strict_merge_refuses_lenient_json_out_of_range_fields_and_other_builds_or_dat
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Shards computed from other data behind the same `--data` path do not merge: the header's
+/// `data_fingerprint` is of the pixels and labels as loaded, not of the path. Shard 0/2 is
+/// run on 40 embedded digits, shard 1/2 on the same digits with one pixel changed, both from
+/// one IDX directory; with the same data on both sides the pair merges (the control).
+#[test]
+fn shards_of_other_data_behind_the_same_path_are_refused() {
+    use reconbound::data::{embedded_mnist, idx, Dataset};
+    let dir = temp_dir("data");
+    let data_dir = dir.join("mnist");
+    std::fs::create_dir_all(&data_dir).unwrap();
+    let all = embedded_mnist().unwrap();
+    let (n, dim) = (40, all.dim());
+    let write = |pixel0: Option<f64>| {
+        let mut x = all.features()[..n * dim].to_vec();
+        if let Some(v) = pixel0 {
+            x[0] = v;
+        }
+        let d = Dataset::new(x, all.labels()[..n].to_vec(), all.shape(), 10).unwrap();
+        let (images, labels) = idx::encode_dataset(&d).unwrap();
+        std::fs::write(data_dir.join("images-idx3-ubyte"), images).unwrap();
+        std::fs::write(data_dir.join("labels-idx1-ubyte"), labels).unwrap();
+    };
+    let path = data_dir.to_string_lossy().into_owned();
+    let shard = |k: u32| {
+        let (code, out, err) = run_s(
+            &[
+                "attack",
+                "prior-aware",
+                "--data",
+                &path,
+                "--trials",
+                "4",
+                "--train-size",
+                "9",
+                "--steps",
+                "2",
+                "--quiet",
+                "--threads",
+                "1",
+                "--shard",
+                &format!("{k}/2"),
+            ]
+            .map(String::from),
+        );
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    write(None);
+    let (a, b) = (shard(0), shard(1));
+    let (code, _, err) = merge_texts(&dir, &a, &b);
+    assert_eq!(code, 0, "same data: {err}");
+    let changed = if all.features()[0] == 1.0 { 0.0 } else { 1.0 };
+    write(Some(changed));
+    let b_other = shard(1);
+    assert_ne!(b, b_other, "the header must record the data's content");
+    let (code, out, err) = merge_texts(&dir, &a, &b_other);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty());
+    assert!(err.contains("data_fingerprint"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
