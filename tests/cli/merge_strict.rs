@@ -160,9 +160,11 @@ fn no_one_edit_mutation_of_a_shard_merges_into_another_result() {
         (&AUDIT[..], "audit", 7),
     ] {
         let (refused, harmless) = fuzz_pair(base, name, 250, seed);
+        eprintln!("{name}: {refused} refused, {harmless} merged to the same bytes");
         assert_eq!(refused + harmless, 250);
-        // Nearly every edit of a checksummed line is refused; the harmless ones are edits
-        // of the trailing newline (a blank line is skipped).
+        // Nearly every edit of a checksummed line is refused (measured 246 and 247 of 250);
+        // the harmless ones add a blank or white-space line (skipped) or touch the final
+        // newline.
         assert!(refused >= 200, "{name}: only {refused} refused");
     }
 }
