@@ -386,7 +386,9 @@ impl Schedule {
     ///
     /// # Formula
     /// `out[i]` = Σ_phases T_p · r_α(q_p, σ_p) with α = `orders[i]`, each term as
-    /// [`rdp::rdp_curve_into`] and the sum rounded upward.
+    /// [`rdp::rdp_curve_into`] and the sum rounded upward; the sum runs over the distinct
+    /// phases ([`grouped`](Self::grouped): equal (q, σ) anywhere with their steps summed,
+    /// the same sum), so its cost grows with the distinct phases, not with all phases.
     ///
     /// # Citations
     /// Mironov 2017, Prop. 1 (adaptive composition); Mironov, Talwar, Zhang 2019, Sec. 3.
@@ -406,7 +408,7 @@ impl Schedule {
     /// assert!(out[1] >= a[1] + b[1] && out[1] <= (a[1] + b[1]) * (1.0 + 1e-15));
     /// ```
     pub fn rdp_curve_into(&self, orders: &[f64], out: &mut [f64]) -> Result<()> {
-        let merged = self.merged();
+        let merged = self.grouped();
         let mut tmp: Vec<f64> = Vec::new();
         for (i, p) in merged.iter().enumerate() {
             if i == 0 {
@@ -638,6 +640,23 @@ mod tests {
         assert_eq!(add_up(0.5, 0.25), 0.75);
         assert_eq!(add_up(0.1, 0.2), 0.1 + 0.2);
         assert_eq!(add_up(f64::INFINITY, 1.0), f64::INFINITY);
+    }
+
+    #[test]
+    fn rdp_of_alternating_phases_is_that_of_their_distinct_phases_bit_for_bit() {
+        // Issue 20 item 3: the RDP sum runs over distinct phases (exact equality: the same
+        // operations), so 2,000 alternating one-step phases cost two phases.
+        let alt: Vec<Phase> = (0..2000)
+            .map(|i| p(if i % 2 == 0 { 0.02 } else { 0.01 }, 1.0, 1))
+            .collect();
+        let alt = Schedule::new(&alt).unwrap();
+        let two = Schedule::new(&[p(0.02, 1.0, 1000), p(0.01, 1.0, 1000)]).unwrap();
+        let orders = [1.5, 2.0, 8.0, 64.0];
+        assert_eq!(
+            alt.rdp_curve(&orders).unwrap(),
+            two.rdp_curve(&orders).unwrap()
+        );
+        assert_eq!(alt.grouped(), two.phases());
     }
 
     #[test]

@@ -23,8 +23,8 @@ Schedules: instead of one (q, σ, T), give phases with --phase Q,S,T (repeated, 
 those names; blank lines and lines starting with # ignored); at most 1e7 steps in all.
 Phases compose by RDP (curves add) and by PLD (certified heterogeneous composition); adjacent
 phases with equal (q, σ) are merged, so one phase gives the plain command's numbers bit for
-bit. The PLD composes equal (q, σ) wherever they are as one phase (composition commutes), in
-memory independent of the number of phases, and at most 64 distinct (q, σ) pairs: a
+bit. RDP and PLD compose equal (q, σ) wherever they are as one phase (composition commutes);
+the PLD in memory independent of the number of phases, and at most 64 distinct (q, σ): a
 schedule with more is refused (exit 2) unless only RDP is used (epsilon --accountant rdp,
 calibrate --target-epsilon). JSON then has phases: [{sampling_rate, noise_multiplier, steps}] and steps (the total)
 instead of sampling_rate and noise_multiplier.
