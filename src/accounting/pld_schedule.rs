@@ -10,6 +10,16 @@
 //! Both add/remove directions are composed and the worse is reported, as [`pld::epsilon`].
 //! A schedule that merges into one phase ([`Schedule::as_single`]) delegates to the
 //! single-phase function (bit for bit).
+//!
+//! Cost: composition commutes, so equal (q, σ) anywhere in the schedule are composed as one
+//! phase ([`Schedule::grouped`]); the composed phases are folded into one running product as
+//! they are made, so memory is that of two PLDs on the grid (bounded by `max_points`)
+//! whatever the number of phases, and time grows with the number of *distinct* phases, at
+//! most [`MAX_DISTINCT_PHASES`] (more is refused: at about 0.05 s per distinct phase and
+//! call, a calibration making tens of calls would run for many minutes). Each fold is the
+//! same [`Pld::convolve`] as before, charging its roundoff, so the bracket stays certified;
+//! for a schedule whose equal phases are adjacent, the result is bit for bit the one of
+//! composing every phase and then convolving the list from the left.
 
 use alloc::vec::Vec;
 
@@ -47,17 +57,41 @@ fn schedule_config(phases: &[Phase], config: &PldConfig, target: f64) -> PldConf
     c
 }
 
-/// Product of a non-empty list of composed PLDs.
-fn convolve_all(plds: Vec<Pld>, max_points: usize) -> Result<Pld> {
-    let mut it = plds.into_iter();
-    let mut acc = it.next().ok_or(Error::Numerical {
+/// At most this many distinct (q, σ) phases ([`Schedule::grouped`]) are composed by PLD.
+pub const MAX_DISTINCT_PHASES: usize = 64;
+
+/// The distinct phases of `schedule`, at most [`MAX_DISTINCT_PHASES`].
+///
+/// # Errors
+/// [`Error::InvalidCount`] (`distinct_phases`) beyond the limit.
+fn distinct(schedule: &Schedule) -> Result<Vec<Phase>> {
+    let phases = schedule.grouped();
+    if phases.len() > MAX_DISTINCT_PHASES {
+        return Err(Error::InvalidCount {
+            name: "distinct_phases",
+            value: phases.len() as u64,
+            expected:
+                "at most 64 distinct (sampling_rate, noise_multiplier) pairs for PLD accounting",
+        });
+    }
+    Ok(phases)
+}
+
+/// `acc` ⊗ `p` (or `p` when `acc` is empty): the running product of the composed phases.
+fn fold_in(acc: &mut Option<Pld>, p: Pld, max_points: usize) -> Result<()> {
+    *acc = Some(match acc.take() {
+        None => p,
+        Some(a) => Pld::convolve(&a, &p, max_points)?,
+    });
+    Ok(())
+}
+
+/// The product [`fold_in`] built.
+fn folded(acc: Option<Pld>) -> Result<Pld> {
+    acc.ok_or(Error::Numerical {
         what: "PLD schedule composition produced nothing",
         value: 0.0,
-    })?;
-    for p in it {
-        acc = Pld::convolve(&acc, &p, max_points)?;
-    }
-    Ok(acc)
+    })
 }
 
 /// Certified ε(δ) of a schedule under add/remove adjacency.
@@ -76,8 +110,9 @@ fn convolve_all(plds: Vec<Pld>, max_points: usize) -> Result<Pld> {
 /// directions).
 ///
 /// # Errors
-/// `delta` ∉ (0, 1), bad config; [`Error::Numerical`] if the grid is too large or the
-/// truncated mass exceeds `delta`.
+/// `delta` ∉ (0, 1), bad config; [`Error::InvalidCount`] (`distinct_phases`) for more than
+/// [`MAX_DISTINCT_PHASES`] distinct (q, σ); [`Error::Numerical`] if the grid is too large or
+/// the truncated mass exceeds `delta`.
 ///
 /// # Examples
 /// ```
@@ -93,7 +128,7 @@ pub fn epsilon(schedule: &Schedule, delta: f64, config: &PldConfig) -> Result<Es
         return pld::epsilon(p.sampling_rate, p.noise_multiplier, p.steps, delta, config);
     }
     let (_, _, forced) = config.validate()?;
-    let phases = schedule.merged();
+    let phases = distinct(schedule)?;
     let config = &schedule_config(&phases, config, delta);
     let tilt = forced
         .unwrap_or_else(|| pld::chernoff_tilt_for_delta(&tuples(&phases), delta, config.tail_mass));
@@ -111,8 +146,9 @@ fn epsilon_of(phases: &[Phase], delta: f64, config: &PldConfig, tilt: f64) -> Re
         2
     };
     let mut ws = Workspace::default();
-    // per direction: composed pessimistic phases; one-step optimistic phases
-    let mut ups: Vec<Vec<Pld>> = (0..n_dir).map(|_| Vec::new()).collect();
+    // per direction: the running product of the composed pessimistic phases; the one-step
+    // optimistic phases (at most MAX_DISTINCT_PHASES), composed for the worse direction only
+    let mut ups: Vec<Option<Pld>> = (0..n_dir).map(|_| None).collect();
     let mut los: Vec<Vec<(Pld, u64)>> = (0..n_dir).map(|_| Vec::new()).collect();
     for p in phases {
         let (mut u, mut l) = if n_dir == 1 {
@@ -125,8 +161,8 @@ fn epsilon_of(phases: &[Phase], delta: f64, config: &PldConfig, tilt: f64) -> Re
         l.truncate(n_dir);
         let composed = compose_many(u, p.steps, config.max_points, split, &mut ws)?;
         for (d, c) in composed.into_iter().enumerate() {
-            if let Some(v) = ups.get_mut(d) {
-                v.push(c);
+            if let Some(acc) = ups.get_mut(d) {
+                fold_in(acc, c, config.max_points)?;
             }
         }
         for (d, x) in l.into_iter().enumerate() {
@@ -137,11 +173,8 @@ fn epsilon_of(phases: &[Phase], delta: f64, config: &PldConfig, tilt: f64) -> Re
     }
     let mut value: f64 = 0.0;
     let mut worst: Option<usize> = None;
-    for (d, v) in ups.into_iter().enumerate() {
-        let e = check_result(
-            "PLD epsilon of a direction",
-            convolve_all(v, config.max_points)?.epsilon(delta)?,
-        )?;
+    for (d, acc) in ups.into_iter().enumerate() {
+        let e = check_result("PLD epsilon of a direction", folded(acc)?.epsilon(delta)?)?;
         if worst.is_none() || e > value {
             worst = Some(d);
         }
@@ -149,11 +182,12 @@ fn epsilon_of(phases: &[Phase], delta: f64, config: &PldConfig, tilt: f64) -> Re
     }
     let lower = match worst.and_then(|d| los.into_iter().nth(d)) {
         Some(v) => {
-            let mut composed = Vec::with_capacity(v.len());
+            let mut acc = None;
             for (x, t) in v {
-                composed.push(compose_one(x, t, config.max_points, split, &mut ws)?);
+                let c = compose_one(x, t, config.max_points, split, &mut ws)?;
+                fold_in(&mut acc, c, config.max_points)?;
             }
-            convolve_all(composed, config.max_points)?.epsilon(delta)?
+            folded(acc)?.epsilon(delta)?
         }
         None => 0.0,
     };
@@ -199,13 +233,12 @@ pub(crate) fn composed_pair_for_kappa(
     config: &PldConfig,
 ) -> Result<(Pld, Pld)> {
     let (_, _, forced) = config.validate()?;
-    let phases = schedule.merged();
+    let phases = distinct(schedule)?;
     let config = &schedule_config(&phases, config, kappa);
     let tilt = forced
         .unwrap_or_else(|| pld::chernoff_tilt_for_kappa(&tuples(&phases), kappa, config.tail_mass));
     let split = use_split(forced, tilt);
-    let mut ups = Vec::with_capacity(phases.len());
-    let mut los = Vec::with_capacity(phases.len());
+    let (mut up, mut lo) = (None, None);
     for p in &phases {
         let (u, l) = Pld::subsampled_gaussian_pair(
             p.sampling_rate,
@@ -216,13 +249,10 @@ pub(crate) fn composed_pair_for_kappa(
             split,
         )?;
         let (u, l) = pld::composed_pair_from(u, l, p.steps, config.max_points, split)?;
-        ups.push(u);
-        los.push(l);
+        fold_in(&mut up, u, config.max_points)?;
+        fold_in(&mut lo, l, config.max_points)?;
     }
-    Ok((
-        convolve_all(ups, config.max_points)?,
-        convolve_all(los, config.max_points)?,
-    ))
+    Ok((folded(up)?, folded(lo)?))
 }
 
 #[cfg(test)]
@@ -236,6 +266,60 @@ mod tests {
             noise_multiplier: s,
             steps: t,
         }
+    }
+
+    #[test]
+    fn alternating_one_step_phases_compose_as_their_two_distinct_phases_bit_for_bit() {
+        // Issue 20 item 3: 400 one-step phases alternating q = 0.02/0.01 cost two phases
+        // (composition commutes) and give exactly the two-phase schedule's bits (exact
+        // equality: the same operations in the same order).
+        let alt: Vec<Phase> = (0..400)
+            .map(|i| p(if i % 2 == 0 { 0.02 } else { 0.01 }, 1.0, 1))
+            .collect();
+        let alt = Schedule::new(&alt).unwrap();
+        let two = Schedule::new(&[p(0.02, 1.0, 200), p(0.01, 1.0, 200)]).unwrap();
+        let c = PldConfig::default();
+        assert_eq!(
+            epsilon(&alt, 1e-5, &c).unwrap(),
+            epsilon(&two, 1e-5, &c).unwrap()
+        );
+        let (a, b) = (
+            composed_pair_for_kappa(&alt, 0.1, &c).unwrap(),
+            composed_pair_for_kappa(&two, 0.1, &c).unwrap(),
+        );
+        assert_eq!(a.0.epsilon(1e-5).unwrap(), b.0.epsilon(1e-5).unwrap());
+        assert_eq!(a.1.epsilon(1e-5).unwrap(), b.1.epsilon(1e-5).unwrap());
+    }
+
+    #[test]
+    fn more_distinct_phases_than_the_limit_are_refused_before_any_work() {
+        let many: Vec<Phase> = (0..=MAX_DISTINCT_PHASES)
+            .map(|i| p(0.01 + i as f64 * 1e-4, 1.0, 1))
+            .collect();
+        let s = Schedule::new(&many).unwrap();
+        for e in [
+            epsilon(&s, 1e-5, &PldConfig::default()).unwrap_err(),
+            composed_pair_for_kappa(&s, 0.1, &PldConfig::default()).unwrap_err(),
+        ] {
+            assert!(
+                matches!(
+                    e,
+                    Error::InvalidCount {
+                        name: "distinct_phases",
+                        value: 65,
+                        ..
+                    }
+                ),
+                "{e:?}"
+            );
+        }
+        // Repeats of the allowed distinct phases are fine: the count is of distinct pairs.
+        let mut ok = many[..MAX_DISTINCT_PHASES].to_vec();
+        ok.extend_from_slice(&many[..MAX_DISTINCT_PHASES]);
+        assert_eq!(
+            Schedule::new(&ok).unwrap().distinct_phases(),
+            MAX_DISTINCT_PHASES
+        );
     }
 
     #[test]

@@ -310,6 +310,47 @@ impl Schedule {
         out
     }
 
+    /// The distinct phases: one per distinct (q, σ) (equal bits), in the order of first
+    /// appearance, with the steps of every phase of that (q, σ) summed. Composition is a
+    /// product of the phases' pairs of laws and commutes, so this is the same composition as
+    /// the schedule's (PLD accounting composes each distinct phase once: its cost grows with
+    /// the number of distinct phases, not with the number of phases — one-step phases
+    /// alternating between two rates cost two phases).
+    ///
+    /// # Examples
+    /// ```
+    /// use reconbound::accounting::schedule::{Phase, Schedule};
+    /// let p = |q, t| Phase { sampling_rate: q, noise_multiplier: 1.0, steps: t };
+    /// let s = Schedule::new(&[p(0.02, 1), p(0.01, 1), p(0.02, 1), p(0.01, 2)]).unwrap();
+    /// assert_eq!(s.grouped(), vec![p(0.02, 2), p(0.01, 3)]);
+    /// ```
+    pub fn grouped(&self) -> Vec<Phase> {
+        let key = |p: &Phase| (p.sampling_rate.to_bits(), p.noise_multiplier.to_bits());
+        // O(n log n): indices sorted by (q, σ) bits then position; each run of one key is
+        // one distinct phase, first seen at the run's first index.
+        let mut order: Vec<usize> = (0..self.phases.len()).collect();
+        order.sort_unstable_by_key(|&i| (self.phases.get(i).map(key), i));
+        let mut groups: Vec<(usize, Phase)> = Vec::new();
+        for i in order {
+            let Some(p) = self.phases.get(i) else {
+                continue;
+            };
+            match groups.last_mut() {
+                // total steps <= MAX_TOTAL_STEPS: no overflow
+                Some((_, l)) if key(l) == key(p) => l.steps = l.steps.saturating_add(p.steps),
+                _ => groups.push((i, *p)),
+            }
+        }
+        groups.sort_unstable_by_key(|&(first, _)| first);
+        groups.into_iter().map(|(_, p)| p).collect()
+    }
+
+    /// The number of distinct (q, σ) of the schedule (the length of
+    /// [`grouped`](Self::grouped)).
+    pub fn distinct_phases(&self) -> usize {
+        self.grouped().len()
+    }
+
     /// The single phase this schedule merges into, if it merges into one.
     pub fn as_single(&self) -> Option<Phase> {
         let m = self.merged();
@@ -345,7 +386,9 @@ impl Schedule {
     ///
     /// # Formula
     /// `out[i]` = Σ_phases T_p · r_α(q_p, σ_p) with α = `orders[i]`, each term as
-    /// [`rdp::rdp_curve_into`] and the sum rounded upward.
+    /// [`rdp::rdp_curve_into`] and the sum rounded upward; the sum runs over the distinct
+    /// phases ([`grouped`](Self::grouped): equal (q, σ) anywhere with their steps summed,
+    /// the same sum), so its cost grows with the distinct phases, not with all phases.
     ///
     /// # Citations
     /// Mironov 2017, Prop. 1 (adaptive composition); Mironov, Talwar, Zhang 2019, Sec. 3.
@@ -365,7 +408,7 @@ impl Schedule {
     /// assert!(out[1] >= a[1] + b[1] && out[1] <= (a[1] + b[1]) * (1.0 + 1e-15));
     /// ```
     pub fn rdp_curve_into(&self, orders: &[f64], out: &mut [f64]) -> Result<()> {
-        let merged = self.merged();
+        let merged = self.grouped();
         let mut tmp: Vec<f64> = Vec::new();
         for (i, p) in merged.iter().enumerate() {
             if i == 0 {
@@ -597,6 +640,23 @@ mod tests {
         assert_eq!(add_up(0.5, 0.25), 0.75);
         assert_eq!(add_up(0.1, 0.2), 0.1 + 0.2);
         assert_eq!(add_up(f64::INFINITY, 1.0), f64::INFINITY);
+    }
+
+    #[test]
+    fn rdp_of_alternating_phases_is_that_of_their_distinct_phases_bit_for_bit() {
+        // Issue 20 item 3: the RDP sum runs over distinct phases (exact equality: the same
+        // operations), so 2,000 alternating one-step phases cost two phases.
+        let alt: Vec<Phase> = (0..2000)
+            .map(|i| p(if i % 2 == 0 { 0.02 } else { 0.01 }, 1.0, 1))
+            .collect();
+        let alt = Schedule::new(&alt).unwrap();
+        let two = Schedule::new(&[p(0.02, 1.0, 1000), p(0.01, 1.0, 1000)]).unwrap();
+        let orders = [1.5, 2.0, 8.0, 64.0];
+        assert_eq!(
+            alt.rdp_curve(&orders).unwrap(),
+            two.rdp_curve(&orders).unwrap()
+        );
+        assert_eq!(alt.grouped(), two.phases());
     }
 
     #[test]

@@ -123,7 +123,7 @@ fn write_string(s: &str, out: &mut String) {
 }
 
 impl Object {
-    /// The value of `key` (the first, if repeated).
+    /// The value of `key` (the first, if repeated: [`parse`] refuses repeated keys).
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
@@ -204,6 +204,11 @@ impl Value {
     }
 }
 
+/// `k` for a message: control characters dropped, at most 40 characters.
+fn shown_key(k: &str) -> String {
+    k.chars().filter(|c| !c.is_control()).take(40).collect()
+}
+
 /// The largest nesting depth [`parse`] accepts.
 const MAX_DEPTH: usize = 32;
 
@@ -211,6 +216,9 @@ const MAX_DEPTH: usize = 32;
 /// arrays, strings (with the escapes [`Object::render`] writes, and `\uXXXX` of the basic
 /// plane), numbers (non-negative integers below 2⁶⁴ as `Int`, others as `Num`, parsed to the
 /// nearest f64, so that rendered numbers read back bit for bit), `true`, `false`, `null`.
+/// Strict, as shard files need it: numbers follow JSON's grammar exactly (`006`, `6.`, `.5`,
+/// `+1`, `1e` are errors) and a key repeated in one object is an error (not "the first
+/// wins").
 ///
 /// # Errors
 ///
@@ -269,7 +277,11 @@ impl Parser<'_> {
                 }
                 loop {
                     self.ws();
+                    let at = self.i;
                     let k = self.string()?;
+                    if o.get(&k).is_some() {
+                        return Err(format!("repeated key '{}' at byte {at}", shown_key(&k)));
+                    }
                     self.eat(b':')?;
                     let v = self.value(depth + 1)?;
                     o.put(&k, v);
@@ -323,24 +335,68 @@ impl Parser<'_> {
         }
     }
 
+    /// A number in JSON's grammar exactly: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`
+    /// (no leading zeros, no `+`, no bare or trailing `.`).
     fn number(&mut self) -> Result<Value, String> {
         let start = self.i;
-        while matches!(
-            self.s.get(self.i),
-            Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
-        ) {
+        let digits = |p: &mut Self| {
+            let from = p.i;
+            while matches!(p.s.get(p.i), Some(b'0'..=b'9')) {
+                p.i += 1;
+            }
+            p.i - from
+        };
+        if self.s.get(self.i) == Some(&b'-') {
             self.i += 1;
+        }
+        let int_start = self.i;
+        let int_digits = digits(self);
+        let bad = |p: &Self, why: &str| {
+            let end = (p.i + 1).min(p.s.len());
+            let text: String = String::from_utf8_lossy(p.s.get(start..end).unwrap_or_default())
+                .chars()
+                .filter(|c| !c.is_control())
+                .take(40)
+                .collect();
+            Err(format!("bad number '{text}' at byte {start}: {why}"))
+        };
+        if int_digits == 0 {
+            return bad(self, "no digits");
+        }
+        if int_digits > 1 && self.s.get(int_start) == Some(&b'0') {
+            return bad(self, "leading zero");
+        }
+        if self.s.get(self.i) == Some(&b'.') {
+            self.i += 1;
+            if digits(self) == 0 {
+                return bad(self, "no digits after '.'");
+            }
+        }
+        if matches!(self.s.get(self.i), Some(b'e' | b'E')) {
+            self.i += 1;
+            if matches!(self.s.get(self.i), Some(b'+' | b'-')) {
+                self.i += 1;
+            }
+            if digits(self) == 0 {
+                return bad(self, "no digits in the exponent");
+            }
+        }
+        if matches!(
+            self.s.get(self.i),
+            Some(b'0'..=b'9' | b'.' | b'+' | b'-' | b'e' | b'E')
+        ) {
+            return bad(self, "unexpected character");
         }
         let text = core::str::from_utf8(self.s.get(start..self.i).unwrap_or_default())
             .map_err(|_| format!("bad number at byte {start}"))?;
-        if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        if text.bytes().all(|b| b.is_ascii_digit()) {
             if let Ok(n) = text.parse::<u64>() {
                 return Ok(Value::Int(n));
             }
         }
         match text.parse::<f64>() {
             Ok(x) if x.is_finite() => Ok(Value::Num(x)),
-            _ => Err(format!("bad number '{text}' at byte {start}")),
+            _ => Err(format!("bad number '{text}' at byte {start}: out of range")),
         }
     }
 
@@ -453,6 +509,51 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{bad:?} parsed");
         }
+    }
+
+    #[test]
+    fn numbers_outside_json_grammar_and_repeated_keys_are_refused() {
+        for bad in [
+            "006",
+            "-01",
+            "00",
+            "6.",
+            "-6.",
+            ".5",
+            "+1",
+            "1e",
+            "1e+",
+            "1.e5",
+            "1ee5",
+            "--1",
+            "1-2",
+            "0x10",
+            "1.5.",
+            "[6.]",
+            "{\"a\": 006}",
+            "{\"a\": 1, \"a\": 1}",
+            "{\"a\": {\"b\": 1, \"b\": 2}}",
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?} parsed");
+        }
+        for good in [
+            "0",
+            "-0",
+            "6",
+            "0.5",
+            "-0.5e-3",
+            "1E+2",
+            "10",
+            "{\"a\": 1, \"b\": 1}",
+        ] {
+            assert!(parse(good).is_ok(), "{good:?} refused");
+        }
+        assert_eq!(parse("6.0").unwrap(), Value::Num(6.0));
+        assert_eq!(parse("6").unwrap(), Value::Int(6));
+    }
+
+    #[test]
+    fn deep_nesting_is_refused() {
         let deep = "[".repeat(40) + &"]".repeat(40);
         assert!(parse(&deep).is_err());
         assert_eq!(parse("12").unwrap().as_u64(), Some(12));

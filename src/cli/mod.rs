@@ -27,6 +27,7 @@ mod audit_one_run;
 mod commands;
 mod epsilon_fixed;
 mod fil_logreg;
+mod fingerprint;
 pub mod format;
 mod html;
 pub(crate) mod input;

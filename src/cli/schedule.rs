@@ -5,6 +5,7 @@ use super::args::{repeated, value, Flags, Spec, UsageError};
 use super::commands::shown;
 use super::format::{sig, Side};
 use super::json::{Object, Value};
+use crate::accounting::pld_schedule;
 use crate::accounting::schedule::{Phase, Schedule, ScheduleError};
 use std::format;
 use std::string::String;
@@ -22,7 +23,10 @@ Schedules: instead of one (q, σ, T), give phases with --phase Q,S,T (repeated, 
 those names; blank lines and lines starting with # ignored); at most 1e7 steps in all.
 Phases compose by RDP (curves add) and by PLD (certified heterogeneous composition); adjacent
 phases with equal (q, σ) are merged, so one phase gives the plain command's numbers bit for
-bit. JSON then has phases: [{sampling_rate, noise_multiplier, steps}] and steps (the total)
+bit. RDP and PLD compose equal (q, σ) wherever they are as one phase (composition commutes);
+the PLD in memory independent of the number of phases, and at most 64 distinct (q, σ): a
+schedule with more is refused (exit 2) unless only RDP is used (epsilon --accountant rdp,
+calibrate --target-epsilon). JSON then has phases: [{sampling_rate, noise_multiplier, steps}] and steps (the total)
 instead of sampling_rate and noise_multiplier.
 ";
 
@@ -40,7 +44,8 @@ fn one_line(s: &str) -> String {
 /// # Errors
 /// Both forms, or a schedule with a one-phase flag; a malformed `--phase` value or CSV line
 /// (the line named); a bad phase (its index named); an empty schedule; more than 1e7 steps;
-/// an unreadable file.
+/// an unreadable file; more than [`pld_schedule::MAX_DISTINCT_PHASES`] distinct (q, σ) when
+/// the command uses the PLD.
 pub(crate) fn from_flags(f: &Flags, single: &[&str]) -> Result<Option<Schedule>, UsageError> {
     let phases = f.all("phase");
     let file = f.raw("schedule");
@@ -59,6 +64,37 @@ pub(crate) fn from_flags(f: &Flags, single: &[&str]) -> Result<Option<Schedule>,
             "flags '--{which}' and '--{other}' exclude each other (a schedule gives q, σ and T per phase)"
         )));
     }
+    let schedule = read(file, &phases)?;
+    if let Some(s) = &schedule {
+        check_distinct(f, which, s)?;
+    }
+    Ok(schedule)
+}
+
+/// Whether the command of `f` composes its schedule by PLD: every schedule command but
+/// `epsilon --accountant rdp` and `calibrate --target-epsilon`.
+fn uses_pld(f: &Flags) -> bool {
+    !(f.raw("accountant") == Some("rdp") || f.has("target-epsilon"))
+}
+
+/// Refuses, when the command uses the PLD, a schedule of more than
+/// [`pld_schedule::MAX_DISTINCT_PHASES`] distinct (q, σ), naming the flag that gave it.
+///
+/// # Errors
+/// The flag, the count and the limit.
+fn check_distinct(f: &Flags, which: &str, s: &Schedule) -> Result<(), UsageError> {
+    let n = s.distinct_phases();
+    if uses_pld(f) && n > pld_schedule::MAX_DISTINCT_PHASES {
+        return Err(UsageError(format!(
+            "flag '--{which}': {n} distinct (q, σ) phases is out of range: PLD accounting composes at most {} (equal (q, σ) anywhere in the schedule count once); use --accountant rdp with 'epsilon', or fewer distinct phases",
+            pld_schedule::MAX_DISTINCT_PHASES
+        )));
+    }
+    Ok(())
+}
+
+/// The schedule of `--phase` (`phases`) or `--schedule` (`file`).
+fn read(file: Option<&str>, phases: &[&str]) -> Result<Option<Schedule>, UsageError> {
     match file {
         None => {
             let mut list = Vec::with_capacity(phases.len());

@@ -2,12 +2,23 @@
 //! `--threads K` flags, the JSON-lines format of a shard file and its reassembly by
 //! `reconbound merge`.
 //!
-//! A shard file is a header line — `{"reconbound_shard": KIND, "version": …, "shard_index":
-//! K, "shard_count": M, "config": {…}}`, the whole configuration of the run — then one line
-//! per trial. A trial belongs to a *group* (a point of `attack prior-aware`, a crafter of
-//! `audit`), and every group has trials 0..N−1. [`merge_shards`] accepts the files of one
-//! run only: every shard K/M once, one configuration, seed and version, each trial of each
-//! group exactly once and in its own shard, every line well formed.
+//! A shard file (format [`SHARD_FORMAT`]) is a header line — `{"reconbound_shard": KIND,
+//! "format": 2, "version": …, "build": …, "data_fingerprint": …, "shard_index": K,
+//! "shard_count": M, "config": {…}, "crc": …}`, the whole configuration of the run — then one
+//! line per trial, each ending in its own `"crc"`. `build` is the crate version and a hash of
+//! its sources taken at build time ([`BUILD`]); `data_fingerprint` a hash of the pixels and
+//! labels of `--data` as loaded ([`data_fingerprint`]), so shards of other code, or of other
+//! data behind the same path, do not merge. `crc` is the CRC-32 of the line's canonical bytes
+//! without the checksum field (the line up to `, "crc"`, closed by `}`), so an accidental
+//! change of a line is caught.
+//!
+//! A trial belongs to a *group* (a point of `attack prior-aware`, a crafter of `audit`), and
+//! every group has trials 0..N−1. [`merge_shards`] accepts the files of one run only: every
+//! shard K/M once, one format, build, data, configuration and seed, each trial of each group
+//! exactly once and in its own shard, every line well formed, with its checksum, in the
+//! canonical form this build writes (the bytes it would write for the values read: no
+//! repeated or extra key, no other number spelling), and every field within the
+//! configuration's ranges.
 
 use super::args::{Flags, UsageError};
 use super::commands::Failure;
@@ -124,28 +135,173 @@ pub(crate) trait ShardedRun: Clone + PartialEq + Sized {
     fn read_line(&self, line: &Object) -> Result<(usize, u64, Self::Outcome), String>;
 }
 
-/// The JSON lines of a shard: the header, then one line per trial (groups in order).
+/// The shard file format this build writes and reads: 2 added `format`, `build`,
+/// `data_fingerprint` and the per-line `crc` to format 1 (which had no `format` key).
+pub(crate) const SHARD_FORMAT: u64 = 2;
+
+/// This build as a shard header records it: the crate version, `+src.`, and the FNV-1a hash
+/// of its sources (`src/**`, `Cargo.toml`, `Cargo.lock`) computed by `build.rs`.
+pub(crate) const BUILD: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "+src.",
+    env!("RECONBOUND_SOURCE_HASH")
+);
+
+/// The fingerprint of a dataset's content as loaded: FNV-1a (64 bits) of its shape, number
+/// of classes, example count, every feature's f64 bits (little-endian) and every label, as
+/// `fnv1a64:` and 16 hex digits. Two datasets with one fingerprint are, but for a 2⁻⁶⁴-scale
+/// accident, the same pixels and labels, whatever path they were read from.
+pub(crate) fn data_fingerprint(d: &crate::data::Dataset) -> String {
+    use super::fingerprint::{fnv1a64, FNV_OFFSET};
+    let (c, h, w) = d.shape();
+    let mut state = FNV_OFFSET;
+    for n in [c, h, w, d.num_classes(), d.len()] {
+        state = fnv1a64(state, &(n as u64).to_le_bytes());
+    }
+    for x in d.features() {
+        state = fnv1a64(state, &x.to_bits().to_le_bytes());
+    }
+    for l in d.labels() {
+        state = fnv1a64(state, &l.to_le_bytes());
+    }
+    format!("fnv1a64:{state:016x}")
+}
+
+/// The fingerprint of the data a configuration names (its `data` key: `embedded`, an IDX
+/// directory or a CIFAR-10 file), loaded as the trials load it.
+///
+/// # Errors
+/// The data cannot be loaded (the usage error `--data` gives).
+fn config_data_fingerprint(config: &Object) -> Result<String, Failure> {
+    match config.get("data") {
+        Some(Value::Str(spec)) => Ok(data_fingerprint(&super::train::load_data(spec)?)),
+        _ => Ok(String::from("none")),
+    }
+}
+
+/// `body` (a rendered object, `{…}`) with `"crc": "xxxxxxxx"` appended: the CRC-32 of
+/// `body`'s bytes in 8 lower-case hex digits.
+fn with_crc(body: &str) -> String {
+    let crc = super::fingerprint::crc32(body.as_bytes());
+    match body.strip_suffix('}') {
+        Some("{") | None => format!("{{\"crc\": \"{crc:08x}\"}}"),
+        Some(open) => format!("{open}, \"crc\": \"{crc:08x}\"}}"),
+    }
+}
+
+/// A line read strictly: strict JSON ([`json::parse`]), an object whose last key is `crc`,
+/// the checksum of the rest, and the bytes [`with_crc`] writes for it (no other spacing or
+/// number spelling). Returns the object without `crc`.
+///
+/// # Errors
+/// What is wrong, in a few words.
+fn checked_line(line: &str) -> Result<Object, String> {
+    let o = match json::parse(line) {
+        Ok(Value::Obj(o)) => o,
+        Ok(_) => return Err(String::from("not a JSON object")),
+        Err(e) => return Err(e),
+    };
+    let Some(((last, crc), rest)) = o.entries().split_last() else {
+        return Err(String::from("an empty object"));
+    };
+    let Value::Str(crc) = crc else {
+        return Err(String::from("'crc' is not a string"));
+    };
+    if last != "crc" {
+        return Err(String::from(
+            "no checksum: the last key must be 'crc' (a shard of format 1, or an edited line)",
+        ));
+    }
+    let mut body = Object::new();
+    for (k, v) in rest {
+        body.put(k, v.clone());
+    }
+    let text = body.render();
+    let expected = format!("{:08x}", super::fingerprint::crc32(text.as_bytes()));
+    if *crc != expected {
+        return Err(format!(
+            "checksum mismatch (crc '{}', the content's is '{expected}'): the line was altered",
+            crc.chars()
+                .filter(|c| !c.is_control())
+                .take(16)
+                .collect::<String>()
+        ));
+    }
+    if with_crc(&text) != line {
+        return Err(String::from(
+            "not in the canonical form reconbound writes (spacing, number spelling or key order altered)",
+        ));
+    }
+    Ok(body)
+}
+
+/// The header of shard `k`/`m` of a run of `R` with configuration `config` on data of
+/// fingerprint `data`, as this build writes it (without its `crc`).
+fn header<R: ShardedRun>(data: &str, k: u64, m: u64, config: Object) -> Object {
+    let mut h = Object::new();
+    h.str("reconbound_shard", R::KIND)
+        .int("format", SHARD_FORMAT)
+        .str("version", env!("CARGO_PKG_VERSION"))
+        .str("build", BUILD)
+        .str("data_fingerprint", data)
+        .int("shard_index", k)
+        .int("shard_count", m)
+        .put("config", Value::Obj(config));
+    h
+}
+
+/// The JSON lines of a shard: the header, then one line per trial (groups in order), each
+/// with its checksum. `data` is the fingerprint of the trials' data ([`data_fingerprint`]).
 pub(crate) fn shard_lines<R: ShardedRun>(
     run: &R,
     shard: Shard,
+    data: &str,
     outcomes: &[Vec<R::Outcome>],
 ) -> String {
-    let mut header = Object::new();
-    header
-        .str("reconbound_shard", R::KIND)
-        .str("version", env!("CARGO_PKG_VERSION"))
-        .int("shard_index", shard.index())
-        .int("shard_count", shard.count())
-        .put("config", Value::Obj(run.to_json()));
-    let mut out = header.render();
+    let header = header::<R>(data, shard.index(), shard.count(), run.to_json());
+    let mut out = with_crc(&header.render());
     out.push('\n');
     for (j, group) in outcomes.iter().enumerate() {
         for o in group {
-            out.push_str(&run.write_line(j, o).render());
+            out.push_str(&with_crc(&run.write_line(j, o).render()));
             out.push('\n');
         }
     }
     out
+}
+
+/// The trial-line keys that count steps, with the configuration's `steps` (T) and
+/// `sampling_rate` (q): each must be <= T, and = T when q = 1 (the full batch holds every
+/// example, the target and the canary included, at every step).
+const STEP_COUNT_KEYS: [&str; 2] = ["steps_in_batch", "canary_steps"];
+
+/// The range checks of a trial line against its configuration that the line's own reader
+/// leaves out: the step counts of [`STEP_COUNT_KEYS`].
+///
+/// # Errors
+/// The key, its value and the valid range.
+fn check_step_counts(config: &Object, line: &Object) -> Result<(), String> {
+    let steps = config.get_u64("steps")?;
+    let full_batch = config.get_f64("sampling_rate")? >= 1.0;
+    for key in STEP_COUNT_KEYS {
+        let Some(v) = line.get(key) else {
+            continue;
+        };
+        let n = v
+            .as_u64()
+            .ok_or_else(|| format!("'{key}' is not a non-negative integer"))?;
+        if full_batch && n != steps {
+            return Err(format!(
+                "{key} = {n} is out of range: must be {steps} (every step of a full-batch run)"
+            ));
+        }
+        if n > steps {
+            return Err(format!(
+                "{key} = {n} is out of range: must be in 0..={steps} (the steps of the run)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// How the trials of a run are spread: one shard of them (all without `--shard`), over how
@@ -200,6 +356,12 @@ where
         threads,
         quiet,
     } = sharding;
+    // A shard records its data's content: fingerprinted before the trials, from the data
+    // as the trials load it.
+    let data = match shard {
+        Some(_) => Some(config_data_fingerprint(&run.to_json())?),
+        None => None,
+    };
     let indices: Vec<u64> = shard.unwrap_or(Shard::WHOLE).trials(run.trials()).collect();
     let progress = Progress::new(String::from(label), indices.len() * groups.len(), quiet);
     let mut outcomes = Vec::with_capacity(groups.len());
@@ -212,7 +374,12 @@ where
     }
     progress.finish();
     if let Some(sh) = shard {
-        return Ok(shard_lines(run, sh, &outcomes));
+        return Ok(shard_lines(
+            run,
+            sh,
+            data.as_deref().unwrap_or("none"),
+            &outcomes,
+        ));
     }
     if !quiet {
         eprintln!(
@@ -236,6 +403,75 @@ pub(crate) fn shard_kind(text: &str) -> Option<String> {
     }
 }
 
+/// A shard header read strictly ([`checked_line`]): the kind `R::KIND`, format
+/// [`SHARD_FORMAT`], this [`BUILD`], and a configuration `R` reads and writes back to the
+/// same JSON. Returns (data fingerprint, K, M, configuration, its JSON).
+///
+/// # Errors
+/// What is wrong, beginning `line 1` or `header`.
+fn read_header<R: ShardedRun>(head: &str) -> Result<(String, u64, u64, R, Object), String> {
+    let kind_msg = || format!("line 1 is not the header of an '{} --shard' file", R::KIND);
+    // Kind and format first (from a lenient parse), so that an old shard is named as such.
+    let loose = match json::parse(head) {
+        Ok(Value::Obj(o)) => o,
+        Ok(_) => return Err(String::from("line 1: not a JSON object")),
+        Err(e) => return Err(format!("line 1: {e}")),
+    };
+    match loose.get("reconbound_shard") {
+        Some(Value::Str(k)) if k == R::KIND => {}
+        _ => return Err(kind_msg()),
+    }
+    match loose.get("format") {
+        Some(Value::Int(f)) if *f == SHARD_FORMAT => {}
+        Some(f) => {
+            let mut o = Object::new();
+            o.put("f", f.clone());
+            let shown: String = o.render().chars().skip(6).take(24).collect();
+            return Err(format!(
+                "shard format {} is not format {SHARD_FORMAT}, the one this reconbound reads: re-run the shards with this build",
+                shown.trim_end_matches('}')
+            ));
+        }
+        None => {
+            return Err(format!(
+                "shard format 1 (no 'format' key, no checksums or fingerprints) is not format {SHARD_FORMAT}, the one this reconbound reads: re-run the shards with this build"
+            ))
+        }
+    }
+    let o = checked_line(head).map_err(|e| format!("line 1: {e}"))?;
+    match o.get("build") {
+        Some(Value::Str(b)) if b == BUILD => {}
+        Some(Value::Str(b)) => {
+            return Err(format!(
+                "written by another build of reconbound ('{}'; this is '{BUILD}'): shards and merge must come from the same sources",
+                b.chars().filter(|c| !c.is_control()).take(48).collect::<String>()
+            ))
+        }
+        _ => return Err(String::from("header without build")),
+    }
+    let data = o
+        .get_str("data_fingerprint")
+        .map_err(|e| format!("header: {e}"))?
+        .to_string();
+    let k = o
+        .get_u64("shard_index")
+        .map_err(|e| format!("header: {e}"))?;
+    let m = o
+        .get_u64("shard_count")
+        .map_err(|e| format!("header: {e}"))?;
+    let config_json = match o.get("config") {
+        Some(Value::Obj(c)) => c.clone(),
+        _ => return Err(String::from("header without config")),
+    };
+    let c = R::from_json(&config_json).map_err(|e| format!("header: {e}"))?;
+    if header::<R>(&data, k, m, c.to_json()) != o {
+        return Err(String::from(
+            "header: not in the canonical form reconbound writes (an extra, missing or reordered key, or a configuration value out of its range)",
+        ));
+    }
+    Ok((data, k, m, c, config_json))
+}
+
 /// A merged run: its configuration and the outcomes of every group in trial order.
 pub(crate) type Merged<R> = (R, Vec<Vec<<R as ShardedRun>::Outcome>>);
 
@@ -244,14 +480,16 @@ pub(crate) type Merged<R> = (R, Vec<Vec<<R as ShardedRun>::Outcome>>);
 ///
 /// # Errors
 ///
-/// A usage error naming the file and line: an empty file, a header of another kind, version,
-/// configuration or seed, a shard count that differs, a shard given twice or missing, a
-/// malformed line, a trial outside its shard or the configuration, a trial repeated or
-/// missing.
+/// A usage error naming the file and line: an empty file, a header of another kind, format,
+/// build, data fingerprint, configuration or seed, a shard count that differs, a shard given
+/// twice or missing, a malformed line (strict JSON, its checksum, the canonical bytes, a
+/// field out of the configuration's range), a trial outside its shard or the configuration,
+/// a trial repeated or missing.
 pub(crate) fn merge_shards<R: ShardedRun>(
     files: &[(String, String)],
 ) -> Result<Merged<R>, Failure> {
     let mut config: Option<R> = None;
+    let mut data: Option<String> = None;
     let mut count: Option<u64> = None;
     let mut seen_shards: Vec<u64> = Vec::new();
     let mut slots: Vec<Vec<Option<R::Outcome>>> = Vec::new();
@@ -261,42 +499,25 @@ pub(crate) fn merge_shards<R: ShardedRun>(
         let (_, head) = lines
             .next()
             .ok_or_else(|| bad(String::from("empty file")))?;
-        let head = match json::parse(head) {
-            Ok(Value::Obj(o)) => o,
-            Ok(_) => return Err(bad(String::from("line 1: not a JSON object"))),
-            Err(e) => return Err(bad(format!("line 1: {e}"))),
-        };
-        match head.get("reconbound_shard") {
-            Some(Value::Str(k)) if k == R::KIND => {}
-            _ => {
-                return Err(bad(format!(
-                    "line 1 is not the header of an '{} --shard' file",
-                    R::KIND
-                )))
-            }
-        }
-        match head.get("version") {
-            Some(Value::Str(v)) if v == env!("CARGO_PKG_VERSION") => {}
-            _ => {
-                return Err(bad(format!(
-                    "written by another version of reconbound (this is {})",
-                    env!("CARGO_PKG_VERSION")
-                )))
-            }
-        }
-        let k = head
-            .get("shard_index")
-            .and_then(Value::as_u64)
-            .ok_or_else(|| bad(String::from("header without shard_index")))?;
-        let m = head
-            .get("shard_count")
-            .and_then(Value::as_u64)
-            .ok_or_else(|| bad(String::from("header without shard_count")))?;
+        let (fp, k, m, c, config_json) = read_header::<R>(head).map_err(&bad)?;
         let shard = Shard::new(k, m).map_err(|e| bad(format!("header: {e}")))?;
-        let c = match head.get("config") {
-            Some(Value::Obj(o)) => R::from_json(o).map_err(|e| bad(format!("header: {e}")))?,
-            _ => return Err(bad(String::from("header without config"))),
-        };
+        match &data {
+            None => data = Some(fp),
+            Some(prev) if *prev != fp => {
+                let shown = |t: &str| {
+                    t.chars()
+                        .filter(|c| !c.is_control())
+                        .take(40)
+                        .collect::<String>()
+                };
+                return Err(bad(format!(
+                    "data_fingerprint '{}' differs from the first file's '{}': shards computed from other data (the same --data path can hold other content)",
+                    shown(&fp),
+                    shown(prev)
+                )));
+            }
+            Some(_) => {}
+        }
         match &config {
             None => {
                 slots = (0..c.groups())
@@ -329,11 +550,14 @@ pub(crate) fn merge_shards<R: ShardedRun>(
             if line.trim().is_empty() {
                 continue;
             }
-            let o = match json::parse(line) {
-                Ok(Value::Obj(o)) => o,
-                _ => return Err(at("not a JSON object")),
-            };
+            let o = checked_line(line).map_err(|e| at(&e))?;
+            check_step_counts(&config_json, &o).map_err(|e| at(&e))?;
             let (group, trial, outcome) = c.read_line(&o).map_err(|e| at(&e))?;
+            if c.write_line(group, &outcome) != o {
+                return Err(at(
+                    "not in the canonical form reconbound writes (a field of another type, an extra or repeated key, a dropped entry)",
+                ));
+            }
             if !shard.contains(trial) {
                 return Err(at(&format!(
                     "trial {trial} does not belong to shard {k}/{m}"

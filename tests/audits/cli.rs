@@ -236,8 +236,10 @@ fn merge_refuses_mismatched_overlapping_and_malformed_audit_shards() {
     let out_csv = dir.join("merged.csv");
     for (files, needle) in [
         (vec![&a, &other_rule], "configuration or seed"),
-        (vec![&bad_scores, &b], "'without' must be 4 numbers"),
-        (vec![&junk_scores, &b], "'without' must be 4 numbers"),
+        // Edited lines fail their checksum first (tests/cli/merge_strict.rs re-checksums
+        // such edits and checks the reader's own message).
+        (vec![&bad_scores, &b], "line 2: checksum mismatch"),
+        (vec![&junk_scores, &b], "line 2: checksum mismatch"),
         (vec![&a, &pa], "not the header of an 'audit --shard' file"),
     ] {
         let args = merge_args(&files, &["--csv", out_csv.to_str().unwrap()]);

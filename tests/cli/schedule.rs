@@ -319,3 +319,73 @@ fn help_of_schedule_commands_documents_phase_and_schedule() {
         );
     }
 }
+
+/// Issue 20 item 3: PLD schedules cost their *distinct* (q, σ) phases — 2,000 one-step phases
+/// alternating q = 0.02/0.01 are two phases (exactly the two-phase schedule's ε) — and more
+/// than 64 distinct phases are refused at once (exit 2, one line naming the flag and the
+/// limit) by every command that composes by PLD, while RDP-only commands still take them.
+#[test]
+fn pld_schedules_cost_their_distinct_phases_and_more_than_64_are_refused() {
+    let dir = temp_dir("schedule", "distinct");
+    let alt: String = (0..2000)
+        .map(|i| {
+            if i % 2 == 0 {
+                "0.02,1,1\n"
+            } else {
+                "0.01,1,1\n"
+            }
+        })
+        .collect();
+    let alt = write_in(&dir, "alt.csv", &alt);
+    let two = write_in(&dir, "two.csv", "0.02,1,1000\n0.01,1,1000\n");
+    let eps = |csv: &str| {
+        let out = ok(&[
+            "epsilon",
+            "--delta",
+            "1e-5",
+            "--accountant",
+            "pld",
+            "--schedule",
+            csv,
+            "--json",
+        ]);
+        (
+            json_num(&out, "epsilon_pld"),
+            json_num(&out, "epsilon_pld_lower"),
+        )
+    };
+    // Exact equality: the same composition, the same operations.
+    assert_eq!(eps(&alt), eps(&two));
+    let many: String = (0..65)
+        .map(|i| format!("{},1,1\n", 0.01 + f64::from(i) * 1e-4))
+        .collect();
+    let many = write_in(&dir, "many.csv", &many);
+    for cmd in [
+        &["epsilon", "--delta", "1e-5"][..],
+        &["epsilon", "--delta", "1e-5", "--accountant", "pld"][..],
+        &["bound"][..],
+        &["rero", "--kappa", "0.1"][..],
+        &["calibrate", "--target-gamma", "0.5", "--kappa", "0.1"][..],
+    ] {
+        let mut args = cmd.to_vec();
+        args.extend(["--schedule", many.as_str()]);
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty(), "{out}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        for needle in ["'--schedule'", "65 distinct", "at most 64"] {
+            assert!(err.contains(needle), "{args:?}: {err}");
+        }
+    }
+    let mut args = vec![
+        "epsilon",
+        "--delta",
+        "1e-5",
+        "--accountant",
+        "rdp",
+        "--schedule",
+    ];
+    args.push(&many);
+    ok(&args);
+    let _ = std::fs::remove_dir_all(&dir);
+}
