@@ -358,9 +358,20 @@ fn bad_input_exits_2_before_training_and_writes_nothing() {
         "--data",
         &page,
     );
-    // A configuration the PLD cannot certify (δ far below its grid's resolution).
+    // A configuration the PLD cannot certify (δ far below its grid's resolution, with
+    // subsampling: a full batch at δ = 1e-300 is certified by the Gaussian tail bound).
     assert_refused(
-        &args_with(&SMALL, &["--out", &page_s, "--delta", "1e-300"]),
+        &args_with(
+            &SMALL,
+            &[
+                "--out",
+                &page_s,
+                "--delta",
+                "1e-300",
+                "--sampling-rate",
+                "0.5",
+            ],
+        ),
         "PLD",
         &page,
     );
