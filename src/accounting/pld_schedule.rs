@@ -17,7 +17,7 @@
 //! whatever the number of phases, and time grows with the number of *distinct* phases, at
 //! most [`MAX_DISTINCT_PHASES`] (more is refused: at about 0.05 s per distinct phase and
 //! call, a calibration making tens of calls would run for many minutes). Each fold is the
-//! same [`Pld::convolve`] as before, charging its roundoff, so the bracket stays certified;
+//! same `Pld::convolve` as before, charging its roundoff, so the bracket stays certified;
 //! for a schedule whose equal phases are adjacent, the result is bit for bit the one of
 //! composing every phase and then convolving the list from the left.
 
