@@ -384,7 +384,10 @@ fn initial_guess(a: f64, b: f64, p: f64) -> f64 {
 /// Clopper–Pearson bounds for `successes` out of `trials`, each one-sided at level
 /// `alpha_one_sided`: lower = Beta⁻¹(α; k, n−k+1) (0 if k = 0), upper = Beta⁻¹(1−α; k+1, n−k)
 /// (1 if k = n). A two-sided (1 − 2α) interval uses α = `alpha_one_sided` on each side.
-/// The upper end is computed by [`beta_inc_complement_inv`] on α itself (not on 1 − α).
+/// Each end is solved on its small tail, α itself (never on 1 − α, which rounds away the
+/// relative precision of a tiny α): the lower end by [`beta_inc_inv`] (I_x = α), the upper
+/// end by [`beta_inc_complement_inv`] (1 − I_x = α). Checked against mpmath down to
+/// α = 1e-15.
 ///
 /// # Formula
 /// P[Bin(n, p) ≥ k] = I_p(k, n−k+1), so `lower` solves P_lower[X ≥ k] = α and `upper`
@@ -444,12 +447,14 @@ pub fn clopper_pearson(successes: u64, trials: u64, alpha_one_sided: f64) -> Res
     let lower = if successes == 0 {
         0.0
     } else {
+        // P_x[X ≥ k] = I_x(k, n−k+1) is the small tail: [`beta_inc_inv`] solves on α itself.
         beta_inc_inv(k, n - k + 1.0, alpha_one_sided)? * (1.0 - NUDGE)
     };
     let upper = if successes == trials {
         1.0
     } else {
-        (beta_inc_inv(k + 1.0, n - k, 1.0 - alpha_one_sided)? * (1.0 + NUDGE)).min(1.0)
+        // P_x[X ≤ k] = 1 − I_x(k+1, n−k) is the small tail: solved on α itself.
+        (beta_inc_complement_inv(k + 1.0, n - k, alpha_one_sided)? * (1.0 + NUDGE)).min(1.0)
     };
     Ok(Interval { lower, upper })
 }

@@ -109,7 +109,7 @@ fn clopper_pearson_matches_scipy_vectors() {
         }
         if k < n {
             worst_raw = worst_raw.max(rel_err(
-                beta_inc_inv(kf + 1.0, nf - kf, 1.0 - alpha).unwrap(),
+                beta_inc_complement_inv(kf + 1.0, nf - kf, alpha).unwrap(),
                 hi,
             ));
         }
@@ -158,6 +158,87 @@ fn clopper_pearson_large_n_and_small_alpha_against_scipy() {
     }
     let x = beta_inc_complement_inv(1.0, 602.0, 1e-6).unwrap();
     assert!(rel_err(x, 0.022_688_019_644_649_983) < 1e-14, "{x}");
+}
+
+#[test]
+fn clopper_pearson_tiny_alpha_against_mpmath_and_contains_exact() {
+    // Reference ends computed with mpmath 1.3 at 40 digits (bisection, 300 halvings, on the
+    // double α exactly), quoted to 20 digits:
+    //
+    //   from mpmath import mp, mpf, betainc
+    //   mp.dps = 40
+    //   def solve(f, lo, hi):  # f increasing, f(lo) < 0 < f(hi)
+    //       for _ in range(300):
+    //           mid = (lo + hi) / 2
+    //           if f(mid) < 0: lo = mid
+    //           else: hi = mid
+    //       return (lo + hi) / 2
+    //   def cp(k, n, a):
+    //       a = mpf(a)
+    //       lo = mpf(0) if k == 0 else solve(
+    //           lambda x: betainc(k, n-k+1, 0, x, regularized=True) - a, mpf(0), mpf(1))
+    //       # P_x[X <= k] = I_{1-x}(n-k, k+1) = a, decreasing in x
+    //       hi = mpf(1) if k == n else solve(
+    //           lambda x: a - betainc(n-k, k+1, 0, 1-x, regularized=True), mpf(0), mpf(1))
+    //       return lo, hi
+    //
+    // Tolerance: relative 1e-12 on the inverse before the outward nudge (the module measures
+    // ≲ 1e-14 at n ≤ 1e4; 1e-12 is the special functions' tolerance and stays below the
+    // 4e-12 nudge, so the nudged interval contains the exact one). Solving the upper end on
+    // 1 − α instead misses the tail by a relative 8.6e-9 at α = 3e-9 and 3.1e-4 at 1e-13,
+    // far outside. The returned ends must contain the exact ones and lie within
+    // 4e-12 + 1e-12 of them, and the binomial tail at each returned end must be ≤ α
+    // (evaluated by beta_inc / beta_inc_complement, relative error ≲ 1e-14, while the nudge
+    // moves the tail by ≳ 1e-12 relative wherever the end is not 0 or 1).
+    let cases: [(u64, u64, f64, f64, f64); 12] = [
+        (0, 1000, 0.05, 0.0, 0.002_991_249_545_095_296_189),
+        (0, 1000, 1e-15, 0.0, 0.033_949_121_010_186_625_648),
+        (0, 20, 3e-9, 0.0, 0.625_151_253_639_064_961_23),
+        (3, 1000, 1e-13, 8.442_949_913_980_490_167_9e-8, 0.038_524_812_069_982_548_428),
+        (17, 300, 1e-6, 0.013_481_336_213_091_353_031, 0.145_326_465_036_739_682_68),
+        (281, 300, 3e-9, 0.819_645_624_161_931_832_73, 0.988_613_550_149_260_259_53),
+        (500, 1000, 1e-15, 0.375_941_140_884_984_228_6, 0.624_058_859_115_015_771_4),
+        (999, 1000, 1e-13, 0.967_063_999_442_089_585_96, 0.999_999_999_999_999_9),
+        (20, 20, 1e-15, 0.177_827_941_003_892_280_81, 1.0),
+        (20, 20, 0.05, 0.860_891_659_331_734_797_49, 1.0),
+        (1, 1, 3e-9, 2.999_999_999_999_999_98e-9, 1.0),
+        (7, 10, 1e-13, 0.007_030_393_707_000_641_051_5, 0.999_990_589_484_735_991_99),
+    ];
+    const TOL: f64 = 1e-12;
+    const NUDGE: f64 = 4e-12;
+    for (k, n, alpha, lo, hi) in cases {
+        let (kf, nf) = (k as f64, n as f64);
+        let ci = clopper_pearson(k, n, alpha).unwrap();
+        let tag = format!("CP({k}/{n}, α = {alpha:e})");
+        if k == 0 {
+            assert_eq!(ci.lower, 0.0, "{tag}");
+        } else {
+            let raw = beta_inc_inv(kf, nf - kf + 1.0, alpha).unwrap();
+            assert!(rel_err(raw, lo) <= TOL, "{tag}: raw lower {raw} vs {lo}");
+            assert!(
+                ci.lower <= lo && rel_err(ci.lower, lo) <= NUDGE + TOL,
+                "{tag}: lower {} vs exact {lo}",
+                ci.lower
+            );
+            // Containment: P_lower[X ≥ k] = I_lower(k, n−k+1) ≤ α.
+            let tail = beta_inc(kf, nf - kf + 1.0, ci.lower).unwrap();
+            assert!(tail <= alpha, "{tag}: tail at lower {tail:e} > α");
+        }
+        if k == n {
+            assert_eq!(ci.upper, 1.0, "{tag}");
+        } else {
+            let raw = beta_inc_complement_inv(kf + 1.0, nf - kf, alpha).unwrap();
+            assert!(rel_err(raw, hi) <= TOL, "{tag}: raw upper {raw} vs {hi}");
+            assert!(
+                ci.upper >= hi && rel_err(ci.upper, hi) <= NUDGE + TOL,
+                "{tag}: upper {} vs exact {hi}",
+                ci.upper
+            );
+            // Containment: P_upper[X ≤ k] = 1 − I_upper(k+1, n−k) ≤ α.
+            let tail = beta_inc_complement(kf + 1.0, nf - kf, ci.upper).unwrap();
+            assert!(tail <= alpha, "{tag}: tail at upper {tail:e} > α");
+        }
+    }
 }
 
 /// Nasr et al. 2021 Eq. 4–5 with δ = 0 and FP = FN = 0 observed:
