@@ -114,8 +114,9 @@ The threshold is paid for, never picked on the trials it is scored on for free:
 Printed: the configuration, the accountant's ε for (q, σ, T, δ) by RDP and by PLD (certified
 [lower, upper]), then per row the threshold, FP/N₀, FN/N₁, FPR̄, FNR̄, the empirical ε (a
 lower bound at confidence 1 − α, or the GDP estimate), the most the trials could show (no
-error at all) and the PLD ε. An empirical lower bound above the PLD ε is a bug (or a chance
-of at most α per row) and is flagged.
+error at all) and the PLD ε. A Clopper–Pearson lower bound above the PLD ε is a bug (or a
+chance of at most α per row) and is flagged ABOVE; a GDP estimate above it is flagged
+'estimate above the accountant', with no such guarantee (an estimate, not a bound).
 
 Defaults: all crafters, paired distinguishers, MLP 784-10-10 (ELU), embedded MNIST,
 N = 1000, Q = 1, T = 100, C = 0.1, learning rate 10, ε = 8 (σ calibrated by RDP) at
@@ -927,7 +928,7 @@ fn table(c: &AuditRun, theory: &Theory, rows: &[Row], max: f64) -> String {
         let e = &r.e;
         let flag = if e.epsilon > upper {
             above += 1;
-            "  ABOVE"
+            above_flag(gdp)
         } else {
             ""
         };
@@ -973,11 +974,34 @@ fn table(c: &AuditRun, theory: &Theory, rows: &[Row], max: f64) -> String {
         ));
     }
     if above > 0 {
-        t.push_str(&format!(
-            "\n  WARNING: {above} row(s) exceed the accountant's ε — a bug in the accountant, the trainer\n    or the audit (or a chance of at most α per row).\n"
-        ));
+        t.push_str(&above_note(gdp, above));
     }
     t
+}
+
+/// The flag after a row whose ε is above the accountant's (PLD) ε.
+fn above_flag(gdp: bool) -> &'static str {
+    if gdp {
+        "  estimate above the accountant"
+    } else {
+        "  ABOVE"
+    }
+}
+
+/// The footnote for `above` rows above the accountant's ε. A Clopper–Pearson lower bound
+/// there is a bug or an event of probability ≤ α per row; a GDP estimate carries no such
+/// guarantee (it assumes a Gaussian trade-off curve and has no confidence level), so its
+/// note makes no α claim.
+fn above_note(gdp: bool, above: usize) -> String {
+    if gdp {
+        format!(
+            "\n  NOTE: {above} row(s) with a GDP estimate above the accountant's ε. An estimate, not a bound:\n    it has no confidence level; rerun with --estimator cp for a lower bound that can convict.\n"
+        )
+    } else {
+        format!(
+            "\n  WARNING: {above} row(s) exceed the accountant's ε — a bug in the accountant, the trainer\n    or the audit (or a chance of at most α per row).\n"
+        )
+    }
 }
 
 fn csv(c: &AuditRun, outcomes: &[Vec<AuditOutcome>]) -> String {
@@ -1107,6 +1131,19 @@ mod tests {
         }
         assert!(parse_crafters("1,example").is_err());
         assert_eq!(parse_crafters("all").unwrap().len(), 6);
+    }
+
+    #[test]
+    fn gdp_row_above_the_accountant_is_an_estimate_without_an_alpha_claim() {
+        assert_eq!(above_flag(true), "  estimate above the accountant");
+        let gdp = above_note(true, 2);
+        assert!(gdp.contains("2 row(s) with a GDP estimate above"), "{gdp}");
+        assert!(gdp.contains("not a bound"), "{gdp}");
+        assert!(!gdp.contains("chance"), "{gdp}");
+        assert!(!gdp.contains("bug"), "{gdp}");
+        assert_eq!(above_flag(false), "  ABOVE");
+        let cp = above_note(false, 1);
+        assert!(cp.contains("chance of at most α per row"), "{cp}");
     }
 
     #[test]
