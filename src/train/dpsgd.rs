@@ -386,9 +386,16 @@ impl<'a> DpSgd<'a> {
     /// do not see (see its docs): the target of an attack or a canary. `config.batch_size` is
     /// B for a population of n + 1 (the sampling rate is B/(n + 1)).
     ///
+    /// Poisson sampling and the full batch only: under fixed-size or shuffled batches of
+    /// B < n + 1, observers would see a batch of B − 1 examples of D⁻ exactly when the secret
+    /// was drawn, so its membership would leak through the batch size (a batch of all n + 1
+    /// is allowed: the secret is in every batch).
+    ///
     /// # Errors
     ///
-    /// As [`DpSgd::new`] with n + 1 examples; for [`Secret::Example`],
+    /// [`Error::InvalidParameter`] `sampling` (its value the batch size B, its range naming
+    /// the scheme) for fixed-size or shuffled batches with B < n + 1;
+    /// as [`DpSgd::new`] with n + 1 examples; for [`Secret::Example`],
     /// [`Error::Inconsistent`] if `x` is not of length d, [`Error::InvalidParameter`] `x` if a
     /// value is not finite, [`Error::InvalidCount`] `label` unless a class of the model; for
     /// [`Secret::Gradient`], [`Error::Inconsistent`] unless of length p and
@@ -430,8 +437,10 @@ impl<'a> DpSgd<'a> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidCount`] `secrets` if empty; as [`with_secret`](Self::with_secret) for
-    /// each secret and for a population of n + m.
+    /// [`Error::InvalidCount`] `secrets` if empty; [`Error::InvalidParameter`] `sampling` for
+    /// fixed-size or shuffled batches of B < n + m (a batch of B − 1 from D⁻ would show that a
+    /// secret was drawn); as [`with_secret`](Self::with_secret) for each secret and for a
+    /// population of n + m.
     pub fn with_secrets(
         model: &'a Sequential,
         data: &'a Dataset,
@@ -456,6 +465,7 @@ impl<'a> DpSgd<'a> {
                 value: data.len() as f64,
             })?;
         let mut trainer = Self::with_population(model, data, config, n)?;
+        check_secret_sampling(config, n)?;
         trainer.secrets = secrets.to_vec();
         trainer.secret_grad = alloc::vec![0.0; model.num_params()];
         if secrets.len() > 1 {
@@ -763,6 +773,23 @@ impl<'a> DpSgd<'a> {
             noise_std_of_sum: self.noise_std,
         }
     }
+}
+
+/// `Err` for a sampling scheme under which observers of a trainer with secrets would learn
+/// whether a secret was drawn: fixed-size or shuffled batches of B smaller than the
+/// population (n + m) hold B − 1 examples of D⁻ exactly when one secret is in the batch.
+fn check_secret_sampling(config: &DpSgdConfig, population: usize) -> Result<()> {
+    let expected = match config.sampling {
+        Sampling::Poisson | Sampling::FullBatch => return Ok(()),
+        _ if config.batch_size == population => return Ok(()),
+        Sampling::FixedSize => "poisson or full with a secret (the value is the batch size B): fixed-size batches ('fixed') of B < n + m hold B − 1 examples of D⁻ exactly when a secret is drawn, so the batch size reveals it",
+        Sampling::Shuffle => "poisson or full with a secret (the value is the batch size B): shuffled batches ('shuffle') of B < n + m hold B − 1 examples of D⁻ exactly when a secret is drawn, so the batch size reveals it",
+    };
+    Err(Error::InvalidParameter {
+        name: "sampling",
+        value: config.batch_size as f64,
+        expected,
+    })
 }
 
 /// Trains `model` on `data` by DP-SGD for `config.steps` steps, updating `params` in place

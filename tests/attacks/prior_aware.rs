@@ -72,9 +72,11 @@ fn secret_example_trains_like_the_appended_dataset() {
     // Training on D⁻ with a secret example releases the gradients of training on D⁻ ++ [z]:
     // bit for bit where gradients are summed per example (a ConvNet), and up to the rounding
     // of the batched dense sum (an MLP: Σ over D⁻ then + the secret, against one batched sum
-    // over all; 1e-12 absolute over 12 steps of gradients of norm ≤ 0.5). For every sampling
-    // scheme observers see the batch without index n, and batch_sum equals what the adversary
-    // computes from D⁻ alone (the same kernel, bit for bit).
+    // over all; 1e-12 absolute over 12 steps of gradients of norm ≤ 0.5). For both sampling
+    // schemes a secret allows (fixed-size and shuffled batches are refused: see
+    // secret_trainer_refuses_batches_whose_size_reveals_the_secret) observers see the batch
+    // without index n, and batch_sum equals what the adversary computes from D⁻ alone (the
+    // same kernel, bit for bit).
     let data = gaussian_blobs(30, 5, 3, 0.6, 4).unwrap();
     let target = [0.3, 0.2, 0.9, 0.1, 0.5];
     let full = append(&data, &target, 2);
@@ -83,12 +85,7 @@ fn secret_example_trains_like_the_appended_dataset() {
         (arch::mlp(5, &[4], 3, Activation::Tanh).unwrap(), false),
     ];
     for (model, exact) in &models {
-        for sampling in [
-            Sampling::Poisson,
-            Sampling::FixedSize,
-            Sampling::Shuffle,
-            Sampling::FullBatch,
-        ] {
+        for sampling in [Sampling::Poisson, Sampling::FullBatch] {
             let config = DpSgdConfig {
                 sampling,
                 batch_size: 8,
@@ -177,6 +174,62 @@ fn secret_example_trains_like_the_appended_dataset() {
                 assert_eq!(included, config.steps);
             }
         }
+    }
+}
+
+#[test]
+fn secret_trainer_refuses_batches_whose_size_reveals_the_secret() {
+    // Fixed-size and shuffled batches of B < n + m from n + m examples hold B − 1 examples of
+    // D⁻ exactly when a secret is drawn: with_secret and with_secrets refuse them, naming
+    // `sampling` and the scheme; Poisson and the full batch are accepted, and so is a
+    // fixed-size or shuffled batch of all n + m (the secrets are in every batch).
+    let data = gaussian_blobs(20, 3, 2, 0.5, 1).unwrap();
+    let model = arch::logistic_regression(3).unwrap();
+    let canary = [3.0, 0.0, 4.0, 0.0];
+    let zero = [0.0; 4];
+    for (sampling, scheme) in [(Sampling::FixedSize, "'fixed'"), (Sampling::Shuffle, "'shuffle'")] {
+        let config = DpSgdConfig {
+            sampling,
+            batch_size: 7,
+            steps: 3,
+            ..DpSgdConfig::default()
+        };
+        let one = DpSgd::with_secret(&model, &data, &config, Secret::Gradient(&canary));
+        let two = DpSgd::with_secrets(
+            &model,
+            &data,
+            &config,
+            &[Secret::Gradient(&canary), Secret::Gradient(&zero)],
+        );
+        for e in [one.err(), two.err()] {
+            let e = e.unwrap_or_else(|| panic!("{sampling:?} with a secret was accepted"));
+            assert_eq!(e.parameter(), Some("sampling"), "{e}");
+            let msg = e.to_string();
+            assert!(msg.contains(scheme) && msg.contains("B − 1"), "{msg}");
+        }
+        // All n + 1 (resp. n + 2) in every batch: nothing to reveal.
+        let all = DpSgdConfig {
+            batch_size: data.len() + 1,
+            ..config
+        };
+        assert!(DpSgd::with_secret(&model, &data, &all, Secret::Gradient(&canary)).is_ok());
+        let all2 = DpSgdConfig {
+            batch_size: data.len() + 2,
+            ..config
+        };
+        let secrets = [Secret::Gradient(&canary), Secret::Gradient(&zero)];
+        assert!(DpSgd::with_secrets(&model, &data, &all2, &secrets).is_ok());
+        // The plain trainer (no secret) still takes these schemes.
+        assert!(DpSgd::new(&model, &data, &config).is_ok());
+    }
+    for sampling in [Sampling::Poisson, Sampling::FullBatch] {
+        let config = DpSgdConfig {
+            sampling,
+            batch_size: if sampling == Sampling::FullBatch { 21 } else { 7 },
+            steps: 3,
+            ..DpSgdConfig::default()
+        };
+        assert!(DpSgd::with_secret(&model, &data, &config, Secret::Gradient(&canary)).is_ok());
     }
 }
 
