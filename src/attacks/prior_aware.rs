@@ -371,6 +371,31 @@ impl Observer for PriorAwareAttack<'_> {
     }
 }
 
+/// The stream label of the adversary's tie-breaking coin: `Rng::for_trial(seed, ·)` at this
+/// index ("TIEBREAK" in ASCII, far beyond any trial count) seeds the coins of all trials.
+pub const TIE_BREAK_STREAM: u64 = 0x5449_4542_5245_414B;
+
+/// The adversary's coin for breaking ties between candidates in trial `trial` of a run with
+/// seed `master_seed`: [`Rng::for_trial`]`(m, trial)` with m the first output of
+/// [`Rng::for_trial`]`(master_seed, `[`TIE_BREAK_STREAM`]`)` (the two-level derivation of the
+/// FIL accountant's coordinates). The coin is thus independent of the trial's own stream
+/// [`Rng::for_trial`]`(master_seed, trial)`, which draws the prior and the target: an
+/// adversary's coin must not share draws with the challenger.
+///
+/// # Examples
+///
+/// ```
+/// use reconbound::attacks::prior_aware::tie_break_coin;
+/// use reconbound::rng::Rng;
+/// let (mut coin, mut trial) = (tie_break_coin(7, 3), Rng::for_trial(7, 3));
+/// assert_ne!(coin.next_u64(), trial.next_u64());
+/// assert_eq!(tie_break_coin(7, 3).next_u64(), tie_break_coin(7, 3).next_u64());
+/// ```
+pub fn tie_break_coin(master_seed: u64, trial: u64) -> Rng {
+    let coins = Rng::for_trial(master_seed, TIE_BREAK_STREAM).next_u64();
+    Rng::for_trial(coins, trial)
+}
+
 /// `Err` unless the sampling hides whether the secret was drawn: Poisson sampling or the full
 /// batch. Under fixed-size or shuffled batches of B from n + 1 examples, D⁻'s part of a batch
 /// has B − 1 examples exactly when the secret is in it, so an observer (and
@@ -565,7 +590,9 @@ impl PriorAwareSetup<'_> {
     ///
     /// From [`Rng::for_trial`]`(master_seed, trial)`, in this order: |D⁻| + m pool indices
     /// without replacement, which m of them form the prior (the rest, ascending, is D⁻), the
-    /// target's position, the initialisation seed, the DP-SGD seed, the tie-breaking seed.
+    /// target's position, the initialisation seed, the DP-SGD seed. The adversary's
+    /// tie-breaking coin is a stream of its own, [`tie_break_coin`]`(master_seed, trial)`,
+    /// never drawn from the stream that drew the target.
     ///
     /// # Errors
     ///
@@ -581,7 +608,7 @@ impl PriorAwareSetup<'_> {
         let target = rng.below(m as u64)? as usize;
         let init_seed = rng.next_u64();
         let train_seed = rng.next_u64();
-        let mut coin = Rng::from_seed(rng.next_u64());
+        let mut coin = tie_break_coin(master_seed, trial);
 
         let mut is_prior = alloc::vec![false; n + m];
         for &j in &prior_pos {

@@ -3,7 +3,8 @@
 
 use reconbound::accounting::rero::dpsgd::gamma;
 use reconbound::attacks::prior_aware::{
-    orthogonal_success_probability, top_count, PriorAwareAttack, PriorAwareSetup, Score,
+    orthogonal_success_probability, tie_break_coin, top_count, PriorAwareAttack, PriorAwareSetup,
+    Score, TIE_BREAK_STREAM,
 };
 use reconbound::attacks::trial::{run_trials, success_rate};
 use reconbound::data::synthetic::gaussian_blobs;
@@ -321,7 +322,7 @@ fn orthogonal_trial(
     let mut attack = PriorAwareAttack::new(model, &candidates, None, hard(c), 1.0, sigma)?;
     let mut params = model.init_params(rng.next_u64());
     trainer.run(&mut params, &mut attack)?;
-    let mut coin = Rng::from_seed(rng.next_u64());
+    let mut coin = tie_break_coin(seed, trial);
     let mut out = [false; 3];
     for (o, s) in out.iter_mut().zip(Score::ALL) {
         *o = attack.guess(s, &mut coin)? == target;
@@ -499,6 +500,43 @@ fn hayes23_prior_aware_attack_on_mnist_stays_below_gamma() {
                 "{sampling:?} {}: {k}/300 not above the baseline",
                 s.name()
             );
+        }
+    }
+}
+
+#[test]
+fn prior_aware_tie_break_coin_is_a_stream_of_its_own() {
+    // The adversary's coin must not reuse the draws of the trial's stream, which drew the
+    // prior and the target (nor seed itself from one of them, as it once did): its first 16
+    // outputs share no value with the first 256 of Rng::for_trial(seed, trial), nor with the
+    // first 16 of a generator seeded by any of that stream's first 16 outputs. Exact
+    // comparisons of u64 values: a chance coincidence has probability ≈ 16·512/2⁶⁴ per trial.
+    // The coin is the documented derivation, deterministic, and differs between trials.
+    for seed in [0u64, 5, 20261124] {
+        for trial in [0u64, 1, 7, 499] {
+            let coin: Vec<u64> = {
+                let mut c = tie_break_coin(seed, trial);
+                (0..16).map(|_| c.next_u64()).collect()
+            };
+            let mut stream = Rng::for_trial(seed, trial);
+            let drawn: Vec<u64> = (0..256).map(|_| stream.next_u64()).collect();
+            let mut reseeded = Vec::new();
+            for &d in &drawn[..16] {
+                let mut r = Rng::from_seed(d);
+                reseeded.extend((0..16).map(|_| r.next_u64()));
+            }
+            for v in &coin {
+                assert!(
+                    !drawn.contains(v) && !reseeded.contains(v),
+                    "seed {seed} trial {trial}: the coin reuses the target's stream"
+                );
+            }
+            let mut again = tie_break_coin(seed, trial);
+            assert_eq!(again.next_u64(), coin[0]);
+            let mut documented =
+                Rng::for_trial(Rng::for_trial(seed, TIE_BREAK_STREAM).next_u64(), trial);
+            assert_eq!(documented.next_u64(), coin[0]);
+            assert_ne!(tie_break_coin(seed, trial + 1).next_u64(), coin[0]);
         }
     }
 }
