@@ -121,7 +121,8 @@ fn one_point_has_its_keys_at_the_top_level_and_stays_below_gamma() {
         honest <= gamma,
         "honest run {k}/60 beats γ = {gamma}: {out}"
     );
-    assert_eq!(json_raw(&out, "above_bound"), "false");
+    // above_bound is the 95 % intervals' verdict (true with a chance of up to 2.5 % even when
+    // sound, against its own γ), so it is not asserted here.
     let control = one_point("1");
     let (k, lower) = lower_1e6(&control);
     assert!(
