@@ -11,7 +11,9 @@ use reconbound::attacks::audit::canary::{
 use reconbound::attacks::audit::epsilon::{epsilon_from_counts, Counts, Threshold};
 use reconbound::attacks::audit::evaluate::{empirical_epsilon, Estimator, ThresholdRule};
 use reconbound::attacks::audit::forecast::gaussian_audit_forecast;
-use reconbound::attacks::audit::run::{Audit, AuditConfig, AuditOutcome, Distinguisher};
+use reconbound::attacks::audit::run::{
+    Audit, AuditConfig, AuditOutcome, BatchView, Distinguisher,
+};
 use reconbound::attacks::trial::run_trials;
 use reconbound::data::{embedded_mnist, synthetic::gaussian_blobs, Dataset};
 use reconbound::nn::{arch, Activation, Sequential};
@@ -60,6 +62,7 @@ pub(super) fn config(sampling: Sampling, batch_size: usize, sigma: f64, steps: u
         init_seed: 3,
         pool_index: 0,
         adaptive: AdaptiveConfig::default(),
+        view: BatchView::Informed,
     }
 }
 
