@@ -52,7 +52,8 @@ usage: reconbound audit [--crafter LIST] [--distinguisher LIST] [--model mlp|mni
          [--data embedded|<idx dir>] [--train-size N] [--trials N] [--sampling-rate Q]
          [--steps T] [--clip C] [--lr R] [--noise-multiplier S | --epsilon E] [--delta D]
          [--estimator cp|gdp|one-run] [--threshold held-out|bonferroni|VALUE]
-         [--calibration N] [--canaries M] [--guesses R]
+         [--calibration N] [--canaries M] [--guesses R] [--view informed|expected-batch]
+         [--claimed-noise-multiplier S′ | --claimed-epsilon E]
          [--alpha A] [--seed X] [--threads K] [--shard K/M] [--csv FILE] [--plot FILE.svg]
          [--quiet] [--json]
 
@@ -81,12 +82,33 @@ Distinguishers (--distinguisher, a comma list; scores oriented so that higher me
   2, 2-mean  mean-loss: −mean_t (ℓ(θ_t) − ℓ(θ₀));   2-max  max-loss: −max_t (ℓ(θ_t) − ℓ(θ₀))
              (losses relative to the public θ₀'s: the same decisions as the raw loss)
   3          gradient: the likelihood-ratio test Σ_t ln(1 − q + q·exp((2Z_t − 1)/(2σ²)))
-             on the released gradients, Z_t = ⟨r_t, c⟩/‖c‖²
+             on the released gradients, Z_t = ⟨r_t, c⟩/‖c‖², r_t = B·ḡ_t − K_t
   paired     (default) Nasr et al.'s Table I: example, mislabelled, clipbkd → 1 and 2-mean;
              adaptive → 2-mean; gradient and dataset canaries → 3
   all        all four for every crafter
 Every trial scores all four, so more distinguishers cost no training: one table row per
 (crafter, distinguisher).
+
+Adversary view (--view; what Distinguisher 3 subtracts of D's part of the gradient sum):
+  informed        (default) K_t = the clipped sum over D's actual batch at step t: the
+                  adversary of DP-SGD's analysis, who knows D and D's batches (never the
+                  canary's membership, sampled independently); the accountant's ε holds
+                  against it
+  expected-batch  K_t = q × D's whole clipped sum: D's batches secret too (weaker under
+                  Poisson sampling). Under the full batch both are D's whole sum.
+
+Claims (auditing a DP-SGD implementation: reproduce its configuration — q, T, C, data —
+with the crate's trainer at the σ it actually uses, and test the ε it claims):
+  --claimed-noise-multiplier S′  the accountant's ε (RDP, PLD) is computed for S′ at the
+                  same q, T, δ while the trainer runs at --noise-multiplier S (or the σ
+                  --epsilon calibrates)
+  --claimed-epsilon E            the claimed ε at δ is E itself (the accountant's ε printed
+                  is the trainer's)
+  The claim is refuted when some row's empirical lower bound exceeds the claimed ε; each
+  row holds at 1 − α, so a refutation is wrong with probability at most α × the rows
+  (claim_error). A claim that is not refuted is not proven. Without a claim the claim is
+  the trainer's own σ. The flags exclude each other and are refused with --estimator gdp:
+  a GDP estimate is no lower bound, so a value above a claim refutes it at no confidence.
 
 Empirical ε: FP of N₀ and FN of N₁ at a threshold (score >= τ guesses 'in'), their one-sided
 Clopper–Pearson upper limits FPR̄, FNR̄, then (Nasr et al. Eqs. 4–5)
@@ -129,12 +151,17 @@ never change a result.
 
 JSON keys: command, model, data, train_size, sampling_rate, batch_size, steps, clip, lr,
 delta, epsilon (the target, or null), noise_multiplier, trials, seed, pool_index, crafters,
-distinguishers, estimator, threshold_rule, calibration, fixed_threshold, alpha, confidence,
-epsilon_rdp, epsilon_rdp_order, epsilon_pld, epsilon_pld_lower (or null and
-epsilon_pld_note), epsilon_empirical_max, rows (crafter, crafter_number, distinguisher,
-distinguisher_number, epsilon_empirical, gdp_mu, threshold, threshold_direction, candidates,
-negatives, false_positives, positives, false_negatives, fpr_upper, fnr_upper,
-canary_steps_mean, above_pld); with one row its keys are also at the top level.
+distinguishers, estimator, threshold_rule, calibration, fixed_threshold, alpha,
+adversary_view (informed or expected-batch), claim (trainer, noise-multiplier or epsilon),
+claim_value (S′, E or null), confidence, epsilon_rdp, epsilon_rdp_order, epsilon_pld,
+epsilon_pld_lower (or null and epsilon_pld_note) — the accountant's ε for S′ with
+--claimed-noise-multiplier, else for the trainer's σ —, epsilon_empirical_max,
+epsilon_claimed, claim_refuted (true/false), claim_error (α × the rows), rows (crafter,
+crafter_number, distinguisher, distinguisher_number, epsilon_empirical, gdp_mu, threshold,
+threshold_direction, candidates, negatives, false_positives, positives, false_negatives,
+fpr_upper, fnr_upper, canary_steps_mean, above_pld, refutes_claim); with one row its keys
+are also at the top level. The one-run audit prints adversary_view, claim, claim_value,
+epsilon_claimed, claim_refuted, claim_error and per row refutes_claim too.
 CSV (--csv): crafter,trial,world,final_loss,max_loss,mean_loss,gradient,canary_steps
 (world 0 without the canary, 1 with it; scores in round-trip precision).
 ";
@@ -389,7 +416,7 @@ impl Claim {
             format!(
                 "\n  claim ({what}): REFUTED — {refuting} of {rows} row(s) show a lower bound above it; each row\n    holds with probability >= {} %, so the refutation is wrong with probability <= {} (α per row,\n    summed over the rows).\n",
                 shown(100.0 * (1.0 - alpha)),
-                shown(claim_error(alpha, rows))
+                sig(claim_error(alpha, rows), 3, Side::Up)
             )
         } else {
             format!(
