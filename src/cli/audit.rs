@@ -409,7 +409,9 @@ impl Claim {
             return String::new();
         }
         let what = match self {
-            Claim::NoiseMultiplier(s) => format!("σ′ = {}, ε = {}", shown(s), sig(claimed, 4, Side::Up)),
+            Claim::NoiseMultiplier(s) => {
+                format!("σ′ = {}, ε = {}", shown(s), sig(claimed, 4, Side::Up))
+            }
             _ => format!("ε = {}", shown(claimed)),
         };
         if refuting > 0 {
@@ -438,11 +440,9 @@ pub(super) fn parse_claim(f: &Flags, gdp: bool) -> Result<Claim, Failure> {
     let s = f.f64("claimed-noise-multiplier")?;
     let e = f.f64("claimed-epsilon")?;
     let claim = match (s, e) {
-        (Some(_), Some(_)) => {
-            return Err(usage(String::from(
-                "flag '--claimed-epsilon' excludes '--claimed-noise-multiplier' (one claim per audit)",
-            )))
-        }
+        (Some(_), Some(_)) => return Err(usage(String::from(
+            "flag '--claimed-epsilon' excludes '--claimed-noise-multiplier' (one claim per audit)",
+        ))),
         (Some(s), None) => Claim::NoiseMultiplier(s),
         (None, Some(e)) => Claim::Epsilon(e),
         (None, None) => Claim::Trainer,
@@ -468,7 +468,10 @@ pub(super) fn parse_view(f: &Flags) -> Result<BatchView, Failure> {
         Some(v) => BatchView::from_name(v).ok_or_else(|| {
             usage(format!(
                 "flag '--view': '{}' is not one of informed, expected-batch",
-                v.chars().filter(|c| !c.is_control()).take(30).collect::<String>()
+                v.chars()
+                    .filter(|c| !c.is_control())
+                    .take(30)
+                    .collect::<String>()
             ))
         }),
     }

@@ -102,7 +102,10 @@ fn audit_json_has_its_keys_and_its_rows_stay_below_the_pld_epsilon_smoke() {
         Some(&Value::Str("held-out".into()))
     );
     // Without a claim the claim is the trainer's σ: its ε is the PLD ε.
-    assert_eq!(o.get("adversary_view"), Some(&Value::Str("informed".into())));
+    assert_eq!(
+        o.get("adversary_view"),
+        Some(&Value::Str("informed".into()))
+    );
     assert_eq!(o.get("claim"), Some(&Value::Str("trainer".into())));
     assert_eq!(o.get("claim_value"), Some(&Value::Null));
     assert_eq!(number(&o, "epsilon_claimed"), number(&o, "epsilon_pld"));
@@ -199,15 +202,33 @@ fn audit_refutes_a_claim_of_four_times_the_noise_and_not_the_honest_claim() {
     let e_claim = number(&honest, "epsilon_claimed");
     assert!((e_claim - 4.3772).abs() < 1e-3, "{honest:?}");
     assert!(number(&honest, "epsilon_empirical_max") > e_claim);
-    assert_eq!(honest.get("claim"), Some(&Value::Str("noise-multiplier".into())));
+    assert_eq!(
+        honest.get("claim"),
+        Some(&Value::Str("noise-multiplier".into()))
+    );
     assert_eq!(number(&honest, "claim_value"), 1.0);
-    assert_eq!(honest.get("claim_refuted"), Some(&Value::Bool(false)), "{honest:?}");
+    assert_eq!(
+        honest.get("claim_refuted"),
+        Some(&Value::Bool(false)),
+        "{honest:?}"
+    );
     let control = claim("0.25", &["--claimed-noise-multiplier", "1"]);
-    println!("honest {}, control {}", number(&honest, "epsilon_empirical"), number(&control, "epsilon_empirical"));
+    println!(
+        "honest {}, control {}",
+        number(&honest, "epsilon_empirical"),
+        number(&control, "epsilon_empirical")
+    );
     // The accountant's ε is the claim's, not the trainer's.
-    assert_eq!(number(&control, "epsilon_pld"), number(&honest, "epsilon_pld"));
+    assert_eq!(
+        number(&control, "epsilon_pld"),
+        number(&honest, "epsilon_pld")
+    );
     assert_eq!(number(&control, "noise_multiplier"), 0.25);
-    assert_eq!(control.get("claim_refuted"), Some(&Value::Bool(true)), "{control:?}");
+    assert_eq!(
+        control.get("claim_refuted"),
+        Some(&Value::Bool(true)),
+        "{control:?}"
+    );
     assert_eq!(control.get("refutes_claim"), Some(&Value::Bool(true)));
     assert!(number(&control, "epsilon_empirical") > e_claim);
     assert_eq!(number(&control, "claim_error"), 1e-7);
@@ -215,19 +236,38 @@ fn audit_refutes_a_claim_of_four_times_the_noise_and_not_the_honest_claim() {
     let eps = claim("0.25", &["--claimed-epsilon", "4.377"]);
     assert_eq!(eps.get("claim"), Some(&Value::Str("epsilon".into())));
     assert_eq!(number(&eps, "epsilon_claimed"), 4.377);
-    assert_eq!(eps.get("claim_refuted"), Some(&Value::Bool(true)), "{eps:?}");
+    assert_eq!(
+        eps.get("claim_refuted"),
+        Some(&Value::Bool(true)),
+        "{eps:?}"
+    );
     let own = claim("0.25", &["--claimed-noise-multiplier", "0.25"]);
-    assert_eq!(own.get("claim_refuted"), Some(&Value::Bool(false)), "{own:?}");
+    assert_eq!(
+        own.get("claim_refuted"),
+        Some(&Value::Bool(false)),
+        "{own:?}"
+    );
     // The text says which claim, and the verdict.
     let (code, text, err) = run_s(&args_with(
         &CLAIM,
-        &["--noise-multiplier", "0.25", "--claimed-noise-multiplier", "1"],
+        &[
+            "--noise-multiplier",
+            "0.25",
+            "--claimed-noise-multiplier",
+            "1",
+        ],
     ));
     assert_eq!(code, 0, "{err}");
-    assert!(text.contains("claim under audit: σ′ = 1") && text.contains("REFUTED"), "{text}");
+    assert!(
+        text.contains("claim under audit: σ′ = 1") && text.contains("REFUTED"),
+        "{text}"
+    );
     // The expected-batch view is named in the JSON and the text.
     let v = claim("1", &["--view", "expected-batch"]);
-    assert_eq!(v.get("adversary_view"), Some(&Value::Str("expected-batch".into())));
+    assert_eq!(
+        v.get("adversary_view"),
+        Some(&Value::Str("expected-batch".into()))
+    );
 }
 
 #[test]
@@ -267,10 +307,18 @@ fn one_run_audit_refutes_a_claim_of_four_times_the_noise() {
     assert!((claimed - 1.993).abs() < 2e-3, "{control:?}");
     assert_eq!(control.get_str("claim").unwrap(), "noise-multiplier");
     assert_eq!(control.get_str("adversary_view").unwrap(), "informed");
-    assert_eq!(control.get("claim_refuted"), Some(&Value::Bool(true)), "{control:?}");
+    assert_eq!(
+        control.get("claim_refuted"),
+        Some(&Value::Bool(true)),
+        "{control:?}"
+    );
     assert!(control.get_f64("epsilon_empirical").unwrap() > claimed);
     let honest = run1("0.5");
-    assert_eq!(honest.get("claim_refuted"), Some(&Value::Bool(false)), "{honest:?}");
+    assert_eq!(
+        honest.get("claim_refuted"),
+        Some(&Value::Bool(false)),
+        "{honest:?}"
+    );
 }
 
 #[test]
@@ -465,7 +513,10 @@ fn one_run_audit_refuses_what_one_training_cannot_do() {
         (&["--canaries", "0"], "--canaries"),
         (&["--canaries", "5000"], "--canaries"),
         (&["--delta", "1e-3"], "--delta"),
-        (&["--claimed-noise-multiplier", "-2"], "--claimed-noise-multiplier"),
+        (
+            &["--claimed-noise-multiplier", "-2"],
+            "--claimed-noise-multiplier",
+        ),
         (&["--view", "oracle"], "--view"),
     ];
     for (extra, needle) in cases {
@@ -507,9 +558,18 @@ fn bad_audit_input_exits_2_names_the_flag_and_writes_nothing() {
         (&["--delta", "0"], "--delta"),
         (&["--shard", "2/2"], "--shard"),
         (&["--view", "secret"], "--view"),
-        (&["--claimed-noise-multiplier", "0"], "--claimed-noise-multiplier"),
-        (&["--claimed-noise-multiplier", "inf"], "--claimed-noise-multiplier"),
-        (&["--claimed-noise-multiplier", "x"], "--claimed-noise-multiplier"),
+        (
+            &["--claimed-noise-multiplier", "0"],
+            "--claimed-noise-multiplier",
+        ),
+        (
+            &["--claimed-noise-multiplier", "inf"],
+            "--claimed-noise-multiplier",
+        ),
+        (
+            &["--claimed-noise-multiplier", "x"],
+            "--claimed-noise-multiplier",
+        ),
         (&["--claimed-epsilon", "-1"], "--claimed-epsilon"),
         (&["--claimed-epsilon", "nan"], "--claimed-epsilon"),
         (

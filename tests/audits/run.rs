@@ -11,9 +11,7 @@ use reconbound::attacks::audit::canary::{
 use reconbound::attacks::audit::epsilon::{epsilon_from_counts, Counts, Threshold};
 use reconbound::attacks::audit::evaluate::{empirical_epsilon, Estimator, ThresholdRule};
 use reconbound::attacks::audit::forecast::gaussian_audit_forecast;
-use reconbound::attacks::audit::run::{
-    Audit, AuditConfig, AuditOutcome, BatchView, Distinguisher,
-};
+use reconbound::attacks::audit::run::{Audit, AuditConfig, AuditOutcome, BatchView, Distinguisher};
 use reconbound::attacks::trial::run_trials;
 use reconbound::data::{embedded_mnist, synthetic::gaussian_blobs, Dataset};
 use reconbound::nn::{arch, Activation, Sequential};
@@ -365,34 +363,45 @@ fn ks(mut a: Vec<f64>, mut b: Vec<f64>) -> f64 {
 fn crafter5_precomputed_path_matches_training_at_learning_rate_zero() {
     // Both paths draw batches from the same streams, so the canary's steps agree exactly;
     // the projected noise is one Gaussian instead of p, so the gradient scores agree in
-    // distribution: a two-sample KS test per world at level 1e-6/2 (critical value
-    // √(ln(4e6)·(n + m)/(2nm)) = 0.0870 for n = m = 2,000). Logistic regression uses every
+    // distribution: a two-sample KS test per world and view at level 1e-6/4 (critical value
+    // √(ln(8e6)·(n + m)/(2nm)) = 0.0892 for n = m = 2,000). Logistic regression uses every
     // coordinate for every example, so D's part of the residual, Σ_{B∩D} s_i − q·Σ s_i, is not
     // zero here and its sampling is compared too.
+    // Both views of D's batches: the informed path subtracts the batch members' projections
+    // (D's part cancels), the expected-batch path q·Σ s_i. Each view's two worlds at 1e-6/4.
     let data = gaussian_blobs(40, 4, 2, 0.3, 4).unwrap();
     let model = arch::logistic_regression(4).unwrap();
-    let audit = Audit::new(
-        &model,
-        Crafter::MaliciousDataset(GradientShape::Spread(2)),
-        &config(Sampling::Poisson, 8, 0.3, 6),
-        &data,
-        &data,
-    )
-    .unwrap();
     let n = 2000u64;
-    for with in [false, true] {
-        let (mut fast, mut slow) = (Vec::new(), Vec::new());
-        for seed in 0..n {
-            let (a, sa) = audit.scores(seed, with).unwrap();
-            let (b, sb) = audit.scores_by_training(seed, with).unwrap();
-            assert_eq!(sa, sb, "seed {seed}: the canary's steps differ");
-            assert_eq!(a[..3], b[..3], "constant losses");
-            fast.push(a[3]);
-            slow.push(b[3]);
+    for view in [BatchView::Informed, BatchView::ExpectedBatch] {
+        let mut cfg = config(Sampling::Poisson, 8, 0.3, 6);
+        cfg.view = view;
+        let audit = Audit::new(
+            &model,
+            Crafter::MaliciousDataset(GradientShape::Spread(2)),
+            &cfg,
+            &data,
+            &data,
+        )
+        .unwrap();
+        assert_eq!(audit.view(), view);
+        for with in [false, true] {
+            let (mut fast, mut slow) = (Vec::new(), Vec::new());
+            for seed in 0..n {
+                let (a, sa) = audit.scores(seed, with).unwrap();
+                let (b, sb) = audit.scores_by_training(seed, with).unwrap();
+                assert_eq!(sa, sb, "seed {seed}: the canary's steps differ");
+                assert_eq!(a[..3], b[..3], "constant losses");
+                fast.push(a[3]);
+                slow.push(b[3]);
+            }
+            let crit = ((8e6f64).ln() * (2 * n) as f64 / (2 * n * n) as f64).sqrt();
+            let d = ks(fast, slow);
+            assert!(
+                d < crit,
+                "{} view, with = {with}: KS {d} ≥ {crit}",
+                view.name()
+            );
         }
-        let crit = ((4e6f64).ln() * (2 * n) as f64 / (2 * n * n) as f64).sqrt();
-        let d = ks(fast, slow);
-        assert!(d < crit, "with = {with}: KS {d} ≥ {crit}");
     }
 }
 
@@ -587,7 +596,17 @@ fn nasr21_gradient_canaries_stay_below_the_pld_bound_and_a_trainer_with_half_the
     let blobs = gaussian_blobs(12, 2, 2, 0.3, 4).unwrap();
     let logreg = arch::logistic_regression(2).unwrap();
     let alpha = 1e-6 / 8.0;
-    let run = |factor| soundness(&logreg, &blobs, &blobs, &LARGE_CRAFTERS, &LARGE_SETTING, factor, alpha);
+    let run = |factor| {
+        soundness(
+            &logreg,
+            &blobs,
+            &blobs,
+            &LARGE_CRAFTERS,
+            &LARGE_SETTING,
+            factor,
+            alpha,
+        )
+    };
     let bad = run(1.0);
     assert!(bad.is_empty(), "{bad:#?}");
     let caught = run(0.5);
@@ -660,8 +679,24 @@ fn nasr21_crafter5_stays_below_the_pld_bound_under_poisson_sampling_and_a_traine
         Crafter::MaliciousDataset(GradientShape::Spread(2)),
     ];
     let run = |factor| {
-        let mut bad = soundness(&model, &data, &pool, &crafters, &crafter5_mnist_settings(), factor, alpha);
-        bad.extend(soundness(&logreg, &blobs, &blobs, &logreg_crafters, &logreg_settings, factor, alpha));
+        let mut bad = soundness(
+            &model,
+            &data,
+            &pool,
+            &crafters,
+            &crafter5_mnist_settings(),
+            factor,
+            alpha,
+        );
+        bad.extend(soundness(
+            &logreg,
+            &blobs,
+            &blobs,
+            &logreg_crafters,
+            &logreg_settings,
+            factor,
+            alpha,
+        ));
         bad
     };
     let bad = run(1.0);
@@ -669,7 +704,12 @@ fn nasr21_crafter5_stays_below_the_pld_bound_under_poisson_sampling_and_a_traine
     let caught = run(0.25);
     println!("{caught:#?}");
     for st in crafter5_mnist_settings().iter().chain(&logreg_settings) {
-        let needle = format!("σ = {} (trained ×0.25), T = {}, {} view", st.sigma, st.steps, st.view.name());
+        let needle = format!(
+            "σ = {} (trained ×0.25), T = {}, {} view",
+            st.sigma,
+            st.steps,
+            st.view.name()
+        );
         assert!(
             caught.iter().any(|b| b.contains(&needle)),
             "{needle} not caught: {caught:#?}"
