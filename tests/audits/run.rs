@@ -441,7 +441,7 @@ struct Setting {
     view: BatchView,
 }
 
-/// The audits of the soundness property: `crafters` × every distinguisher × `settings`, the
+/// The audits of the soundness property: `crafters` × `distinguishers` × `settings`, the
 /// threshold held out on the first half of the trials, each at level `alpha`, δ = 1e-3. The
 /// trainer adds `noise_factor` times the claimed noise; the accountant is run at the claimed
 /// σ. Returns the audits whose lower bound exceeds the PLD upper bound. Panics unless every
@@ -455,6 +455,7 @@ fn soundness(
     settings: &[Setting],
     noise_factor: f64,
     alpha: f64,
+    distinguishers: &[Distinguisher],
 ) -> Vec<String> {
     let delta = 1e-3;
     let mut bad = Vec::new();
@@ -488,7 +489,7 @@ fn soundness(
             );
             let outcomes = run(&audit, 21, st.trials);
             let half = st.trials / 2;
-            for d in Distinguisher::ALL {
+            for &d in distinguishers {
                 let e = empirical_epsilon(
                     &outcomes,
                     d,
@@ -578,6 +579,7 @@ fn nasr21_every_threat_model_on_mnist_stays_below_the_pld_bound_smoke() {
         &MNIST_SETTINGS,
         1.0,
         1e-6 / 84.0,
+        &Distinguisher::ALL,
     );
     assert!(bad.is_empty(), "{bad:#?}");
 }
@@ -605,6 +607,7 @@ fn nasr21_gradient_canaries_stay_below_the_pld_bound_and_a_trainer_with_half_the
             &LARGE_SETTING,
             factor,
             alpha,
+            &Distinguisher::ALL,
         )
     };
     let bad = run(1.0);
@@ -622,45 +625,43 @@ fn nasr21_gradient_canaries_stay_below_the_pld_bound_and_a_trainer_with_half_the
     }
 }
 
-/// Crafter 5 (precomputed, nearly free) at the MNIST smoke check's three (q, σ, T), in both
-/// views, with 20,000 trials per world instead of 200.
+/// Crafter 5 (precomputed, nearly free) at the MNIST smoke check's three (q, σ, T) with
+/// 6,000 trials per world instead of 200. Informed view only: its Dirac and spread canaries
+/// sit on weights no example of D uses, so D's part of Z_t is 0 in both views.
 fn crafter5_mnist_settings() -> Vec<Setting> {
-    let mut out = Vec::new();
-    for view in [BatchView::Informed, BatchView::ExpectedBatch] {
-        for st in &MNIST_SETTINGS {
-            out.push(Setting {
-                trials: 20_000,
-                view,
-                ..*st
-            });
-        }
-    }
-    out
+    MNIST_SETTINGS
+        .iter()
+        .map(|st| Setting {
+            trials: 6_000,
+            ..*st
+        })
+        .collect()
 }
 
 #[test]
 fn nasr21_crafter5_stays_below_the_pld_bound_under_poisson_sampling_and_a_trainer_with_a_quarter_of_the_noise_does_not(
 ) {
-    // Soundness of the gradient test in both views of D's batches: crafter 5 (Dirac and
-    // spread-8 canaries, precomputed) on the MNIST MLP at the smoke check's (q, σ, T) —
-    // full batch σ = 6, T = 4; Poisson q = 6/61, σ = 1, T = 8; Poisson q = 15/61, σ = 2,
-    // T = 3: PLD ε 0.834, 1.411, 0.671 at δ = 1e-3 — and on logistic regression under
-    // Poisson sampling (q = 6/13, σ = 2, T = 1), where every coordinate is used by D, so D's
-    // part of the residual is not zero and the views differ. 20,000 trials per world
-    // (10,000 scored) show at most 6.28 at α = 1e-6/64 (2 crafters × 4 distinguishers × 8
-    // settings), far above every bound.
-    // Control: the trainer at ¼ of the claimed noise must break the check in every
-    // setting and view. Measured (seed 21): 1.978, 4.818, 2.577 against 0.834, 1.411, 0.671
-    // on MNIST in both views (the Dirac and spread canaries sit on weights no example of D
-    // uses, so the views coincide there); 3.097 (informed) and 1.318 / 2.089 (expected
-    // batch, Dirac / spread) against 0.742 on logistic regression.
+    // Soundness of the gradient test under Poisson sampling: crafter 5 (Dirac and spread-8
+    // canaries, precomputed) on the MNIST MLP at the smoke check's (q, σ, T) — full batch
+    // σ = 6, T = 4; Poisson q = 6/61, σ = 1, T = 8; Poisson q = 15/61, σ = 2, T = 3: PLD ε
+    // 0.834, 1.411, 0.671 at δ = 1e-3 — in the informed view, and on logistic regression
+    // under Poisson sampling (q = 6/13, σ = 2, T = 1, PLD ε 0.742) in both views: every
+    // coordinate is used by D there, so D's part of the residual is not zero and the views
+    // differ. 6,000 trials per world on MNIST and 10,000 on logistic regression (3,000 and
+    // 5,000 scored) show at most 5.18 and 5.69 at α = 1e-7 (only the gradient test is
+    // scored — at learning rate 0 every loss score is 0 —: 2 crafters × 5 settings), far
+    // above every bound.
+    // Control: the trainer at ¼ of the claimed noise must break the check in every setting
+    // and view. Measured (seed 21), both crafters: 1.710, 3.992, 2.097 against 0.834,
+    // 1.411, 0.671 on MNIST; 1.827 (informed) and 1.183 / 1.268 (expected batch, Dirac /
+    // spread) against 0.742 on logistic regression.
     let (data, pool) = mnist(60, 10);
     let model = mlp();
     let crafters = [
         Crafter::MaliciousDataset(GradientShape::Dirac),
         Crafter::MaliciousDataset(GradientShape::Spread(8)),
     ];
-    let alpha = 1e-6 / 64.0;
+    let alpha = 1e-7;
     let blobs = gaussian_blobs(12, 2, 2, 0.3, 4).unwrap();
     let logreg = arch::logistic_regression(2).unwrap();
     let logreg_settings: Vec<Setting> = [BatchView::Informed, BatchView::ExpectedBatch]
@@ -670,7 +671,7 @@ fn nasr21_crafter5_stays_below_the_pld_bound_under_poisson_sampling_and_a_traine
             batch_size: 6,
             sigma: 2.0,
             steps: 1,
-            trials: 20_000,
+            trials: 10_000,
             view,
         })
         .collect();
@@ -687,6 +688,7 @@ fn nasr21_crafter5_stays_below_the_pld_bound_under_poisson_sampling_and_a_traine
             &crafter5_mnist_settings(),
             factor,
             alpha,
+            &[Distinguisher::GradientTest],
         );
         bad.extend(soundness(
             &logreg,
@@ -696,6 +698,7 @@ fn nasr21_crafter5_stays_below_the_pld_bound_under_poisson_sampling_and_a_traine
             &logreg_settings,
             factor,
             alpha,
+            &[Distinguisher::GradientTest],
         ));
         bad
     };
