@@ -447,6 +447,7 @@ struct Setting {
 /// σ. Returns the audits whose lower bound exceeds the PLD upper bound. Panics unless every
 /// setting's ceiling (the ε of no error at all in the scored trials) exceeds its bound, so
 /// that every audit could fail.
+#[allow(clippy::too_many_arguments)]
 fn soundness(
     model: &Sequential,
     data: &Dataset,
