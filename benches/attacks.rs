@@ -134,6 +134,7 @@ fn audit(c: &mut Criterion) {
         init_seed: 0,
         pool_index: 0,
         adaptive: Default::default(),
+        view: Default::default(),
     };
     let full = config(Sampling::FullBatch, 1001);
     let mut g = c.benchmark_group("audit");

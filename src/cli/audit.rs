@@ -22,7 +22,7 @@ use crate::attacks::audit::epsilon::{
     bonferroni_candidates, epsilon_from_counts, gdp_from_counts, Counts, Direction, Threshold,
 };
 use crate::attacks::audit::evaluate::{empirical_epsilon, Empirical, Estimator, ThresholdRule};
-use crate::attacks::audit::run::{Audit, AuditConfig, AuditOutcome, Distinguisher};
+use crate::attacks::audit::run::{Audit, AuditConfig, AuditOutcome, BatchView, Distinguisher};
 use std::format;
 use std::string::String;
 use std::vec::Vec;
@@ -52,7 +52,8 @@ usage: reconbound audit [--crafter LIST] [--distinguisher LIST] [--model mlp|mni
          [--data embedded|<idx dir>] [--train-size N] [--trials N] [--sampling-rate Q]
          [--steps T] [--clip C] [--lr R] [--noise-multiplier S | --epsilon E] [--delta D]
          [--estimator cp|gdp|one-run] [--threshold held-out|bonferroni|VALUE]
-         [--calibration N] [--canaries M] [--guesses R]
+         [--calibration N] [--canaries M] [--guesses R] [--view informed|expected-batch]
+         [--claimed-noise-multiplier S′ | --claimed-epsilon E]
          [--alpha A] [--seed X] [--threads K] [--shard K/M] [--csv FILE] [--plot FILE.svg]
          [--quiet] [--json]
 
@@ -81,12 +82,33 @@ Distinguishers (--distinguisher, a comma list; scores oriented so that higher me
   2, 2-mean  mean-loss: −mean_t (ℓ(θ_t) − ℓ(θ₀));   2-max  max-loss: −max_t (ℓ(θ_t) − ℓ(θ₀))
              (losses relative to the public θ₀'s: the same decisions as the raw loss)
   3          gradient: the likelihood-ratio test Σ_t ln(1 − q + q·exp((2Z_t − 1)/(2σ²)))
-             on the released gradients, Z_t = ⟨r_t, c⟩/‖c‖²
+             on the released gradients, Z_t = ⟨r_t, c⟩/‖c‖², r_t = B·ḡ_t − K_t
   paired     (default) Nasr et al.'s Table I: example, mislabelled, clipbkd → 1 and 2-mean;
              adaptive → 2-mean; gradient and dataset canaries → 3
   all        all four for every crafter
 Every trial scores all four, so more distinguishers cost no training: one table row per
 (crafter, distinguisher).
+
+Adversary view (--view; what Distinguisher 3 subtracts of D's part of the gradient sum):
+  informed        (default) K_t = the clipped sum over D's actual batch at step t: the
+                  adversary of DP-SGD's analysis, who knows D and D's batches (never the
+                  canary's membership, sampled independently); the accountant's ε holds
+                  against it
+  expected-batch  K_t = q × D's whole clipped sum: D's batches secret too (weaker under
+                  Poisson sampling). Under the full batch both are D's whole sum.
+
+Claims (auditing a DP-SGD implementation: reproduce its configuration — q, T, C, data —
+with the crate's trainer at the σ it actually uses, and test the ε it claims):
+  --claimed-noise-multiplier S′  the accountant's ε (RDP, PLD) is computed for S′ at the
+                  same q, T, δ while the trainer runs at --noise-multiplier S (or the σ
+                  --epsilon calibrates)
+  --claimed-epsilon E            the claimed ε at δ is E itself (the accountant's ε printed
+                  is the trainer's)
+  The claim is refuted when some row's empirical lower bound exceeds the claimed ε; each
+  row holds at 1 − α, so a refutation is wrong with probability at most α × the rows
+  (claim_error). A claim that is not refuted is not proven. Without a claim the claim is
+  the trainer's own σ. The flags exclude each other and are refused with --estimator gdp:
+  a GDP estimate is no lower bound, so a value above a claim refutes it at no confidence.
 
 Empirical ε: FP of N₀ and FN of N₁ at a threshold (score >= τ guesses 'in'), their one-sided
 Clopper–Pearson upper limits FPR̄, FNR̄, then (Nasr et al. Eqs. 4–5)
@@ -130,12 +152,17 @@ never change a result.
 
 JSON keys: command, model, data, train_size, sampling_rate, batch_size, steps, clip, lr,
 delta, epsilon (the target, or null), noise_multiplier, trials, seed, pool_index, crafters,
-distinguishers, estimator, threshold_rule, calibration, fixed_threshold, alpha, confidence,
-epsilon_rdp, epsilon_rdp_order, epsilon_pld, epsilon_pld_lower (or null and
-epsilon_pld_note), epsilon_empirical_max, rows (crafter, crafter_number, distinguisher,
-distinguisher_number, epsilon_empirical, gdp_mu, threshold, threshold_direction, candidates,
-negatives, false_positives, positives, false_negatives, fpr_upper, fnr_upper,
-canary_steps_mean, above_pld); with one row its keys are also at the top level.
+distinguishers, estimator, threshold_rule, calibration, fixed_threshold, alpha,
+adversary_view (informed or expected-batch), claim (trainer, noise-multiplier or epsilon),
+claim_value (S′, E or null), confidence, epsilon_rdp, epsilon_rdp_order, epsilon_pld,
+epsilon_pld_lower (or null and epsilon_pld_note) — the accountant's ε for S′ with
+--claimed-noise-multiplier, else for the trainer's σ —, epsilon_empirical_max,
+epsilon_claimed, claim_refuted (true/false), claim_error (α × the rows), rows (crafter,
+crafter_number, distinguisher, distinguisher_number, epsilon_empirical, gdp_mu, threshold,
+threshold_direction, candidates, negatives, false_positives, positives, false_negatives,
+fpr_upper, fnr_upper, canary_steps_mean, above_pld, refutes_claim); with one row its keys
+are also at the top level. The one-run audit prints adversary_view, claim, claim_value,
+epsilon_claimed, claim_refuted, claim_error and per row refutes_claim too.
 CSV (--csv): crafter,trial,world,final_loss,max_loss,mean_loss,gradient,canary_steps
 (world 0 without the canary, 1 with it; scores in round-trip precision).
 ";
@@ -279,6 +306,198 @@ fn parse_estimator(raw: Option<&str>) -> Result<Estimator, String> {
     }
 }
 
+/// What an audit tests: the claim whose ε an empirical lower bound above it refutes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Claim {
+    /// No `--claimed-*` flag: the trainer's own σ (the accountant's ε for the run itself).
+    Trainer,
+    /// `--claimed-noise-multiplier S′`: the accountant's ε at S′ (the run's q, T, δ).
+    NoiseMultiplier(f64),
+    /// `--claimed-epsilon E`: E itself.
+    Epsilon(f64),
+}
+
+impl Claim {
+    /// The `claim` key of the JSON: `trainer`, `noise-multiplier` or `epsilon`.
+    fn name(self) -> &'static str {
+        match self {
+            Claim::Trainer => "trainer",
+            Claim::NoiseMultiplier(_) => "noise-multiplier",
+            Claim::Epsilon(_) => "epsilon",
+        }
+    }
+
+    fn value(self) -> Option<f64> {
+        match self {
+            Claim::Trainer => None,
+            Claim::NoiseMultiplier(x) | Claim::Epsilon(x) => Some(x),
+        }
+    }
+
+    /// `claim` and `claim_value` (S′, E or null).
+    pub(super) fn write_json(self, o: &mut Object) {
+        o.str("claim", self.name());
+        match self.value() {
+            Some(x) => o.num("claim_value", x),
+            None => o.put("claim_value", Value::Null),
+        };
+    }
+
+    fn read_json(o: &Object) -> Result<Self, String> {
+        Ok(match o.get_str("claim")? {
+            "trainer" => match o.get("claim_value") {
+                Some(Value::Null) => Claim::Trainer,
+                _ => return Err(String::from("claim 'trainer' with a claim_value")),
+            },
+            "noise-multiplier" => Claim::NoiseMultiplier(o.get_f64("claim_value")?),
+            "epsilon" => Claim::Epsilon(o.get_f64("claim_value")?),
+            other => return Err(format!("unknown claim '{other}'")),
+        })
+    }
+
+    /// Claimed σ finite and > 0, claimed ε finite and ≥ 0.
+    pub(super) fn check(self) -> Result<(), String> {
+        match self {
+            Claim::NoiseMultiplier(x) if !(x > 0.0 && x.is_finite()) => Err(format!(
+                "--claimed-noise-multiplier = {} is out of range: must be finite and > 0",
+                shown(x)
+            )),
+            Claim::Epsilon(x) if !(x >= 0.0 && x.is_finite()) => Err(format!(
+                "--claimed-epsilon = {} is out of range: must be finite and >= 0",
+                shown(x)
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The σ the accountant is run at: S′, or the trainer's `sigma`.
+    pub(super) fn accountant_sigma(self, sigma: f64) -> f64 {
+        match self {
+            Claim::NoiseMultiplier(s) => s,
+            _ => sigma,
+        }
+    }
+
+    /// The claimed ε: E, or the accountant's (PLD, else RDP) upper bound `upper`.
+    pub(super) fn epsilon(self, upper: f64) -> f64 {
+        match self {
+            Claim::Epsilon(e) => e,
+            _ => upper,
+        }
+    }
+
+    /// The text's line on the claim (empty for the trainer's own σ).
+    pub(super) fn line(self, sigma: f64) -> String {
+        match self {
+            Claim::Trainer => String::new(),
+            Claim::NoiseMultiplier(s) => format!(
+                "  claim under audit: σ′ = {} at the same q, T, δ — the accountant's ε below is the claim's; the\n    trainer runs at σ = {}\n",
+                shown(s),
+                sig(sigma, 6, Side::Nearest)
+            ),
+            Claim::Epsilon(e) => format!(
+                "  claim under audit: ε = {} at δ (given; the accountant's ε below is the trainer's, σ = {})\n",
+                shown(e),
+                sig(sigma, 6, Side::Nearest)
+            ),
+        }
+    }
+
+    /// The verdict paragraph: `refuting` of `rows` rows have a lower bound above the claimed
+    /// ε `claimed`, each at confidence 1 − `alpha` (empty for the trainer's own σ).
+    pub(super) fn verdict(self, claimed: f64, refuting: usize, rows: usize, alpha: f64) -> String {
+        if self == Claim::Trainer {
+            return String::new();
+        }
+        let what = match self {
+            Claim::NoiseMultiplier(s) => {
+                format!("σ′ = {}, ε = {}", shown(s), sig(claimed, 4, Side::Up))
+            }
+            _ => format!("ε = {}", shown(claimed)),
+        };
+        if refuting > 0 {
+            format!(
+                "\n  claim ({what}): REFUTED — {refuting} of {rows} row(s) show a lower bound above it; each row\n    holds with probability >= {} %, so the refutation is wrong with probability <= {} (α per row,\n    summed over the rows).\n",
+                shown(100.0 * (1.0 - alpha)),
+                sig(claim_error(alpha, rows), 3, Side::Up)
+            )
+        } else {
+            format!(
+                "\n  claim ({what}): not refuted — no row's lower bound is above it (not a proof of the claim:\n    a stronger adversary or more trials may refute it).\n"
+            )
+        }
+    }
+}
+
+/// The probability that a refutation by any of `rows` rows, each a lower bound at level α,
+/// is wrong: at most rows·α (the union bound), capped at 1.
+pub(super) fn claim_error(alpha: f64, rows: usize) -> f64 {
+    (alpha * rows as f64).min(1.0)
+}
+
+/// `--claimed-noise-multiplier` / `--claimed-epsilon` (excluding each other; refused with
+/// `gdp`, which is no lower bound).
+pub(super) fn parse_claim(f: &Flags, gdp: bool) -> Result<Claim, Failure> {
+    let s = f.f64("claimed-noise-multiplier")?;
+    let e = f.f64("claimed-epsilon")?;
+    let claim = match (s, e) {
+        (Some(_), Some(_)) => return Err(usage(String::from(
+            "flag '--claimed-epsilon' excludes '--claimed-noise-multiplier' (one claim per audit)",
+        ))),
+        (Some(s), None) => Claim::NoiseMultiplier(s),
+        (None, Some(e)) => Claim::Epsilon(e),
+        (None, None) => Claim::Trainer,
+    };
+    if gdp && claim != Claim::Trainer {
+        let flag = if s.is_some() {
+            "claimed-noise-multiplier"
+        } else {
+            "claimed-epsilon"
+        };
+        return Err(usage(format!(
+            "flag '--{flag}' does not apply with '--estimator gdp': a GDP estimate is no lower bound, so a value above the claim refutes it at no confidence (use cp or one-run)"
+        )));
+    }
+    claim.check().map_err(usage)?;
+    Ok(claim)
+}
+
+/// `--view informed|expected-batch` (default informed).
+pub(super) fn parse_view(f: &Flags) -> Result<BatchView, Failure> {
+    match f.raw("view").map(str::trim) {
+        None => Ok(BatchView::Informed),
+        Some(v) => BatchView::from_name(v).ok_or_else(|| {
+            usage(format!(
+                "flag '--view': '{}' is not one of informed, expected-batch",
+                v.chars()
+                    .filter(|c| !c.is_control())
+                    .take(30)
+                    .collect::<String>()
+            ))
+        }),
+    }
+}
+
+/// The text's line on Distinguisher 3's view of D's batches.
+pub(super) fn view_line(view: BatchView, full_batch: bool) -> String {
+    let what = if full_batch {
+        "the full batch: D's whole sum, whichever view"
+    } else {
+        match view {
+            BatchView::Informed => {
+                "K_t = the clipped sum over D's actual batch (D and its batches known, as DP-SGD's analysis allows)"
+            }
+            BatchView::ExpectedBatch => {
+                "K_t = q × D's whole clipped sum (D's batches secret: a weaker adversary)"
+            }
+        }
+    };
+    format!(
+        "  adversary view {} (Distinguisher 3, r_t = B·ḡ_t − K_t): {what}\n",
+        view.name()
+    )
+}
+
 /// Everything that determines the trials and the summary of an audit (the shard header):
 /// two runs with equal configurations give equal outcomes for equal indices.
 #[derive(Clone, Debug, PartialEq)]
@@ -294,6 +513,10 @@ pub(crate) struct AuditRun {
     estimator: Estimator,
     rule: ThresholdRule,
     alpha: f64,
+    /// Distinguisher 3's view of D's batches.
+    view: BatchView,
+    /// The claim under audit.
+    claim: Claim,
 }
 
 /// The pool example crafters 1–3 start from: the first example not in D.
@@ -328,6 +551,8 @@ impl AuditRun {
             _ => o.put("fixed_threshold", Value::Null),
         };
         o.num("alpha", self.alpha);
+        o.str("adversary_view", self.view.name());
+        self.claim.write_json(&mut o);
         o
     }
 
@@ -370,6 +595,9 @@ impl AuditRun {
             estimator: parse_estimator(Some(o.get_str("estimator")?))?,
             rule,
             alpha: o.get_f64("alpha")?,
+            view: BatchView::from_name(o.get_str("adversary_view")?)
+                .ok_or_else(|| String::from("unknown adversary_view"))?,
+            claim: Claim::read_json(o)?,
         };
         c.check()?;
         Ok(c)
@@ -412,7 +640,12 @@ impl AuditRun {
                 shown(self.noise_multiplier)
             ));
         }
-        Ok(())
+        if self.estimator == Estimator::Gdp && self.claim != Claim::Trainer {
+            return Err(String::from(
+                "a claim (--claimed-*) does not apply with '--estimator gdp'",
+            ));
+        }
+        self.claim.check()
     }
 
     /// The table rows: (crafter index, distinguisher), crafters in order.
@@ -431,6 +664,7 @@ impl AuditRun {
             init_seed: self.seed,
             pool_index: POOL_INDEX as usize,
             adaptive: AdaptiveConfig::default(),
+            view: self.view,
         }
     }
 }
@@ -564,6 +798,8 @@ fn parse_audit(f: &Flags) -> Result<AuditRun, Failure> {
             "flag '--calibration' applies only with '--threshold held-out'",
         )));
     }
+    let claim = parse_claim(f, estimator == Estimator::Gdp)?;
+    let view = parse_view(f)?;
     let config = AuditRun {
         run: r.run,
         epsilon,
@@ -575,6 +811,8 @@ fn parse_audit(f: &Flags) -> Result<AuditRun, Failure> {
         estimator,
         rule,
         alpha: f.f64("alpha")?.unwrap_or(defaults::ALPHA),
+        view,
+        claim,
     };
     config.check().map_err(usage)?;
     Ok(config)
@@ -591,6 +829,9 @@ fn audit_flags() -> Vec<Spec> {
         v("alpha"),
         v("canaries"),
         v("guesses"),
+        v("view"),
+        v("claimed-noise-multiplier"),
+        v("claimed-epsilon"),
     ])
 }
 
@@ -678,10 +919,12 @@ pub(super) struct Theory {
     pub(super) pld: Result<pld::Estimate, String>,
 }
 
+/// The accountant's ε for the claim: at S′ with `--claimed-noise-multiplier`, else at the
+/// trainer's σ.
 fn accountant(c: &AuditRun) -> Result<Theory, Failure> {
     accountant_at(
         c.run.sampling_rate,
-        c.noise_multiplier,
+        c.claim.accountant_sigma(c.noise_multiplier),
         c.run.steps,
         c.run.delta,
     )
@@ -828,6 +1071,11 @@ fn summarise(
         o.num("confidence", 1.0 - c.alpha);
         theory.write_json(&mut o);
         o.num("epsilon_empirical_max", max);
+        let claimed = c.claim.epsilon(upper);
+        let refuting = rows.iter().filter(|r| r.e.epsilon > claimed).count();
+        o.num("epsilon_claimed", claimed)
+            .put("claim_refuted", Value::Bool(refuting > 0))
+            .num("claim_error", claim_error(c.alpha, rows.len()));
         let arr: Vec<Object> = rows
             .iter()
             .map(|r| {
@@ -852,7 +1100,8 @@ fn summarise(
                     .num("fpr_upper", e.fpr_upper)
                     .num("fnr_upper", e.fnr_upper)
                     .num("canary_steps_mean", r.canary_steps_mean)
-                    .put("above_pld", Value::Bool(e.epsilon > upper));
+                    .put("above_pld", Value::Bool(e.epsilon > upper))
+                    .put("refutes_claim", Value::Bool(e.epsilon > claimed));
                 ro
             })
             .collect();
@@ -888,6 +1137,8 @@ fn table(c: &AuditRun, theory: &Theory, rows: &[Row], max: f64) -> String {
         c.trials,
         c.seed
     ));
+    t.push_str(&view_line(c.view, c.run.sampling_rate == 1.0));
+    t.push_str(&c.claim.line(c.noise_multiplier));
     t.push_str(&theory.line());
     let gdp = c.estimator == Estimator::Gdp;
     let level = format!("{} %", shown(100.0 * (1.0 - c.alpha)));
@@ -923,10 +1174,19 @@ fn table(c: &AuditRun, theory: &Theory, rows: &[Row], max: f64) -> String {
         "ε PLD"
     ));
     let upper = theory.upper();
-    let mut above = 0usize;
+    let claimed = c.claim.epsilon(upper);
+    let explicit = c.claim != Claim::Trainer;
+    let (mut above, mut refuting) = (0usize, 0usize);
     for r in rows {
         let e = &r.e;
-        let flag = if e.epsilon > upper {
+        refuting += usize::from(e.epsilon > claimed);
+        let flag = if explicit {
+            if e.epsilon > claimed {
+                "  REFUTES"
+            } else {
+                ""
+            }
+        } else if e.epsilon > upper {
             above += 1;
             above_flag(gdp)
         } else {
@@ -945,6 +1205,7 @@ fn table(c: &AuditRun, theory: &Theory, rows: &[Row], max: f64) -> String {
         ));
     }
     t.push('\n');
+    let verdict = c.claim.verdict(claimed, refuting, rows.len(), c.alpha);
     let per_rate = match c.rule {
         ThresholdRule::HeldOut { calibration } => format!(
             "  τ (held-out): each row's best Clopper–Pearson rule on the calibration trials 0..{}, which\n    the estimate never reads, applied to trials {}..{}, which alone give the counts;\n    FPR, FNR ≤: one-sided Clopper–Pearson limits at α/2 per rate.\n",
@@ -976,6 +1237,7 @@ fn table(c: &AuditRun, theory: &Theory, rows: &[Row], max: f64) -> String {
     if above > 0 {
         t.push_str(&above_note(gdp, above));
     }
+    t.push_str(&verdict);
     t
 }
 

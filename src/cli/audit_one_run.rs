@@ -5,7 +5,8 @@
 
 use super::args::Flags;
 use super::attack::{defaults as run_defaults, load_pool, parse_run_flags, RunDefaults};
-use super::audit::{accountant_at, parse_crafters, Pairing, Theory};
+use super::audit::{accountant_at, claim_error, parse_claim, parse_crafters, parse_view};
+use super::audit::{view_line, Claim, Pairing, Theory};
 use super::commands::{shown, Failure};
 use super::format::{sig, Side};
 use super::json::{Object, Value};
@@ -13,7 +14,7 @@ use super::shard::parse_threads;
 use crate::accounting::rdp;
 use crate::attacks::audit::canary::{AdaptiveConfig, Crafter, GradientShape};
 use crate::attacks::audit::one_run::{one_run_estimate, OneRunAudit, OneRunEstimate};
-use crate::attacks::audit::run::{AuditConfig, Distinguisher};
+use crate::attacks::audit::run::{AuditConfig, BatchView, Distinguisher};
 use crate::attacks::trial::run_trials;
 use std::format;
 use std::string::String;
@@ -144,7 +145,10 @@ pub(crate) fn one_run(f: &Flags) -> Result<String, Failure> {
         }
         None => sigma_flag,
     };
-    let theory = accountant_at(q, sigma, r.run.steps, delta)?;
+    let claim = parse_claim(f, false)?;
+    let view = parse_view(f)?;
+    // The accountant's ε for the claim: at S′ with --claimed-noise-multiplier.
+    let theory = accountant_at(q, claim.accountant_sigma(sigma), r.run.steps, delta)?;
     let data = all.subset(&(0..n).collect::<Vec<_>>())?;
     let pool = all.subset(&(n..all.len()).collect::<Vec<_>>())?;
     let config = AuditConfig {
@@ -152,6 +156,7 @@ pub(crate) fn one_run(f: &Flags) -> Result<String, Failure> {
         init_seed: r.seed,
         pool_index: 0,
         adaptive: AdaptiveConfig::default(),
+        view,
     };
     let mut audits = Vec::with_capacity(crafters.len());
     for &c in &crafters {
@@ -202,6 +207,8 @@ pub(crate) fn one_run(f: &Flags) -> Result<String, Failure> {
         guesses,
         seed: r.seed,
         pairing: pairing.name(),
+        view,
+        claim,
     };
     if f.has("json") {
         Ok(json(&header, &theory, &rows))
@@ -228,6 +235,8 @@ struct Header {
     guesses: u64,
     seed: u64,
     pairing: String,
+    view: BatchView,
+    claim: Claim,
 }
 
 type Row = (Crafter, Distinguisher, OneRunEstimate);
@@ -265,15 +274,26 @@ fn text(h: &Header, theory: &Theory, rows: &[Row]) -> String {
         h.guesses / 2,
         h.seed
     ));
+    t.push_str(&view_line(h.view, h.q == 1.0));
+    t.push_str(&h.claim.line(h.sigma));
     t.push_str(&theory.line());
     t.push_str(&format!(
         "  {:<40} {:>9} {:>14} {:>10}\n",
         "threat model (crafter / distinguisher)", "correct", "ε ≥ (one run)", "ε PLD"
     ));
     let upper = theory.upper();
-    let mut above = 0;
+    let claimed = h.claim.epsilon(upper);
+    let explicit = h.claim != Claim::Trainer;
+    let (mut above, mut refuting) = (0, 0);
     for (c, d, e) in rows {
-        let flag = if e.epsilon > upper {
+        refuting += usize::from(e.epsilon > claimed);
+        let flag = if explicit {
+            if e.epsilon > claimed {
+                "  ← refutes the claim"
+            } else {
+                ""
+            }
+        } else if e.epsilon > upper {
             above += 1;
             "  ← above the accountant"
         } else {
@@ -297,6 +317,7 @@ fn text(h: &Header, theory: &Theory, rows: &[Row]) -> String {
             "  {above} row(s) above the accountant's ε: a bug, or a chance of at most α per row.\n"
         ));
     }
+    t.push_str(&h.claim.verdict(claimed, refuting, rows.len(), h.alpha));
     t
 }
 
@@ -322,9 +343,16 @@ fn json(h: &Header, theory: &Theory, rows: &[Row]) -> String {
     o.num("noise_multiplier", h.sigma)
         .int("trials", 1)
         .int("seed", h.seed)
-        .str("distinguishers", &h.pairing);
+        .str("distinguishers", &h.pairing)
+        .str("adversary_view", h.view.name());
+    h.claim.write_json(&mut o);
     theory.write_json(&mut o);
     let upper = theory.upper();
+    let claimed = h.claim.epsilon(upper);
+    let refuting = rows.iter().filter(|(_, _, e)| e.epsilon > claimed).count();
+    o.num("epsilon_claimed", claimed)
+        .put("claim_refuted", Value::Bool(refuting > 0))
+        .num("claim_error", claim_error(h.alpha, rows.len()));
     let list: Vec<Value> = rows
         .iter()
         .map(|(c, d, e)| {
@@ -336,7 +364,8 @@ fn json(h: &Header, theory: &Theory, rows: &[Row]) -> String {
                 .int("guesses", e.counts.guesses)
                 .int("correct", e.counts.correct)
                 .num("epsilon_empirical", e.epsilon)
-                .put("above_pld", Value::Bool(e.epsilon > upper));
+                .put("above_pld", Value::Bool(e.epsilon > upper))
+                .put("refutes_claim", Value::Bool(e.epsilon > claimed));
             Value::Obj(r)
         })
         .collect();

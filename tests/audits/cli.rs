@@ -64,7 +64,10 @@ fn rows(o: &Object) -> Vec<Object> {
 }
 
 #[test]
-fn audit_json_has_its_keys_and_no_row_beats_the_pld_epsilon() {
+fn audit_json_has_its_keys_and_its_rows_stay_below_the_pld_epsilon_smoke() {
+    // A smoke check of the rows: 10 scored trials per world show at most 0.807 (α = 0.05,
+    // δ = 1e-5, no error at all) against a PLD ε near 7.4, so `above_pld` cannot be true
+    // here; the claim test below is the CLI's soundness check with a control.
     let o = json_run(&[]);
     for key in [
         "trials",
@@ -80,6 +83,12 @@ fn audit_json_has_its_keys_and_no_row_beats_the_pld_epsilon() {
         "estimator",
         "threshold_rule",
         "epsilon_empirical_max",
+        "adversary_view",
+        "claim",
+        "claim_value",
+        "epsilon_claimed",
+        "claim_refuted",
+        "claim_error",
         "rows",
     ] {
         assert!(o.get(key).is_some(), "{key} missing in {o:?}");
@@ -92,6 +101,15 @@ fn audit_json_has_its_keys_and_no_row_beats_the_pld_epsilon() {
         o.get("threshold_rule"),
         Some(&Value::Str("held-out".into()))
     );
+    // Without a claim the claim is the trainer's σ: its ε is the PLD ε.
+    assert_eq!(
+        o.get("adversary_view"),
+        Some(&Value::Str("informed".into()))
+    );
+    assert_eq!(o.get("claim"), Some(&Value::Str("trainer".into())));
+    assert_eq!(o.get("claim_value"), Some(&Value::Null));
+    assert_eq!(number(&o, "epsilon_claimed"), number(&o, "epsilon_pld"));
+    assert_eq!(o.get("claim_refuted"), Some(&Value::Bool(false)));
     // Several rows: no top-level epsilon_empirical.
     assert!(o.get("epsilon_empirical").is_none());
     let pld = number(&o, "epsilon_pld");
@@ -108,6 +126,7 @@ fn audit_json_has_its_keys_and_no_row_beats_the_pld_epsilon() {
         assert_eq!(number(r, "negatives"), 10.0);
         assert_eq!(number(r, "positives"), 10.0);
         assert_eq!(r.get("above_pld"), Some(&Value::Bool(false)));
+        assert_eq!(r.get("refutes_claim"), Some(&Value::Bool(false)));
     }
     // One row: its keys at the top level. GDP with a Bonferroni search; δ with σ.
     let o = json_run(&[
@@ -140,6 +159,166 @@ fn audit_json_has_its_keys_and_no_row_beats_the_pld_epsilon() {
     assert_eq!(number(&o, "threshold"), 0.5);
     assert_eq!(number(&o, "negatives"), 20.0);
     assert_eq!(o.get("calibration"), Some(&Value::Null));
+}
+
+/// Crafter 5 with Distinguisher 3, one full-batch step: the audit of a Gaussian mechanism
+/// with μ = 1/σ, nearly free per trial.
+const CLAIM: [&str; 14] = [
+    "audit",
+    "--crafter",
+    "5",
+    "--distinguisher",
+    "3",
+    "--sampling-rate",
+    "1",
+    "--steps",
+    "1",
+    "--train-size",
+    "50",
+    "--trials",
+    "20000",
+    "--quiet",
+];
+
+#[test]
+fn audit_refutes_a_claim_of_four_times_the_noise_and_not_the_honest_claim() {
+    // Soundness with a control, at α = 1e-7 (one row; the three runs fail together with
+    // probability ≤ 3e-7), δ = 1e-5: 10,000 scored trials per world show at most 6.2 (no
+    // error at all, `epsilon_empirical_max` = 6.39), above the claimed ε = 4.377 of σ′ = 1.
+    // - honest: trainer σ = 1, claim σ′ = 1 → never refuted except with probability α;
+    // - control: trainer σ = 0.25 (μ = 4), claim σ′ = 1 → must be refuted (measured
+    //   ε ≥ 5.4; the Gaussian forecast for μ = 4 and 10,000 scored trials at α = 1e-7 is
+    //   above 5, far from 4.377);
+    // - honest at σ = 0.25: the claim's own ε is 24.4, beyond any 10,000 trials.
+    let claim = |sigma: &str, extra: &[&str]| {
+        let mut args = args_with(&CLAIM, &["--noise-multiplier", sigma, "--alpha", "1e-7"]);
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args.push("--json".into());
+        let (code, out, err) = run_s(&args);
+        assert_eq!(code, 0, "{extra:?}: {err}");
+        object(&out)
+    };
+    let honest = claim("1", &["--claimed-noise-multiplier", "1"]);
+    let e_claim = number(&honest, "epsilon_claimed");
+    assert!((e_claim - 4.3772).abs() < 1e-3, "{honest:?}");
+    assert!(number(&honest, "epsilon_empirical_max") > e_claim);
+    assert_eq!(
+        honest.get("claim"),
+        Some(&Value::Str("noise-multiplier".into()))
+    );
+    assert_eq!(number(&honest, "claim_value"), 1.0);
+    assert_eq!(
+        honest.get("claim_refuted"),
+        Some(&Value::Bool(false)),
+        "{honest:?}"
+    );
+    let control = claim("0.25", &["--claimed-noise-multiplier", "1"]);
+    println!(
+        "honest {}, control {}",
+        number(&honest, "epsilon_empirical"),
+        number(&control, "epsilon_empirical")
+    );
+    // The accountant's ε is the claim's, not the trainer's.
+    assert_eq!(
+        number(&control, "epsilon_pld"),
+        number(&honest, "epsilon_pld")
+    );
+    assert_eq!(number(&control, "noise_multiplier"), 0.25);
+    assert_eq!(
+        control.get("claim_refuted"),
+        Some(&Value::Bool(true)),
+        "{control:?}"
+    );
+    assert_eq!(control.get("refutes_claim"), Some(&Value::Bool(true)));
+    assert!(number(&control, "epsilon_empirical") > e_claim);
+    assert_eq!(number(&control, "claim_error"), 1e-7);
+    // The same claim as an ε.
+    let eps = claim("0.25", &["--claimed-epsilon", "4.377"]);
+    assert_eq!(eps.get("claim"), Some(&Value::Str("epsilon".into())));
+    assert_eq!(number(&eps, "epsilon_claimed"), 4.377);
+    assert_eq!(
+        eps.get("claim_refuted"),
+        Some(&Value::Bool(true)),
+        "{eps:?}"
+    );
+    let own = claim("0.25", &["--claimed-noise-multiplier", "0.25"]);
+    assert_eq!(
+        own.get("claim_refuted"),
+        Some(&Value::Bool(false)),
+        "{own:?}"
+    );
+    // The text says which claim, and the verdict.
+    let (code, text, err) = run_s(&args_with(
+        &CLAIM,
+        &[
+            "--noise-multiplier",
+            "0.25",
+            "--claimed-noise-multiplier",
+            "1",
+        ],
+    ));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains("claim under audit: σ′ = 1") && text.contains("REFUTED"),
+        "{text}"
+    );
+    // The expected-batch view is named in the JSON and the text.
+    let v = claim("1", &["--view", "expected-batch"]);
+    assert_eq!(
+        v.get("adversary_view"),
+        Some(&Value::Str("expected-batch".into()))
+    );
+}
+
+#[test]
+fn one_run_audit_refutes_a_claim_of_four_times_the_noise() {
+    // One training (0.3 s): |D| = 1,000 plus m = 1,000 Dirac canaries, one full-batch step
+    // at σ = 0.5 (μ = 2 per canary), 100 guesses, against the claim σ′ = 2 (ε = 1.993 at
+    // δ = 1e-5 by PLD). The 50 highest of ≈ 500 included scores lie above ≈ μ + 1.28; an
+    // excluded canary there has probability Φ(−3.28), ≈ 0.26 expected per side, so the
+    // guesses are nearly all right (measured 100 of 100, ε ≥ 3.465 > 1.993; 1.993 is
+    // passed with up to a handful wrong). The honest claim σ′ = 0.5 (ε ≈ 10) is beyond the
+    // 3.465 that 100 guesses show at most.
+    let run1 = |claimed: &str| {
+        let (code, out, err) = run(&[
+            "audit",
+            "--estimator",
+            "one-run",
+            "--crafter",
+            "gradient-dirac",
+            "--distinguisher",
+            "3",
+            "--steps",
+            "1",
+            "--sampling-rate",
+            "1",
+            "--noise-multiplier",
+            "0.5",
+            "--claimed-noise-multiplier",
+            claimed,
+            "--json",
+            "--quiet",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        object(&out)
+    };
+    let control = run1("2");
+    let claimed = control.get_f64("epsilon_claimed").unwrap();
+    assert!((claimed - 1.993).abs() < 2e-3, "{control:?}");
+    assert_eq!(control.get_str("claim").unwrap(), "noise-multiplier");
+    assert_eq!(control.get_str("adversary_view").unwrap(), "informed");
+    assert_eq!(
+        control.get("claim_refuted"),
+        Some(&Value::Bool(true)),
+        "{control:?}"
+    );
+    assert!(control.get_f64("epsilon_empirical").unwrap() > claimed);
+    let honest = run1("0.5");
+    assert_eq!(
+        honest.get("claim_refuted"),
+        Some(&Value::Bool(false)),
+        "{honest:?}"
+    );
 }
 
 #[test]
@@ -208,6 +387,12 @@ fn merge_refuses_mismatched_overlapping_and_malformed_audit_shards() {
         "rule.jsonl",
         &shard(&["--threshold", "bonferroni"], 1),
     );
+    let other_view = write_in(&dir, "view.jsonl", &shard(&["--view", "expected-batch"], 1));
+    let other_claim = write_in(
+        &dir,
+        "claim.jsonl",
+        &shard(&["--claimed-noise-multiplier", "2"], 1),
+    );
     let s0 = std::fs::read_to_string(&a).unwrap();
     let five = s0.lines().nth(1).unwrap().replacen('[', "[1.0, ", 1);
     let head = s0.lines().next().unwrap();
@@ -236,6 +421,8 @@ fn merge_refuses_mismatched_overlapping_and_malformed_audit_shards() {
     let out_csv = dir.join("merged.csv");
     for (files, needle) in [
         (vec![&a, &other_rule], "configuration or seed"),
+        (vec![&a, &other_view], "configuration or seed"),
+        (vec![&a, &other_claim], "configuration or seed"),
         // Edited lines fail their checksum first (tests/cli/merge_strict.rs re-checksums
         // such edits and checks the reader's own message).
         (vec![&bad_scores, &b], "line 2: checksum mismatch"),
@@ -326,6 +513,11 @@ fn one_run_audit_refuses_what_one_training_cannot_do() {
         (&["--canaries", "0"], "--canaries"),
         (&["--canaries", "5000"], "--canaries"),
         (&["--delta", "1e-3"], "--delta"),
+        (
+            &["--claimed-noise-multiplier", "-2"],
+            "--claimed-noise-multiplier",
+        ),
+        (&["--view", "oracle"], "--view"),
     ];
     for (extra, needle) in cases {
         let (code, out, err) = run_s(&args_with(&ONE_RUN, extra));
@@ -365,6 +557,29 @@ fn bad_audit_input_exits_2_names_the_flag_and_writes_nothing() {
         (&["--alpha", "1"], "--alpha"),
         (&["--delta", "0"], "--delta"),
         (&["--shard", "2/2"], "--shard"),
+        (&["--view", "secret"], "--view"),
+        (
+            &["--claimed-noise-multiplier", "0"],
+            "--claimed-noise-multiplier",
+        ),
+        (
+            &["--claimed-noise-multiplier", "inf"],
+            "--claimed-noise-multiplier",
+        ),
+        (
+            &["--claimed-noise-multiplier", "x"],
+            "--claimed-noise-multiplier",
+        ),
+        (&["--claimed-epsilon", "-1"], "--claimed-epsilon"),
+        (&["--claimed-epsilon", "nan"], "--claimed-epsilon"),
+        (
+            &["--claimed-epsilon", "1", "--claimed-noise-multiplier", "1"],
+            "--claimed-epsilon",
+        ),
+        (
+            &["--estimator", "gdp", "--claimed-epsilon", "1"],
+            "--claimed-epsilon",
+        ),
     ];
     assert_sharded_run_refusals(&SMALL, cases);
     let (code, out, _) = run(&["audit", "--help"]);

@@ -21,9 +21,12 @@
 //! # Scores
 //!
 //! Per canary, the four scores of [`Distinguisher::ALL`] as in [`super::run`], from the same
-//! adversary's view: the residual r_t = B·ḡ_t − K_t with K_t the known part of D's sum. The
-//! other canaries' gradients are not known to the adversary (their S_j are secret) and stay in
-//! r_t; gradient canaries are orthogonal, so they do not disturb each other's Z_t.
+//! adversary's view ([`AuditConfig::view`]): the residual r_t = B·ḡ_t − K_t with K_t the
+//! known part of D's sum — the sum over D's actual batch (the trainer's `batch_sum`, which
+//! holds no canary; [`BatchView::Informed`], the default) or its expectation
+//! ([`BatchView::ExpectedBatch`]). The other canaries' gradients are not known to the
+//! adversary (their S_j are secret) and stay in r_t; gradient canaries are orthogonal, so
+//! they do not disturb each other's Z_t.
 //!
 //! # Citations
 //!
@@ -33,7 +36,8 @@
 use super::canary::{gradient_canaries, least_likely_label, relabel_by_prediction, Canary};
 use super::canary::{CanaryWorkspace, Crafter};
 use super::epsilon::{one_run_epsilon, one_run_guesses, OneRunCounts};
-use super::run::{trainer_config, AdversaryView, AuditConfig, Distinguisher, Tally, WorldScores};
+use super::run::{trainer_config, AdversaryView, AuditConfig, BatchView, Distinguisher};
+use super::run::{Tally, WorldScores};
 use crate::accounting::fil::fisher::dot;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
@@ -73,6 +77,7 @@ pub struct OneRunAudit<'a> {
     clipping: Clipping,
     init: Vec<f64>,
     zero: Vec<f64>,
+    view: BatchView,
 }
 
 impl<'a> OneRunAudit<'a> {
@@ -162,6 +167,7 @@ impl<'a> OneRunAudit<'a> {
             clipping,
             init,
             zero,
+            view: config.view,
         };
         // The trainer must accept the configuration before the run.
         let secrets: Vec<Secret<'_>> = audit
@@ -181,6 +187,11 @@ impl<'a> OneRunAudit<'a> {
     /// The trainer's configuration (learning rate 0 for crafter 5).
     pub fn dpsgd(&self) -> &DpSgdConfig {
         &self.dpsgd
+    }
+
+    /// The scores' view of D's batches.
+    pub fn view(&self) -> BatchView {
+        self.view
     }
 
     /// The sampling rate of each canary and example: B/(n + m), 1 for the full batch.
@@ -225,7 +236,7 @@ impl<'a> OneRunAudit<'a> {
         let b = trainer.normaliser() as f64;
         let s = config.noise_std_of_sum()?;
         let full_batch = config.sampling == Sampling::FullBatch;
-        let mut view = AdversaryView::new(model, &self.data, full_batch);
+        let mut view = AdversaryView::new(model, &self.data, full_batch, self.view);
         let mut ws = model.workspace();
         let mut cws = CanaryWorkspace::new(model);
         let mut params = self.init.clone();

@@ -29,20 +29,31 @@
 //!   the log-likelihood ratio of "Z_t ~ N(0, σ_t²)" against "(1 − q)N(0, σ_t²) + qN(1, σ_t²)".
 //!   For a canary of norm C under hard clipping σ_t = σ and this is the issue's
 //!   Σ_t ln(1 − q + q·exp((2Z_t − 1)/(2σ²))), Z_t = ⟨r_t, c⟩/C². K_t is what the adversary
-//!   knows of D's part: Σ_{i∈D} clip(∇ℓ(θ_t; z_i)) for the full batch (the trainer's
-//!   [`StepInfo::batch_sum`], the same computation), and its expectation
-//!   q·Σ_{i∈D} clip(∇ℓ(θ_t; z_i)) under Poisson sampling, where D's batch is secret. Steps
-//!   with a_t = 0 add nothing. Distinguisher 3 reads the released noisy gradients ḡ_t, the
-//!   output the DP-SGD analysis releases (with ρ > 0 they follow from consecutive models).
+//!   knows of D's part, fixed by the [`BatchView`] of [`AuditConfig::view`]:
+//!   - [`BatchView::Informed`] (the default): Σ_{i∈B_t∩D} clip(∇ℓ(θ_t; z_i)), the sum over
+//!     D's **actual** batch at step t (the trainer's [`StepInfo::batch_sum`], which never
+//!     holds the canary). The threat model of DP-SGD's analysis gives the adversary D and
+//!     D's batches; only the canary's membership is secret, and it is sampled independently
+//!     of D's batch, so the accountant's ε holds against this adversary too.
+//!   - [`BatchView::ExpectedBatch`]: its expectation q·Σ_{i∈D} clip(∇ℓ(θ_t; z_i)), for an
+//!     adversary to whom D's batches are secret too (weaker under Poisson sampling: D's
+//!     sampling variance stays in r_t).
 //!
-//! No score reads which examples were drawn, whether the canary was, or the noise.
+//!   Under the full batch both are D's whole sum. Steps with a_t = 0 add nothing.
+//!   Distinguisher 3 reads the released noisy gradients ḡ_t, the output the DP-SGD analysis
+//!   releases (with ρ > 0 they follow from consecutive models).
+//!
+//! No score reads whether the canary was drawn, or the noise; only the informed view reads
+//! which of D's examples were.
 //!
 //! # Crafter 5 without training
 //!
 //! With the learning rate 0 (crafter 5), θ_t ≡ θ₀: the losses are constant and every clipped
 //! gradient is the same at every step and in every trial. [`Audit`] computes them once —
 //! s_i = ⟨clip(∇ℓ(θ₀; z_i)), c̃⟩ for i ∈ D and a = ‖c̃‖² — and a world is then
-//! Z_t = (Σ_{i∈B_t∩D} s_i − q·Σ_i s_i + a·[canary ∈ B_t] + σS‖c̃‖·ξ_t)/a, ξ_t ~ N(0, 1):
+//! Z_t = (Σ_{i∈B_t∩D} s_i − k_t + a·[canary ∈ B_t] + σS‖c̃‖·ξ_t)/a, ξ_t ~ N(0, 1), with
+//! k_t = Σ_{i∈B_t∩D} s_i (the batch members' projections, informed view: D's part cancels)
+//! or k_t = q·Σ_i s_i (expected-batch view):
 //! the batch is drawn exactly as the trainer draws it (same streams), and ⟨noise, c̃⟩ of the
 //! trainer's N(0, σ²S²I) is drawn as the one Gaussian it is in distribution. The bits differ
 //! from training with ρ = 0 ([`Audit::scores_by_training`], the reference it is tested
@@ -171,6 +182,38 @@ fn term_unchecked(z: f64, q: f64, s: f64) -> f64 {
     }
 }
 
+/// What Distinguisher 3's adversary knows of D's part of each step's gradient sum (module
+/// docs): the sum over D's actual batch, or its expectation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BatchView {
+    /// K_t = Σ_{i∈B_t∩D} clip(∇ℓ(θ_t; z_i)): D's actual batch (never the canary), the
+    /// adversary of DP-SGD's analysis. The default.
+    #[default]
+    Informed,
+    /// K_t = q·Σ_{i∈D} clip(∇ℓ(θ_t; z_i)): D's batches are secret too (the same as
+    /// [`BatchView::Informed`] for the full batch).
+    ExpectedBatch,
+}
+
+impl BatchView {
+    /// `informed` or `expected-batch`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BatchView::Informed => "informed",
+            BatchView::ExpectedBatch => "expected-batch",
+        }
+    }
+
+    /// The view named `name` ([`BatchView::name`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "informed" => Some(BatchView::Informed),
+            "expected-batch" => Some(BatchView::ExpectedBatch),
+            _ => None,
+        }
+    }
+}
+
 /// What the audit fixes before its trials.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AuditConfig {
@@ -184,6 +227,9 @@ pub struct AuditConfig {
     pub pool_index: usize,
     /// The adaptive canary's inner optimisation (crafter 3).
     pub adaptive: AdaptiveConfig,
+    /// What Distinguisher 3 knows of D's part of the sum ([`BatchView::Informed`] by
+    /// default).
+    pub view: BatchView,
 }
 
 /// One trial: the scores of the training without and with the canary.
@@ -245,6 +291,7 @@ pub struct Audit<'a> {
     init: Vec<f64>,
     zero: Vec<f64>,
     frozen: Option<Frozen>,
+    view: BatchView,
 }
 
 impl<'a> Audit<'a> {
@@ -288,6 +335,7 @@ impl<'a> Audit<'a> {
             init,
             zero,
             frozen: None,
+            view: config.view,
         };
         if crafter.freezes_parameters() {
             audit.frozen = Some(audit.precompute()?);
@@ -313,6 +361,11 @@ impl<'a> Audit<'a> {
     /// The trainer's configuration (learning rate 0 for crafter 5; `seed` unused).
     pub fn dpsgd(&self) -> &DpSgdConfig {
         &self.dpsgd
+    }
+
+    /// Distinguisher 3's view of D's batches.
+    pub fn view(&self) -> BatchView {
+        self.view
     }
 
     /// The sampling rate q of every example and of the canary: B/(n + 1), 1 for the full
@@ -412,7 +465,7 @@ impl<'a> Audit<'a> {
         let mut cws = CanaryWorkspace::new(model);
         let mut ws = model.workspace();
         let mut c = alloc::vec![0.0; p];
-        let mut view = AdversaryView::new(model, &self.data, full_batch);
+        let mut view = AdversaryView::new(model, &self.data, full_batch, self.view);
         // A gradient canary's clipped gradient does not depend on θ: computed at step 0 only.
         let constant_canary = matches!(self.canary, Canary::Gradient(_));
         let mut tally = Tally::new(self.canary.loss(model, &params, &mut cws)?);
@@ -458,6 +511,7 @@ impl<'a> Audit<'a> {
         let s = config.noise_std_of_sum()?;
         let a = f.self_projection;
         let full_batch = config.sampling == Sampling::FullBatch;
+        let informed = self.view == BatchView::Informed;
         let mut batch = Vec::new();
         let (mut llr, mut canary_steps) = (0.0, 0u64);
         let sd = s * libm::sqrt(a);
@@ -478,7 +532,14 @@ impl<'a> Audit<'a> {
             canary_steps += u64::from(drawn);
             if a > 0.0 {
                 let mut noise = Rng::for_trial(seed, t.wrapping_mul(2).wrapping_add(1));
-                let mut r = sum - q * f.total + sd * noise.gaussian();
+                // K_t: the batch members' projections (informed; D's part cancels) or
+                // their expectation; the full batch's sum is both.
+                let known = if informed || full_batch {
+                    sum
+                } else {
+                    q * f.total
+                };
+                let mut r = sum - known + sd * noise.gaussian();
                 if drawn {
                     r += a;
                 }
@@ -531,14 +592,16 @@ fn clipped_sum(
 }
 
 /// What the adversary knows of a step (module docs): the released gradient, and K_t, the
-/// known part of the sum — D's clipped sum for the full batch (the trainer's `batch_sum`,
-/// which it would compute itself), q times D's whole clipped sum under Poisson sampling
-/// (computed in [`before_step`](Self::before_step); D's batch is secret and `batch_sum` is
-/// not read).
+/// known part of the sum — D's clipped sum over its actual batch for the full batch and in
+/// the informed view (the trainer's `batch_sum`, which the adversary would compute itself
+/// from D and D's batch), q times D's whole clipped sum in the expected-batch view under
+/// Poisson sampling (computed in [`before_step`](Self::before_step); `batch_sum` is not
+/// read).
 pub(super) struct AdversaryView<'d> {
     model: &'d Sequential,
     data: &'d Dataset,
-    full_batch: bool,
+    /// K_t is the trainer's `batch_sum` (full batch, or the informed view).
+    actual: bool,
     all: Vec<usize>,
     bws: Option<BatchWorkspace>,
     released: Vec<f64>,
@@ -546,13 +609,19 @@ pub(super) struct AdversaryView<'d> {
 }
 
 impl<'d> AdversaryView<'d> {
-    pub(super) fn new(model: &'d Sequential, data: &'d Dataset, full_batch: bool) -> Self {
+    pub(super) fn new(
+        model: &'d Sequential,
+        data: &'d Dataset,
+        full_batch: bool,
+        view: BatchView,
+    ) -> Self {
         let p = model.num_params();
+        let actual = full_batch || view == BatchView::Informed;
         AdversaryView {
             model,
             data,
-            full_batch,
-            all: if full_batch {
+            actual,
+            all: if actual {
                 Vec::new()
             } else {
                 (0..data.len()).collect()
@@ -563,8 +632,8 @@ impl<'d> AdversaryView<'d> {
         }
     }
 
-    /// Under Poisson sampling, K_t = q·Σ_{i∈D} clip(∇ℓ(θ_t; z_i)) at the parameters before
-    /// the step.
+    /// In the expected-batch view under Poisson sampling, K_t = q·Σ_{i∈D} clip(∇ℓ(θ_t; z_i))
+    /// at the parameters before the step (nothing otherwise).
     pub(super) fn before_step(
         &mut self,
         params: &[f64],
@@ -572,7 +641,7 @@ impl<'d> AdversaryView<'d> {
         clipping: Clipping,
         ws: &mut Workspace<f64>,
     ) -> Result<()> {
-        if !self.full_batch {
+        if !self.actual {
             clipped_sum(
                 self.model,
                 params,
@@ -601,7 +670,7 @@ impl<'d> AdversaryView<'d> {
 impl Observer for AdversaryView<'_> {
     fn observe(&mut self, info: &StepInfo<'_>) -> Result<()> {
         self.released.copy_from_slice(info.released);
-        if self.full_batch {
+        if self.actual {
             self.known.copy_from_slice(info.batch_sum);
         }
         Ok(())
