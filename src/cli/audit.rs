@@ -1073,9 +1073,23 @@ fn summarise(
         o.num("epsilon_empirical_max", max);
         let claimed = c.claim.epsilon(upper);
         let refuting = rows.iter().filter(|r| r.e.epsilon > claimed).count();
+        // A GDP estimate is no lower bound: it refutes nothing at any confidence, so the
+        // verdicts are null (an explicit claim is refused with gdp before any work).
+        let gdp = c.estimator == Estimator::Gdp;
+        let verdict = |refuted: bool| {
+            if gdp {
+                Value::Null
+            } else {
+                Value::Bool(refuted)
+            }
+        };
         o.num("epsilon_claimed", claimed)
-            .put("claim_refuted", Value::Bool(refuting > 0))
-            .num("claim_error", claim_error(c.alpha, rows.len()));
+            .put("claim_refuted", verdict(refuting > 0));
+        if gdp {
+            o.put("claim_error", Value::Null);
+        } else {
+            o.num("claim_error", claim_error(c.alpha, rows.len()));
+        }
         let arr: Vec<Object> = rows
             .iter()
             .map(|r| {
@@ -1101,7 +1115,7 @@ fn summarise(
                     .num("fnr_upper", e.fnr_upper)
                     .num("canary_steps_mean", r.canary_steps_mean)
                     .put("above_pld", Value::Bool(e.epsilon > upper))
-                    .put("refutes_claim", Value::Bool(e.epsilon > claimed));
+                    .put("refutes_claim", verdict(e.epsilon > claimed));
                 ro
             })
             .collect();

@@ -148,6 +148,10 @@ fn audit_json_has_its_keys_and_its_rows_stay_below_the_pld_epsilon_smoke() {
     // K = 2(N₀ + N₁ − 1) candidate rules over all 20 + 20 trials.
     assert_eq!(number(&o, "candidates"), 78.0);
     assert!(matches!(o.get("gdp_mu"), Some(Value::Num(_))));
+    // A GDP estimate is no lower bound: it refutes no claim, at any confidence.
+    for key in ["claim_refuted", "claim_error", "refutes_claim"] {
+        assert_eq!(o.get(key), Some(&Value::Null), "{key}: {o:?}");
+    }
     let e = number(&o, "epsilon_empirical");
     assert!(e <= number(&o, "epsilon_pld"), "{o:?}");
     // σ = 0.5, T = 3, full batch: μ = √3/0.5 ≈ 3.5 separates 20 + 20 trials well, so the
