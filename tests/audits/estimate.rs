@@ -340,6 +340,10 @@ fn bad_estimate_input_exits_2_naming_the_line_or_the_flag() {
     );
     check(&all_cal, &[], "calibration rows");
     check("/nonexistent/x.csv", &[], "--scores");
+    if Path::new("/dev/zero").exists() {
+        // The cap is checked while reading: /dev/zero stops after 256 MiB + 1 byte.
+        check("/dev/zero", &[], "cap of 256 MiB");
+    }
     // The flags.
     check(&good, &["--calibration", "2"], "--calibration = 2");
     check(
