@@ -18,10 +18,10 @@ use super::shard::{check_size, run_groups, ShardedRun};
 use super::svg;
 use crate::accounting::{pld, rdp};
 use crate::attacks::audit::canary::{AdaptiveConfig, Crafter, GradientShape};
-use crate::attacks::audit::epsilon::{
-    bonferroni_candidates, epsilon_from_counts, gdp_from_counts, Counts, Direction, Threshold,
+use crate::attacks::audit::epsilon::{bonferroni_candidates, Direction, Threshold};
+use crate::attacks::audit::evaluate::{
+    empirical_epsilon, empirical_epsilon_max, Empirical, Estimator, ThresholdRule,
 };
-use crate::attacks::audit::evaluate::{empirical_epsilon, Empirical, Estimator, ThresholdRule};
 use crate::attacks::audit::run::{Audit, AuditConfig, AuditOutcome, BatchView, Distinguisher};
 use std::format;
 use std::string::String;
@@ -1012,27 +1012,21 @@ fn evaluate(c: &AuditRun, outcomes: &[Vec<AuditOutcome>]) -> Result<Vec<Row>, Fa
 /// The largest empirical ε the trials can give: every trial the estimate reads classified
 /// correctly, at the rule's level per rate.
 fn ceiling(c: &AuditRun) -> Result<f64, Failure> {
-    let (n, alpha) = match c.rule {
-        ThresholdRule::HeldOut { calibration } => (c.trials - calibration, c.alpha),
-        ThresholdRule::Fixed(_) => (c.trials, c.alpha),
-        ThresholdRule::Bonferroni => (
-            c.trials,
-            c.alpha / bonferroni_candidates(c.trials, c.trials) as f64,
-        ),
+    let n = match c.rule {
+        ThresholdRule::HeldOut { calibration } => c.trials - calibration,
+        ThresholdRule::Fixed(_) | ThresholdRule::Bonferroni => c.trials,
     };
-    let perfect = Counts {
-        negatives: n,
-        false_positives: 0,
-        positives: n,
-        false_negatives: 0,
-    };
-    Ok(match c.estimator {
-        Estimator::ClopperPearson => epsilon_from_counts(perfect, alpha, c.run.delta)?.epsilon,
-        Estimator::Gdp => gdp_from_counts(perfect, alpha, c.run.delta)?.epsilon,
-    })
+    Ok(empirical_epsilon_max(
+        c.estimator,
+        c.rule,
+        n,
+        n,
+        c.alpha,
+        c.run.delta,
+    )?)
 }
 
-fn threshold_text(t: Threshold) -> String {
+pub(super) fn threshold_text(t: Threshold) -> String {
     let side = match t.direction {
         Direction::AtLeast => "≥",
         Direction::Below => "<",
@@ -1040,7 +1034,7 @@ fn threshold_text(t: Threshold) -> String {
     format!("{side} {}", sig(t.tau, 4, Side::Nearest))
 }
 
-fn direction_name(d: Direction) -> &'static str {
+pub(super) fn direction_name(d: Direction) -> &'static str {
     match d {
         Direction::AtLeast => "at-least",
         Direction::Below => "below",

@@ -26,6 +26,7 @@ mod audit;
 mod audit_one_run;
 mod commands;
 mod epsilon_fixed;
+mod estimate;
 mod fil_logreg;
 mod fingerprint;
 pub mod format;
@@ -94,6 +95,8 @@ commands:
              gradient-matching and prior-aware (Hayes et al. 2023)
   audit      a privacy audit (Nasr et al. 2021): crafted canaries, distinguishers, the empirical
              ε as a lower bound beside the accountant's ε by RDP and PLD
+  estimate   the audit's estimators on scores (or one-run guesses) from any implementation,
+             read from a CSV file
   merge      reassemble the shard files of an 'attack prior-aware', 'audit' or 'report'
              --shard K/M run into the whole run's result
   report     all of the above for one DP-SGD run, as one self-contained HTML page: ε, ReRo γ
@@ -122,12 +125,13 @@ pub fn run(args: &[String]) -> Outcome {
         "fil-logreg" => fil_logreg::fil_logreg(&rest),
         "attack" => attack::attack(&rest),
         "audit" => audit::audit(&rest),
+        "estimate" => estimate::estimate(&rest),
         "merge" => merge::merge(&rest),
         "report" => report::report(&rest),
         other => {
             let shown: String = other.chars().filter(|c| !c.is_control()).take(40).collect();
             return Outcome::usage(&format!(
-                "unknown command '{shown}' (commands: bound, rdp, epsilon, rero, fano, calibrate, train, fil-logreg, attack, audit, merge, report)"
+                "unknown command '{shown}' (commands: bound, rdp, epsilon, rero, fano, calibrate, train, fil-logreg, attack, audit, estimate, merge, report)"
             ));
         }
     };

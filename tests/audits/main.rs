@@ -13,5 +13,6 @@ mod common;
 
 mod cli;
 mod epsilon;
+mod estimate;
 mod one_run;
 mod run;

@@ -12,8 +12,8 @@
 //! Nasr et al. 2021, §III-C, Eqs. 4–5; Nasr et al. 2023 (GDP); `../shared/DESIGN.md`, "Audits".
 
 use super::epsilon::{
-    epsilon_at_threshold, epsilon_bonferroni, epsilon_held_out, gdp_epsilon, gdp_from_counts,
-    Counts, Scores, Threshold,
+    bonferroni_candidates, epsilon_at_threshold, epsilon_bonferroni, epsilon_from_counts,
+    epsilon_held_out, gdp_epsilon, gdp_from_counts, Counts, Scores, Threshold,
 };
 use super::run::{AuditOutcome, Distinguisher};
 use crate::error::{Error, Result};
@@ -155,19 +155,87 @@ pub fn empirical_epsilon(
         });
     }
     let k = distinguisher.index();
-    let split = |pred: &dyn Fn(&AuditOutcome) -> bool| -> (Vec<f64>, Vec<f64>) {
-        let chosen = sorted.iter().filter(|o| pred(o));
-        let without = chosen
-            .clone()
-            .map(|o| o.without.get(k).copied().unwrap_or(f64::NAN));
-        let with = chosen.map(|o| o.with.get(k).copied().unwrap_or(f64::NAN));
-        (without.collect(), with.collect())
-    };
-    let (all0, all1) = split(&|_| true);
-    let all = Scores {
-        without: &all0,
-        with: &all1,
-    };
+    let without: Vec<f64> = sorted
+        .iter()
+        .map(|o| o.without.get(k).copied().unwrap_or(f64::NAN))
+        .collect();
+    let with: Vec<f64> = sorted
+        .iter()
+        .map(|o| o.with.get(k).copied().unwrap_or(f64::NAN))
+        .collect();
+    let mut calibrating = 0;
+    if let ThresholdRule::HeldOut { calibration } = rule {
+        calibrating = sorted.iter().filter(|o| o.trial < calibration).count();
+        if calibrating == 0 || calibrating == sorted.len() {
+            return Err(Error::InvalidCount {
+                name: "calibration",
+                value: calibration,
+                expected: "a trial index that leaves calibration trials below it and evaluation trials from it",
+            });
+        }
+    }
+    empirical_epsilon_of_scores(
+        Scores {
+            without: &without,
+            with: &with,
+        },
+        [calibrating, calibrating],
+        estimator,
+        rule,
+        alpha,
+        delta,
+    )
+}
+
+/// The empirical ε of the scores of the two worlds, as [`empirical_epsilon`] computes it
+/// from audit trials: the front door for scores from any implementation (the command line's
+/// `estimate`). `scores.without` are the trials without the canary (world 0, "out"),
+/// `scores.with` those with it (world 1, "in"), each in trial order; higher means "in".
+///
+/// With [`ThresholdRule::HeldOut`], the first `calibrating[0]` scores of `without` and the
+/// first `calibrating[1]` of `with` calibrate the threshold and the rest give the counts
+/// (for audit trials 0, 1, …: `calibrating` = [N, N] with N = `calibration`); the rule's
+/// `calibration` is reported as given. The other rules ignore `calibrating` and read every
+/// score.
+///
+/// # Formula
+///
+/// As [`empirical_epsilon`]: [`epsilon_at_threshold`], [`epsilon_held_out`] or
+/// [`epsilon_bonferroni`] for Clopper–Pearson, [`gdp_from_counts`] at the fixed or held-out
+/// threshold or [`gdp_epsilon`] (Bonferroni) for GDP.
+///
+/// # Citations
+///
+/// Nasr et al. 2021, Eqs. 4–5; Nasr et al. 2023.
+///
+/// # Errors
+///
+/// [`Error::InvalidCount`] `calibration` if, with a held-out rule, a world has no
+/// calibration or no evaluation score; the estimators' errors (no scores in a world,
+/// scores not finite, `alpha`, `delta`; δ > 0 for GDP).
+///
+/// # Examples
+///
+/// ```
+/// use reconbound::attacks::audit::epsilon::Scores;
+/// use reconbound::attacks::audit::evaluate::{empirical_epsilon_of_scores, Estimator, ThresholdRule};
+/// let without: Vec<f64> = (0..200).map(|k| -1.0 - k as f64).collect();
+/// let with: Vec<f64> = (0..150).map(|k| 1.0 + k as f64).collect();
+/// let e = empirical_epsilon_of_scores(Scores { without: &without, with: &with }, [50, 40],
+///     Estimator::ClopperPearson, ThresholdRule::HeldOut { calibration: 50 }, 0.05, 1e-5)?;
+/// assert_eq!((e.counts.negatives, e.counts.positives), (150, 110));
+/// assert_eq!((e.counts.false_positives, e.counts.false_negatives), (0, 0));
+/// # Ok::<(), reconbound::Error>(())
+/// ```
+pub fn empirical_epsilon_of_scores(
+    scores: Scores<'_>,
+    calibrating: [usize; 2],
+    estimator: Estimator,
+    rule: ThresholdRule,
+    alpha: f64,
+    delta: f64,
+) -> Result<Empirical> {
+    let all = scores;
     let (cp, threshold, candidates) = match rule {
         ThresholdRule::Fixed(t) => {
             let e = epsilon_at_threshold(all, t, alpha, delta)?;
@@ -194,23 +262,19 @@ pub fn empirical_epsilon(
             (e.estimate, e.threshold, e.candidates)
         }
         ThresholdRule::HeldOut { calibration } => {
-            let (c0, c1) = split(&|o| o.trial < calibration);
-            let (e0, e1) = split(&|o| o.trial >= calibration);
-            if c0.is_empty() || e0.is_empty() {
-                return Err(Error::InvalidCount {
-                    name: "calibration",
-                    value: calibration,
-                    expected: "a trial index that leaves calibration trials below it and evaluation trials from it",
-                });
-            }
+            let [n0, n1] = calibrating;
+            let (Some((c0, e0)), Some((c1, e1))) = (parts(all.without, n0), parts(all.with, n1))
+            else {
+                return Err(held_out_error(calibration));
+            };
             let e = epsilon_held_out(
                 Scores {
-                    without: &c0,
-                    with: &c1,
+                    without: c0,
+                    with: c1,
                 },
                 Scores {
-                    without: &e0,
-                    with: &e1,
+                    without: e0,
+                    with: e1,
                 },
                 alpha,
                 delta,
@@ -249,4 +313,53 @@ pub fn empirical_epsilon(
             })
         }
     }
+}
+
+/// `x` split after its first `n` entries, if both parts are non-empty.
+fn parts(x: &[f64], n: usize) -> Option<(&[f64], &[f64])> {
+    let c = x.get(..n).filter(|c| !c.is_empty());
+    let e = x.get(n..).filter(|e| !e.is_empty());
+    c.zip(e)
+}
+
+fn held_out_error(calibration: u64) -> Error {
+    Error::InvalidCount {
+        name: "calibration",
+        value: calibration,
+        expected: "a split that leaves calibration and evaluation scores in both worlds",
+    }
+}
+
+/// The largest empirical ε that `negatives` + `positives` scored trials can give: every one
+/// classified correctly, at the level per rate of `rule`: α/2, or α/(2K) for
+/// [`ThresholdRule::Bonferroni`] with K = [`bonferroni_candidates`]`(negatives, positives)`
+/// (a Bonferroni search reads every trial). Give the trials the estimate reads: for a
+/// held-out rule, the evaluation trials only. What `audit` and `estimate` print as "the most
+/// the trials could show".
+///
+/// # Errors
+///
+/// The estimators' errors (`alpha`, `delta`; no trials).
+pub fn empirical_epsilon_max(
+    estimator: Estimator,
+    rule: ThresholdRule,
+    negatives: u64,
+    positives: u64,
+    alpha: f64,
+    delta: f64,
+) -> Result<f64> {
+    let alpha = match rule {
+        ThresholdRule::Bonferroni => alpha / bonferroni_candidates(negatives, positives) as f64,
+        _ => alpha,
+    };
+    let perfect = Counts {
+        negatives,
+        false_positives: 0,
+        positives,
+        false_negatives: 0,
+    };
+    Ok(match estimator {
+        Estimator::ClopperPearson => epsilon_from_counts(perfect, alpha, delta)?.epsilon,
+        Estimator::Gdp => gdp_from_counts(perfect, alpha, delta)?.epsilon,
+    })
 }
