@@ -61,6 +61,9 @@ pub enum Error {
         /// The offending intermediate value.
         value: f64,
     },
+    /// A run of trials was interrupted between two trials at its caller's request
+    /// ([`crate::attacks::trial::with_interrupt`], std only): no result is returned.
+    Interrupted,
 }
 
 /// A real number as a person reads it in a message: plain decimals for magnitudes in
@@ -113,6 +116,7 @@ impl fmt::Display for Error {
             Error::Numerical { what, value } => {
                 write!(f, "numerical failure: {what} (value {})", Shown(value))
             }
+            Error::Interrupted => write!(f, "interrupted between trials"),
         }
     }
 }

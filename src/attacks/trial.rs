@@ -147,6 +147,50 @@ pub fn success_rate(successes: u64, trials: u64, confidence: f64) -> Result<Succ
     })
 }
 
+#[cfg(feature = "std")]
+std::thread_local! {
+    /// The interruption flag of the runs started on this thread ([`with_interrupt`]).
+    static INTERRUPT: core::cell::RefCell<Option<std::sync::Arc<core::sync::atomic::AtomicBool>>> =
+        const { core::cell::RefCell::new(None) };
+}
+
+/// Runs `f` on this thread with `flag` as the interruption flag of every [`run_trials`] it
+/// starts (also through the command line's `cli::run`): once `flag` is set (from any thread —
+/// a Ctrl-C handler, the Python package on `KeyboardInterrupt`), each worker stops before its
+/// next trial and the run returns [`Error::Interrupted`]; trials already running finish, so a
+/// run stops within about one trial's time. The flag only stops runs; it never changes a
+/// result that is returned. The previous flag of this thread is restored when `f` returns.
+///
+/// # Examples
+///
+/// ```
+/// use reconbound::attacks::trial::{run_trials, with_interrupt};
+/// use reconbound::Error;
+/// use std::sync::{atomic::{AtomicBool, Ordering}, Arc};
+/// let flag = Arc::new(AtomicBool::new(false));
+/// let seen = flag.clone();
+/// let r = with_interrupt(flag.clone(), || {
+///     run_trials(&[0, 1, 2, 3], 1, |i| { if i == 1 { seen.store(true, Ordering::Relaxed) } Ok(i) }, &|_| {})
+/// });
+/// assert_eq!(r, Err(Error::Interrupted));
+/// # Ok::<(), reconbound::Error>(())
+/// ```
+#[cfg(feature = "std")]
+pub fn with_interrupt<R>(
+    flag: std::sync::Arc<core::sync::atomic::AtomicBool>,
+    f: impl FnOnce() -> R,
+) -> R {
+    struct Restore(Option<std::sync::Arc<core::sync::atomic::AtomicBool>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            INTERRUPT.with(|c| *c.borrow_mut() = previous);
+        }
+    }
+    let _restore = Restore(INTERRUPT.with(|c| c.borrow_mut().replace(flag)));
+    f()
+}
+
 /// Runs `trial(i)` for every index in `indices` on up to `threads` threads and returns the
 /// outcomes in the order of `indices`. Thread j runs the indices at positions j, j + threads,
 /// …; since each trial is a pure function of its index, the result is the same bits for every
@@ -156,7 +200,8 @@ pub fn success_rate(successes: u64, trials: u64, confidence: f64) -> Result<Succ
 /// # Errors
 ///
 /// [`Error::InvalidCount`] `threads` if 0; otherwise the error of the failed trial with the
-/// smallest position in `indices` (the same error whatever the thread count).
+/// smallest position in `indices` (the same error whatever the thread count);
+/// [`Error::Interrupted`] if the interruption flag of [`with_interrupt`] was set.
 ///
 /// # Examples
 ///
@@ -195,6 +240,8 @@ where
     // cannot be reported, an earlier one still runs).
     let failed_at = AtomicUsize::new(usize::MAX);
     let stop = AtomicBool::new(false);
+    let interrupt = INTERRUPT.with(|c| c.borrow().clone());
+    let interrupted = || interrupt.as_ref().is_some_and(|f| f.load(Ordering::SeqCst));
     let work = |j: usize| -> Vec<(usize, Result<T>)> {
         let mut out = Vec::new();
         for pos in (j..indices.len()).step_by(threads) {
@@ -202,7 +249,11 @@ where
                 break;
             }
             let Some(&i) = indices.get(pos) else { break };
-            let r = trial(i);
+            let r = if interrupted() {
+                Err(Error::Interrupted)
+            } else {
+                trial(i)
+            };
             if r.is_err() {
                 failed_at.fetch_min(pos, Ordering::Relaxed);
                 stop.store(true, Ordering::Relaxed);
@@ -245,6 +296,10 @@ where
                 *slot = Some(r);
             }
         }
+    }
+    if interrupted() {
+        // Whichever position saw it first: an interrupted run returns no outcomes.
+        return Err(Error::Interrupted);
     }
     let mut out = Vec::with_capacity(indices.len());
     for slot in slots {
@@ -292,6 +347,40 @@ mod tests {
             Some("shard_index")
         );
         assert!(Shard::new(2, 3).unwrap().contains(5));
+    }
+
+    #[test]
+    #[cfg(feature = "std")]
+    fn an_interrupted_run_stops_before_its_next_trials_and_an_unset_flag_changes_nothing() {
+        use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        use std::sync::Arc;
+        let indices: Vec<u64> = (0..1000).collect();
+        let f = |i: u64| Ok(Rng::for_trial(3, i).gaussian().to_bits());
+        let plain = run_trials(&indices, 2, f, &|_| {}).unwrap();
+        let unset = Arc::new(AtomicBool::new(false));
+        assert_eq!(
+            with_interrupt(unset, || run_trials(&indices, 2, f, &|_| {})).unwrap(),
+            plain
+        );
+        for threads in [1, 2, 4] {
+            let flag = Arc::new(AtomicBool::new(false));
+            let ran = AtomicUsize::new(0);
+            // The 10th trial to start (on whichever thread) sets the flag.
+            let g = |i: u64| {
+                if ran.fetch_add(1, Ordering::SeqCst) + 1 == 10 {
+                    flag.store(true, Ordering::SeqCst);
+                }
+                Ok(i)
+            };
+            let r = with_interrupt(flag.clone(), || run_trials(&indices, threads, g, &|_| {}));
+            assert_eq!(r, Err(Error::Interrupted));
+            // No worker starts a trial once it sees the flag: besides the 10, each of the
+            // other workers can at most be entering the trial it had checked the flag for.
+            let n = ran.load(Ordering::SeqCst);
+            assert!(n <= 10 + (threads - 1), "{threads} threads ran {n} trials");
+        }
+        // The flag is this thread's for the call only: afterwards runs are not interrupted.
+        assert_eq!(run_trials(&indices, 2, f, &|_| {}).unwrap(), plain);
     }
 
     #[test]
