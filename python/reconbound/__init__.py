@@ -22,16 +22,21 @@ that could not be written) raises :class:`UncertifiableError`, a ``RuntimeError`
 the CLI's one-line message, with each flag it names followed by its keyword, e.g.
 ``--noise-multiplier (noise_multiplier) = -1 is out of range: must be finite and > 0``.
 
-The GIL is released while a command runs, so other Python threads keep running; a long
-command (``attack_*``, ``audit``, ``report``) cannot be interrupted with Ctrl-C, which takes
-effect when it returns (the library has no cancellation hook).
+The GIL is released while a command runs, so other Python threads keep running. Ctrl-C
+(``KeyboardInterrupt``) stops a long command (``attack_*``, ``audit``, ``report``) between
+two trials: the run's trial loops stop before their next trial, its output is discarded, and
+the ``KeyboardInterrupt`` is raised (within about one trial's time). Work outside trial loops
+(one accountant call, the report's FIL run) finishes before the interrupt takes effect.
 """
 
 from __future__ import annotations
 
 import json as _json
+import math as _math
 import numbers as _numbers
+import os as _os
 import re as _re
+import tempfile as _tempfile
 from typing import Any, Dict, Iterable, Tuple
 
 from . import _native
@@ -54,6 +59,9 @@ __all__ = [
     "attack_glm",
     "audit",
     "report",
+    "estimate",
+    "empirical_epsilon",
+    "one_run_epsilon",
 ]
 
 
@@ -193,3 +201,107 @@ attack_prior_aware = _command("attack_prior_aware", "attack prior-aware")
 attack_glm = _command("attack_glm", "attack glm")
 audit = _command("audit", "audit")
 report = _command("report", "report")
+estimate = _command("estimate", "estimate")
+
+
+def _finite(name: str, values: Any) -> list:
+    out = []
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, _numbers.Real):
+            raise TypeError(f"{name}[{i}] = {v!r} is not a real number")
+        x = float(v)
+        if not _math.isfinite(x):
+            raise UsageError(f"{name}[{i}] = {x!r} is not finite")
+        out.append(x)
+    return out
+
+
+def _with_csv(header: str, rows: Iterable[str], argv: list) -> Dict[str, Any]:
+    fd, path = _tempfile.mkstemp(prefix="reconbound-", suffix=".csv")
+    try:
+        with _os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(header + "\n")
+            for row in rows:
+                f.write(row + "\n")
+        return _checked([a if a != "{file}" else path for a in argv])
+    finally:
+        _os.unlink(path)
+
+
+def empirical_epsilon(
+    scores_out: Iterable[float],
+    scores_in: Iterable[float],
+    *,
+    delta: float,
+    estimator: str = "cp",
+    threshold: Any = "held-out",
+    calibration: Any = None,
+    alpha: float = 0.05,
+    split_out: Any = None,
+    split_in: Any = None,
+) -> Dict[str, Any]:
+    """The empirical epsilon of an audit from its per-trial scores: ``scores_out`` of the
+    trainings without the canary (world 0), ``scores_in`` of those with it (world 1), each in
+    trial order, higher meaning "in" (lists, tuples or numpy arrays of real numbers).
+
+    Runs ``reconbound estimate --scores FILE --json`` on a temporary CSV of these scores and
+    returns its dict: the same numbers ``reconbound audit`` gives for the same scores.
+    ``estimator`` is ``"cp"`` (Clopper-Pearson lower bound with delta, at confidence
+    1 - alpha) or ``"gdp"`` (an estimate, no bound); ``threshold`` is ``"held-out"``
+    (calibrated on the first ``calibration`` scores of each world, default half the smaller
+    world, or on the trials marked ``"calibration"`` in ``split_out`` / ``split_in``),
+    ``"bonferroni"`` or a number fixed in advance.
+    Raises UsageError (a ValueError) for invalid input, TypeError for non-numbers.
+    """
+    out = _finite("scores_out", scores_out)
+    inn = _finite("scores_in", scores_in)
+    splits = (split_out, split_in)
+    if (split_out is None) != (split_in is None):
+        raise UsageError("give both split_out and split_in, or neither")
+    if split_out is not None:
+        so, si = [list(str(v) for v in s) for s in splits]
+        if len(so) != len(out) or len(si) != len(inn):
+            raise UsageError("split_out / split_in must have one entry per score")
+        header = "world,score,split"
+        rows = [f"0,{x!r},{s}" for x, s in zip(out, so)] + [
+            f"1,{x!r},{s}" for x, s in zip(inn, si)
+        ]
+    else:
+        header = "world,score"
+        rows = [f"0,{x!r}" for x in out] + [f"1,{x!r}" for x in inn]
+    argv = ["estimate", "--scores", "{file}"] + to_args(
+        delta=delta,
+        estimator=estimator,
+        threshold=threshold,
+        calibration=calibration,
+        alpha=alpha,
+    )
+    return _with_csv(header, rows, argv + ["--json"])
+
+
+def one_run_epsilon(
+    guesses: Iterable[int],
+    truths: Iterable[int],
+    *,
+    delta: float,
+    alpha: float = 0.05,
+) -> Dict[str, Any]:
+    """The one-run audit's epsilon (Steinke, Nasr, Jagielski 2023) from an adversary's
+    guesses fixed in advance (+1 "in", -1 "out", 0 abstain) and the truths (1 in, 0 out), one
+    per canary: runs ``reconbound estimate --guesses FILE --json`` and returns its dict.
+    Raises UsageError (a ValueError) for invalid input."""
+    g = list(guesses)
+    t = list(truths)
+    if len(g) != len(t):
+        raise UsageError(f"guesses ({len(g)}) and truths ({len(t)}) differ in length")
+    def integer(name: str, i: int, v: Any) -> str:
+        if isinstance(v, bool) or not isinstance(v, _numbers.Integral):
+            raise TypeError(f"{name}[{i}] = {v!r} is not an integer")
+        return str(int(v))
+
+    rows = [
+        f"{integer('guesses', i, a)},{integer('truths', i, b)}"
+        for i, (a, b) in enumerate(zip(g, t))
+    ]
+    argv = ["estimate", "--guesses", "{file}"] + to_args(delta=delta, alpha=alpha)
+    return _with_csv("guess,truth", rows, argv + ["--json"])
