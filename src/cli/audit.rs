@@ -1034,6 +1034,26 @@ pub(super) fn threshold_text(t: Threshold) -> String {
     format!("{side} {}", sig(t.tau, 4, Side::Nearest))
 }
 
+/// The keys of one empirical ε (an `audit` row, the `estimate` object), in this order:
+/// `epsilon_empirical`, `gdp_mu`, `threshold`, `threshold_direction`, `candidates`,
+/// `negatives`, `false_positives`, `positives`, `false_negatives`, `fpr_upper`, `fnr_upper`.
+pub(super) fn empirical_json<'o>(o: &'o mut Object, e: &Empirical) -> &'o mut Object {
+    o.num("epsilon_empirical", e.epsilon);
+    match e.mu {
+        Some(mu) => o.num("gdp_mu", mu),
+        None => o.put("gdp_mu", Value::Null),
+    };
+    o.num("threshold", e.threshold.tau)
+        .str("threshold_direction", direction_name(e.threshold.direction))
+        .int("candidates", e.candidates)
+        .int("negatives", e.counts.negatives)
+        .int("false_positives", e.counts.false_positives)
+        .int("positives", e.counts.positives)
+        .int("false_negatives", e.counts.false_negatives)
+        .num("fpr_upper", e.fpr_upper)
+        .num("fnr_upper", e.fnr_upper)
+}
+
 pub(super) fn direction_name(d: Direction) -> &'static str {
     match d {
         Direction::AtLeast => "at-least",
@@ -1092,21 +1112,8 @@ fn summarise(
                 ro.str("crafter", &r.crafter.name())
                     .int("crafter_number", u64::from(r.crafter.number()))
                     .str("distinguisher", r.distinguisher.name())
-                    .int("distinguisher_number", u64::from(r.distinguisher.number()))
-                    .num("epsilon_empirical", e.epsilon);
-                match e.mu {
-                    Some(mu) => ro.num("gdp_mu", mu),
-                    None => ro.put("gdp_mu", Value::Null),
-                };
-                ro.num("threshold", e.threshold.tau)
-                    .str("threshold_direction", direction_name(e.threshold.direction))
-                    .int("candidates", e.candidates)
-                    .int("negatives", e.counts.negatives)
-                    .int("false_positives", e.counts.false_positives)
-                    .int("positives", e.counts.positives)
-                    .int("false_negatives", e.counts.false_negatives)
-                    .num("fpr_upper", e.fpr_upper)
-                    .num("fnr_upper", e.fnr_upper)
+                    .int("distinguisher_number", u64::from(r.distinguisher.number()));
+                empirical_json(&mut ro, e)
                     .num("canary_steps_mean", r.canary_steps_mean)
                     .put("above_pld", Value::Bool(e.epsilon > upper))
                     .put("refutes_claim", verdict(e.epsilon > claimed));

@@ -4,7 +4,7 @@
 //! takes) or the one-run ε of guesses and truths ([`one_run_epsilon`]).
 
 use super::args::{parse, switch, value as v, Flags, UsageError};
-use super::audit::{direction_name, threshold_text};
+use super::audit::{empirical_json, threshold_text};
 use super::commands::{shown, Failure};
 use super::format::{sig, Side};
 use super::input::read_text_bounded;
@@ -454,22 +454,8 @@ pub(crate) fn estimate(args: &[String]) -> Out {
             .num("confidence", 1.0 - alpha)
             .num("delta", delta)
             .int("trials_out", n0 as u64)
-            .int("trials_in", n1 as u64)
-            .num("epsilon_empirical", e.epsilon);
-        match e.mu {
-            Some(mu) => o.num("gdp_mu", mu),
-            None => o.put("gdp_mu", Value::Null),
-        };
-        o.num("threshold", e.threshold.tau)
-            .str("threshold_direction", direction_name(e.threshold.direction))
-            .int("candidates", e.candidates)
-            .int("negatives", e.counts.negatives)
-            .int("false_positives", e.counts.false_positives)
-            .int("positives", e.counts.positives)
-            .int("false_negatives", e.counts.false_negatives)
-            .num("fpr_upper", e.fpr_upper)
-            .num("fnr_upper", e.fnr_upper)
-            .num("epsilon_empirical_max", max);
+            .int("trials_in", n1 as u64);
+        empirical_json(&mut o, &e).num("epsilon_empirical_max", max);
         let mut text = o.render();
         text.push('\n');
         return Ok(text);
