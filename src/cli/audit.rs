@@ -429,6 +429,27 @@ impl Claim {
     }
 }
 
+/// The claim's verdict keys of an audit's JSON: `epsilon_claimed`, `claim_refuted` (some of
+/// the `rows` rows' lower bounds above `claimed`) and `claim_error` ([`claim_error`]); the
+/// last two `null` for an estimate that is no lower bound (GDP), which refutes nothing.
+pub(super) fn write_claim_verdict(
+    o: &mut Object,
+    claimed: f64,
+    refuting: usize,
+    rows: usize,
+    alpha: f64,
+    estimate: bool,
+) {
+    o.num("epsilon_claimed", claimed);
+    if estimate {
+        o.put("claim_refuted", Value::Null)
+            .put("claim_error", Value::Null);
+    } else {
+        o.put("claim_refuted", Value::Bool(refuting > 0))
+            .num("claim_error", claim_error(alpha, rows));
+    }
+}
+
 /// The probability that a refutation by any of `rows` rows, each a lower bound at level α,
 /// is wrong: at most rows·α (the union bound), capped at 1.
 pub(super) fn claim_error(alpha: f64, rows: usize) -> f64 {
@@ -1097,13 +1118,7 @@ fn summarise(
                 Value::Bool(refuted)
             }
         };
-        o.num("epsilon_claimed", claimed)
-            .put("claim_refuted", verdict(refuting > 0));
-        if gdp {
-            o.put("claim_error", Value::Null);
-        } else {
-            o.num("claim_error", claim_error(c.alpha, rows.len()));
-        }
+        write_claim_verdict(&mut o, claimed, refuting, rows.len(), c.alpha, gdp);
         let arr: Vec<Object> = rows
             .iter()
             .map(|r| {

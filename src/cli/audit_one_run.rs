@@ -5,7 +5,7 @@
 
 use super::args::Flags;
 use super::attack::{defaults as run_defaults, load_pool, parse_run_flags, RunDefaults};
-use super::audit::{accountant_at, claim_error, parse_claim, parse_crafters, parse_view};
+use super::audit::{accountant_at, parse_claim, parse_crafters, parse_view, write_claim_verdict};
 use super::audit::{view_line, Claim, Pairing, Theory};
 use super::commands::{shown, Failure};
 use super::format::{sig, Side};
@@ -350,9 +350,7 @@ fn json(h: &Header, theory: &Theory, rows: &[Row]) -> String {
     let upper = theory.upper();
     let claimed = h.claim.epsilon(upper);
     let refuting = rows.iter().filter(|(_, _, e)| e.epsilon > claimed).count();
-    o.num("epsilon_claimed", claimed)
-        .put("claim_refuted", Value::Bool(refuting > 0))
-        .num("claim_error", claim_error(h.alpha, rows.len()));
+    write_claim_verdict(&mut o, claimed, refuting, rows.len(), h.alpha, false);
     let list: Vec<Value> = rows
         .iter()
         .map(|(c, d, e)| {

@@ -5,7 +5,7 @@ use super::common::{
     args_with, assert_merge_refusals, assert_refused, assert_sharded_run_refusals, merge_args,
     run_cli as run, run_cli_strings as run_s, run_with_csv_and_plot, temp_dir, write_in,
 };
-use reconbound::cli::json::{parse, Object, Value};
+use reconbound::cli::json::{Object, Value};
 
 /// A small, fast audit of every crafter with the paired distinguishers.
 const SMALL: [&str; 9] = [
@@ -35,20 +35,7 @@ fn json_run(extra: &[&str]) -> Object {
     object(&out)
 }
 
-fn object(text: &str) -> Object {
-    match parse(text.trim()) {
-        Ok(Value::Obj(o)) => o,
-        other => panic!("not a JSON object: {other:?} in {text}"),
-    }
-}
-
-fn number(o: &Object, key: &str) -> f64 {
-    match o.get(key) {
-        Some(Value::Num(x)) => *x,
-        Some(Value::Int(n)) => *n as f64,
-        other => panic!("{key}: {other:?}"),
-    }
-}
+use super::common::{json_number as number, json_object as object};
 
 fn rows(o: &Object) -> Vec<Object> {
     match o.get("rows") {

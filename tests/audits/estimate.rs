@@ -3,23 +3,10 @@
 //! values, and refuse malformed input with exit 2 naming the line or the flag.
 
 use super::common::{run_cli_strings as run_s, temp_dir, write_in};
-use reconbound::cli::json::{parse, Object, Value};
+use reconbound::cli::json::{Object, Value};
 use std::path::Path;
 
-fn object(text: &str) -> Object {
-    match parse(text.trim()) {
-        Ok(Value::Obj(o)) => o,
-        other => panic!("not a JSON object: {other:?} in {text}"),
-    }
-}
-
-fn number(o: &Object, key: &str) -> f64 {
-    match o.get(key) {
-        Some(Value::Num(x)) => *x,
-        Some(Value::Int(n)) => *n as f64,
-        other => panic!("{key}: {other:?}"),
-    }
-}
+use super::common::{json_number as number, json_object as object};
 
 fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|s| s.to_string()).collect()

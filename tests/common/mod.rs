@@ -269,3 +269,22 @@ pub fn json_num(json: &str, key: &str) -> f64 {
         .parse()
         .unwrap_or_else(|e| panic!("{key}: {e} in {json}"))
 }
+
+/// The JSON object a command printed (`--json`), parsed by the crate's strict reader.
+pub fn json_object(text: &str) -> reconbound::cli::json::Object {
+    use reconbound::cli::json::{parse, Value};
+    match parse(text.trim()) {
+        Ok(Value::Obj(o)) => o,
+        other => panic!("not a JSON object: {other:?} in {text}"),
+    }
+}
+
+/// The number at `key` of a parsed JSON object (an integer as f64).
+pub fn json_number(o: &reconbound::cli::json::Object, key: &str) -> f64 {
+    use reconbound::cli::json::Value;
+    match o.get(key) {
+        Some(Value::Num(x)) => *x,
+        Some(Value::Int(n)) => *n as f64,
+        other => panic!("{key}: {other:?}"),
+    }
+}
