@@ -90,6 +90,8 @@ use crate::autodiff::{Dual, Scalar};
 // Without `alloc` there is no model to run the kernels; keep them compiled (and checked).
 #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 mod activation;
+#[allow(dead_code)]
+pub(crate) mod gemm;
 #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 mod kernels;
 #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
