@@ -62,6 +62,21 @@ impl Rng {
         Self::from_seed(mixed)
     }
 
+    /// Generator `index` of the named stream `stream` in a run with seed `master_seed`: a
+    /// two-level derivation, [`for_trial`](Self::for_trial)`(for_trial(master_seed, stream)
+    /// .next_u64(), index)`, so that streams of one run (say shadow models and released
+    /// models, or a trial's tie-breaking coin) never share a generator.
+    ///
+    /// ```
+    /// use reconbound::rng::Rng;
+    /// assert_ne!(Rng::for_stream(7, 1, 3).next_u64(), Rng::for_stream(7, 2, 3).next_u64());
+    /// assert_eq!(Rng::for_stream(7, 1, 3).next_u64(), Rng::for_stream(7, 1, 3).next_u64());
+    /// ```
+    pub fn for_stream(master_seed: u64, stream: u64, index: u64) -> Self {
+        let base = Self::for_trial(master_seed, stream).next_u64();
+        Self::for_trial(base, index)
+    }
+
     /// The next raw 64-bit output.
     pub fn next_u64(&mut self) -> u64 {
         self.inner.next_u64()
@@ -124,6 +139,20 @@ impl Rng {
                 return Ok((m >> 64) as u64);
             }
         }
+    }
+
+    /// A uniform permutation of 0..n (Fisher–Yates from the front).
+    ///
+    /// # Errors
+    /// None in practice (the draws are within range).
+    #[cfg(feature = "alloc")]
+    pub fn permutation(&mut self, n: usize) -> Result<Vec<usize>> {
+        let mut pool: Vec<usize> = (0..n).collect();
+        for i in 0..n {
+            let j = i + self.below((n - i) as u64)? as usize;
+            pool.swap(i, j);
+        }
+        Ok(pool)
     }
 
     /// `k` distinct indices drawn uniformly from 0..n without replacement, sorted ascending.

@@ -16,4 +16,5 @@ pub mod audit;
 pub mod glm;
 pub mod gradient_matching;
 pub mod prior_aware;
+pub mod reconn;
 pub mod trial;

@@ -31,7 +31,7 @@ fn usage(msg: String) -> Failure {
 }
 
 /// The attacks `reconbound attack` runs.
-const ATTACKS: &str = "glm, gradient-matching, prior-aware";
+const ATTACKS: &str = "glm, gradient-matching, prior-aware, reconn";
 
 const HELP: &str = "\
 usage: reconbound attack <attack> [flags]    (reconbound attack <attack> --help)
@@ -42,6 +42,8 @@ attacks:
   gradient-matching
                Hayes et al. 2023 §2 on DP-SGD, scored by App. D against the ReRo bound γ, and MSE
   prior-aware  Hayes et al. 2023 Alg. 2 / Alg. 3 / App. G on DP-SGD, against the ReRo bound γ
+  reconn       Balle et al. 2022 §IV–VI: shadow models and a reconstructor network, against
+               the NN oracle (and γ under DP)
 ";
 
 /// `reconbound attack <name> …`.
@@ -56,6 +58,7 @@ pub(crate) fn attack(args: &[String]) -> Out {
             super::attack_gm::gradient_matching(args.get(1..).unwrap_or_default())
         }
         Some("prior-aware") => prior_aware(args.get(1..).unwrap_or_default()),
+        Some("reconn") => super::attack_reconn::reconn(args.get(1..).unwrap_or_default()),
         Some(other) => Err(usage(format!(
             "unknown attack '{}' (attacks: {ATTACKS})",
             other
@@ -1144,6 +1147,7 @@ fn plot(c: &PriorAwareConfig, bounds: &[PointBounds], points: &[PointSummary]) -
         c.seed
     );
     svg::curve_plot_svg(&svg::CurvePlot {
+        y_max: 1.0,
         titles: svg::Titles {
             title: "Reconstruction success against the ReRo bound (Hayes et al. 2023, Fig. 2)",
             subtitle: &subtitle,

@@ -22,6 +22,7 @@ pub mod args;
 mod attack;
 mod attack_glm;
 mod attack_gm;
+mod attack_reconn;
 mod audit;
 mod audit_one_run;
 mod commands;

@@ -480,6 +480,7 @@ impl Report {
             sig(c.sigma, 4, Side::Nearest)
         );
         svg::curve_plot_svg(&svg::CurvePlot {
+            y_max: 1.0,
             titles: svg::Titles {
                 title: "Reconstruction robustness against the prior size",
                 subtitle: &subtitle,

@@ -887,6 +887,8 @@ pub(crate) struct CurvePlot<'a> {
     pub curves: Vec<Curve>,
     /// Markers with error bars (attack success rates).
     pub estimates: Vec<Estimates>,
+    /// The top of the y-axis (1 for probabilities; the axis runs from 0).
+    pub y_max: f64,
 }
 
 /// Bounds and measured rates against ε (Hayes et al. 2023 Fig. 2): each curve a `<path
@@ -923,13 +925,20 @@ pub(crate) fn curve_plot_svg(plot: &CurvePlot<'_>) -> String {
     let height = top + PLOT_H + BOTTOM;
     let y0 = top + PLOT_H;
     let px = |x: f64| LEFT + (libm::log2(x) - a) / (b - a) * plot_w;
-    let py = |y: f64| y0 - y.clamp(0.0, 1.0) * PLOT_H;
+    let y_max = if plot.y_max > 0.0 && plot.y_max.is_finite() {
+        plot.y_max
+    } else {
+        1.0
+    };
+    let py = |y: f64| y0 - (y / y_max).clamp(0.0, 1.0) * PLOT_H;
 
     let mut s = canvas(WIDTH, height, plot.titles.title, plot.titles.subtitle);
     s.push_str("<g font-size=\"12\">\n");
+    // Tick labels with enough decimals to tell the steps y_max/10 apart.
+    let decimals = (-libm::floor(libm::log10(y_max / 10.0))).clamp(1.0, 8.0) as usize;
     for k in 0..=10u32 {
-        let y = f64::from(k) / 10.0;
-        let label = format!("{y:.1}");
+        let y = f64::from(k) / 10.0 * y_max;
+        let label = format!("{y:.decimals$}");
         grid_line(
             &mut s,
             py(y),
