@@ -13,3 +13,4 @@ mod cli;
 mod glm;
 mod gradient_matching;
 mod prior_aware;
+mod reconn;
