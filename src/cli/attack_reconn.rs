@@ -14,7 +14,7 @@ use crate::attacks::reconn::experiment::{
     ReconnOutcome, ShadowModels,
 };
 use crate::attacks::reconn::reconstructor::ReconstructorConfig;
-use crate::attacks::reconn::setting::{Init, Privacy, Splits, Training};
+use crate::attacks::reconn::setting::{Batching, Init, Privacy, Splits, Training};
 use crate::attacks::trial::Shard;
 use crate::data::Dataset;
 use std::format;
@@ -55,7 +55,8 @@ fn default_data() -> String {
 const HELP: &str = "\
 usage: reconbound attack reconn [--data DIR] [--shadow-models K[,K2,…]] [--released R]
          [--features params|logits] [--noise-multiplier S | --epsilon E1,E2,… [--delta D]]
-         [--unknown-init] [--train-size N] [--steps T] [--lr R] [--epochs E] [--patience P]
+         [--unknown-init] [--sampling full|poisson --train-batch B [--unknown-sampling-seed]]
+         [--train-size N] [--steps T] [--lr R] [--epochs E] [--patience P]
          [--batch-size B] [--hidden H] [--eta η] [--control shuffled-pairs|without-target]
          [--save-shadows FILE | --shadows FILE] [--shard K/M] [--threads J] [--seed X]
          [--json] [--csv FILE] [--plot FILE.svg] [--images FILE.svg] [--quiet]
@@ -68,6 +69,9 @@ batches of B, early stopping on a held-out tenth, at most E epochs, patience P) 
 to R released models trained on D⁻ ∪ {z_j}, z_j from a split of their own. Every model: MLP
 784-10-10 (ELU), full-batch gradient descent, T steps at learning rate R, non-private or DP-GD
 (C = 1, noise multiplier S, or S calibrated by RDP to each ε at δ; fresh noise per model).
+Non-private runs may use Poisson mini-batches of expected size B instead (--sampling poisson,
+Balle Fig. 6): the same batches for every model (the adversary knows the sampling seed) or,
+with --unknown-sampling-seed, each model its own.
 Features: the 7,960 parameters (params) or the logits on 200 fixed images of D̄ (logits),
 standardised by the shadow set. One permutation of the data from the seed splits it into D⁻,
 D̄ and the released pool (n/10, at most 1,000): disjoint, and independent of K and R.
@@ -88,7 +92,8 @@ Defaults: --data data/mnist-10k (the vendored 10,000 digits), K = 1000, R = 100,
 non-private, N = 999, T = 100, lr 0.5, E = 60, P = 5, B = 64, H = 1000, η = 0.02, δ = 1e-5,
 seed 0.
 
-JSON keys: command, attack, data, data_fingerprint, train_size, steps, lr, init, features,
+JSON keys: command, attack, data, data_fingerprint, train_size, steps, lr, init, sampling,
+features,
 released, seed, points (one object per point: shadow_models, epsilon, noise_multiplier,
 test_accuracy, mse_mean, mse_median, nn_oracle_mse_mean, nn_oracle_mse_median,
 baseline_mse_mean, beats_nn_oracle, beats_nn_oracle_rate, beats_nn_oracle_lower,
@@ -190,6 +195,9 @@ pub(crate) fn reconn(args: &[String]) -> Out {
             v("epsilon"),
             v("delta"),
             s("unknown-init"),
+            v("sampling"),
+            v("train-batch"),
+            s("unknown-sampling-seed"),
             v("train-size"),
             v("steps"),
             v("lr"),
@@ -279,6 +287,44 @@ pub(crate) fn reconn(args: &[String]) -> Out {
             Init::Known
         },
         privacy: Privacy::NonPrivate,
+        batching: match f.raw("sampling").unwrap_or("full") {
+            "full" => {
+                for flag in ["train-batch", "unknown-sampling-seed"] {
+                    if f.has(flag) {
+                        return Err(usage(format!(
+                            "flag '--{flag}' applies only with '--sampling poisson'"
+                        )));
+                    }
+                }
+                Batching::FullBatch
+            }
+            "poisson" => {
+                if f.has("epsilon") || f.f64("noise-multiplier")?.is_some_and(|s| s > 0.0) {
+                    return Err(usage(String::from(
+                        "--sampling poisson is for non-private runs: DP-GD runs use the full batch (drop --epsilon/--noise-multiplier or --sampling)",
+                    )));
+                }
+                Batching::Poisson {
+                    batch_size: count_in(
+                        "train-batch",
+                        f.u64("train-batch")?.unwrap_or(100),
+                        1,
+                        10_000_000,
+                    )?,
+                    seed_known: !f.has("unknown-sampling-seed"),
+                }
+            }
+            other => {
+                return Err(usage(format!(
+                    "--sampling = '{}' is not one of full, poisson",
+                    other
+                        .chars()
+                        .filter(|c| !c.is_control())
+                        .take(40)
+                        .collect::<String>()
+                )))
+            }
+        },
     };
     let delta = match f.f64("delta")? {
         None => defaults::DELTA,
@@ -597,6 +643,16 @@ fn to_json(h: &Header<'_>, measured: &[Measured]) -> String {
         .int("steps", h.training.steps)
         .num("lr", h.training.learning_rate)
         .str("init", init_name(h.training.init))
+        .str(
+            "sampling",
+            match h.training.batching {
+                Batching::FullBatch => "full",
+                Batching::Poisson {
+                    seed_known: true, ..
+                } => "poisson-known-seed",
+                Batching::Poisson { .. } => "poisson-unknown-seed",
+            },
+        )
         .str("features", h.features.name())
         .int("released", h.released as u64)
         .int("seed", h.seed)
@@ -622,9 +678,19 @@ fn to_text(h: &Header<'_>, measured: &[Measured]) -> String {
     let mut t = String::new();
     t.push_str("RecoNN (Balle, Cherubin, Hayes 2022 §IV–VI): reconstructing a training image from a released model\n");
     t.push_str(&format!(
-        "  data {}, |D⁻| = {}, MLP 784-10-10 (ELU), full-batch GD, T = {}, lr {}, θ₀ {}, features {}, R = {} released models, seed {}{}\n",
+        "  data {}, |D⁻| = {}, MLP 784-10-10 (ELU), {}, T = {}, lr {}, θ₀ {}, features {}, R = {} released models, seed {}{}\n",
         h.data,
         h.training.d_minus,
+        match h.training.batching {
+            Batching::FullBatch => String::from("full-batch GD"),
+            Batching::Poisson {
+                batch_size,
+                seed_known,
+            } => format!(
+                "SGD on Poisson batches of expected size {batch_size} (sampling seed {})",
+                if seed_known { "known" } else { "unknown" }
+            ),
+        },
         h.training.steps,
         shown(h.training.learning_rate),
         init_name(h.training.init),
@@ -948,8 +1014,18 @@ fn shadow_spec(
             clip_norm.to_bits()
         ),
     };
+    let batching = match config.training.batching {
+        Batching::FullBatch => String::from("full-batch"),
+        Batching::Poisson {
+            batch_size,
+            seed_known,
+        } => format!(
+            "poisson(batch={batch_size},seed={})",
+            if seed_known { "known" } else { "unknown" }
+        ),
+    };
     let description = format!(
-        "model=mlp-784-10-10-elu;training=full-batch-gd;d_minus_size={};d_minus={dm:016x};theta0={theta0};steps={};lr={:016x};privacy={privacy};seed={};shadow_models={}",
+        "model=mlp-784-10-10-elu;batching={batching};d_minus_size={};d_minus={dm:016x};theta0={theta0};steps={};lr={:016x};privacy={privacy};seed={};shadow_models={}",
         splits.d_minus.len(),
         config.training.steps,
         config.training.learning_rate.to_bits(),

@@ -15,11 +15,11 @@
 //!   epochs on every pair, without a held-out set).
 //!
 //! **Arithmetic.** The products are [`crate::nn::gemm`]'s, one fused multiply-add chain per
-//! entry in a fixed order; threads split the rows of each product and of the Adam update,
-//! so the result is the same bits for any number of threads.
+//! entry in a fixed order; threads split the rows of each product and the Adam update, so
+//! the result is the same bits for any number of threads.
 
 use crate::error::{Error, Result};
-use crate::nn::gemm::{matmul, matmul_nt};
+use crate::nn::gemm::{matmul_nt_threads, matmul_threads, matmul_tn_threads};
 use crate::rng::Rng;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -127,57 +127,6 @@ impl Shapes {
     }
 }
 
-/// Runs `f(first_row, rows_of_out)` over `threads` contiguous blocks of the rows of `out`
-/// (each row `width` long), in parallel with `std`, one after the other without. Each row is
-/// computed by exactly one call, so the result does not depend on `threads`.
-pub(crate) fn par_rows<F>(threads: usize, out: &mut [f64], width: usize, f: F)
-where
-    F: Fn(usize, &mut [f64]) + Sync,
-{
-    let rows = if width == 0 { 0 } else { out.len() / width };
-    let threads = threads.clamp(1, rows.max(1));
-    let per = rows.div_ceil(threads).max(1);
-    #[cfg(feature = "std")]
-    if threads > 1 {
-        std::thread::scope(|s| {
-            for (k, chunk) in out.chunks_mut(per * width).enumerate() {
-                let f = &f;
-                s.spawn(move || f(k * per, chunk));
-            }
-        });
-        return;
-    }
-    for (k, chunk) in out.chunks_mut(per * width).enumerate() {
-        f(k * per, chunk);
-    }
-}
-
-/// C = A·B (A m × kd, B kd × n) with the rows of C split over `threads`.
-fn par_matmul(threads: usize, m: usize, n: usize, kd: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
-    let c = &mut c[..m * n];
-    par_rows(threads, c, n, |r0, cc| {
-        let rows = cc.len() / n.max(1);
-        matmul(rows, n, kd, &a[r0 * kd..(r0 + rows) * kd], b, cc);
-    });
-}
-
-/// C = A·Bᵀ (A m × kd, B n × kd) with the rows of C split over `threads`.
-fn par_matmul_nt(
-    threads: usize,
-    m: usize,
-    n: usize,
-    kd: usize,
-    a: &[f64],
-    b: &[f64],
-    c: &mut [f64],
-) {
-    let c = &mut c[..m * n];
-    par_rows(threads, c, n, |r0, cc| {
-        let rows = cc.len() / n.max(1);
-        matmul_nt(rows, n, kd, &a[r0 * kd..(r0 + rows) * kd], b, cc);
-    });
-}
-
 fn sigmoid(x: f64) -> f64 {
     if x >= 0.0 {
         1.0 / (1.0 + libm::exp(-x))
@@ -190,10 +139,8 @@ fn sigmoid(x: f64) -> f64 {
 /// Work buffers of one batch.
 struct Batch {
     x: Vec<f64>,   // B × F
-    xt: Vec<f64>,  // F × B
     z: Vec<f64>,   // B × P
     h: Vec<f64>,   // B × H (pre-activation, then ReLU)
-    ht: Vec<f64>,  // H × B
     o: Vec<f64>,   // B × P
     d2: Vec<f64>,  // B × P
     dh: Vec<f64>,  // B × H
@@ -204,22 +151,12 @@ impl Batch {
     fn new(b: usize, s: &Shapes) -> Batch {
         Batch {
             x: vec![0.0; b * s.f],
-            xt: vec![0.0; b * s.f],
             z: vec![0.0; b * s.p],
             h: vec![0.0; b * s.h],
-            ht: vec![0.0; b * s.h],
             o: vec![0.0; b * s.p],
             d2: vec![0.0; b * s.p],
             dh: vec![0.0; b * s.h],
             d1t: vec![0.0; b * s.h],
-        }
-    }
-}
-
-fn transpose(rows: usize, cols: usize, src: &[f64], dst: &mut [f64]) {
-    for r in 0..rows {
-        for c in 0..cols {
-            dst[c * rows + r] = src[r * cols + c];
         }
     }
 }
@@ -381,13 +318,13 @@ impl Reconstructor {
         let w2 = &params[s.w2()];
         let b2 = &params[s.b2()];
         // Forward.
-        par_matmul(threads, b, h, f, &work.x, w1, &mut work.h);
+        matmul_threads(b, h, f, &work.x, w1, &mut work.h, threads);
         for row in work.h[..b * h].chunks_exact_mut(h) {
             for (v, &bb) in row.iter_mut().zip(b1) {
                 *v = (*v + bb).max(0.0);
             }
         }
-        par_matmul(threads, b, p, h, &work.h, w2, &mut work.o);
+        matmul_threads(b, p, h, &work.h, w2, &mut work.o, threads);
         let scale = 1.0 / (b * p) as f64;
         let mut loss = 0.0;
         for r in 0..b {
@@ -408,12 +345,15 @@ impl Reconstructor {
             }
         }
         // Backward: second layer.
-        transpose(b, h, &work.h[..b * h], &mut work.ht[..b * h]);
-        {
-            let (_, rest) = grad.split_at_mut(s.w2().start);
-            let gw2 = &mut rest[..h * p];
-            par_matmul(threads, h, p, b, &work.ht[..h * b], &work.d2[..b * p], gw2);
-        }
+        matmul_tn_threads(
+            h,
+            p,
+            b,
+            &work.h[..b * h],
+            &work.d2[..b * p],
+            &mut grad[s.w2()],
+            threads,
+        );
         {
             let gb2 = &mut grad[s.b2()];
             gb2.fill(0.0);
@@ -423,14 +363,14 @@ impl Reconstructor {
                 }
             }
         }
-        par_matmul_nt(
-            threads,
+        matmul_nt_threads(
             b,
             h,
             p,
             &work.d2[..b * p],
             w2,
             &mut work.dh[..b * h],
+            threads,
         );
         for ((d, &hv), out) in work.dh[..b * h]
             .iter()
@@ -448,15 +388,14 @@ impl Reconstructor {
                 }
             }
         }
-        transpose(b, f, &work.x[..b * f], &mut work.xt[..b * f]);
-        par_matmul(
-            threads,
+        matmul_tn_threads(
             f,
             h,
             b,
-            &work.xt[..f * b],
+            &work.x[..b * f],
             &work.d1t[..b * h],
             &mut grad[s.w1()],
+            threads,
         );
         loss * scale
     }
@@ -494,14 +433,14 @@ impl Reconstructor {
             for (r, &i) in chunk.iter().enumerate() {
                 x[r * s.f..(r + 1) * s.f].copy_from_slice(&features[i * s.f..(i + 1) * s.f]);
             }
-            par_matmul(threads, b, s.h, s.f, &x, &self.params[s.w1()], &mut hbuf);
+            matmul_threads(b, s.h, s.f, &x, &self.params[s.w1()], &mut hbuf, threads);
             let b1 = &self.params[s.b1()];
             for row in hbuf[..b * s.h].chunks_exact_mut(s.h) {
                 for (v, &bb) in row.iter_mut().zip(b1) {
                     *v = (*v + bb).max(0.0);
                 }
             }
-            par_matmul(threads, b, s.p, s.h, &hbuf, &self.params[s.w2()], &mut o);
+            matmul_threads(b, s.p, s.h, &hbuf, &self.params[s.w2()], &mut o, threads);
             let b2 = &self.params[s.b2()];
             for row in o[..b * s.p].chunks_exact(s.p) {
                 out.extend(row.iter().zip(b2).map(|(&v, &bb)| sigmoid(v + bb)));

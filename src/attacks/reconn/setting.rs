@@ -19,6 +19,7 @@ pub(crate) const STREAM_SHADOW: u64 = 0x5245_434f_4e4e_0003;
 pub(crate) const STREAM_RELEASED: u64 = 0x5245_434f_4e4e_0004;
 pub(crate) const STREAM_RECONSTRUCTOR: u64 = 0x5245_434f_4e4e_0005;
 pub(crate) const STREAM_CONTROL: u64 = 0x5245_434f_4e4e_0006;
+pub(crate) const STREAM_SAMPLING: u64 = 0x5245_434f_4e4e_0007;
 
 /// How every model of the experiment is initialised.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +47,22 @@ pub enum Privacy {
     },
 }
 
+/// How each step's batch is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Batching {
+    /// Every example at every step (Balle et al. 2022 §IV, the default).
+    FullBatch,
+    /// Poisson sampling at rate B/n (non-private only; Balle et al. 2022 Fig. 6). With
+    /// `seed_known` every model draws the same batches (the adversary knows the sampling
+    /// seed); otherwise each model its own.
+    Poisson {
+        /// B, the expected batch size.
+        batch_size: usize,
+        /// Whether the adversary knows the sampling seed.
+        seed_known: bool,
+    },
+}
+
 /// The training of every model (shadow and released): the attacks' MLP 784-10-10 (ELU)
 /// trained by full-batch gradient descent on D⁻ ∪ {z}.
 ///
@@ -64,6 +81,8 @@ pub struct Training {
     pub init: Init,
     /// Non-private or DP-GD.
     pub privacy: Privacy,
+    /// The full batch or Poisson mini-batches.
+    pub batching: Batching,
 }
 
 impl Default for Training {
@@ -74,6 +93,7 @@ impl Default for Training {
             learning_rate: 0.5,
             init: Init::Known,
             privacy: Privacy::NonPrivate,
+            batching: Batching::FullBatch,
         }
     }
 }
@@ -109,7 +129,10 @@ impl Training {
     /// # Errors
     /// [`Error::InvalidCount`] `d_minus` = 0 or `steps` = 0; [`Error::InvalidParameter`]
     /// `learning_rate` not finite and > 0, `noise_multiplier` not finite and ≥ 0,
-    /// `clip_norm` not finite and > 0.
+    /// `clip_norm` not finite and > 0; [`Error::InvalidCount`] `batch_size` = 0, and
+    /// [`Error::InvalidParameter`] `noise_multiplier` for DP-GD with Poisson batches (the
+    /// trainer draws batches and noise from one seed, so a known sampling seed would make the
+    /// noise known: not supported).
     pub fn validate(&self) -> Result<()> {
         if self.d_minus == 0 {
             return Err(Error::InvalidCount {
@@ -128,11 +151,33 @@ impl Training {
             crate::error::check_non_negative("noise_multiplier", noise_multiplier)?;
             crate::error::check_positive("clip_norm", clip_norm)?;
         }
+        if let Batching::Poisson { batch_size, .. } = self.batching {
+            if batch_size == 0 {
+                return Err(Error::InvalidCount {
+                    name: "batch_size",
+                    value: 0,
+                    expected: ">= 1",
+                });
+            }
+            if let Privacy::DpGd {
+                noise_multiplier, ..
+            } = self.privacy
+            {
+                return Err(Error::InvalidParameter {
+                    name: "noise_multiplier",
+                    value: noise_multiplier,
+                    expected:
+                        "no DP noise with Poisson batches (RecoNN's DP runs use the full batch)",
+                });
+            }
+        }
         Ok(())
     }
 
-    /// The trainer's configuration for one model whose noise stream has seed `noise_seed`.
-    pub(crate) fn config(&self, n: usize, noise_seed: u64) -> DpSgdConfig {
+    /// The trainer's configuration for one model whose noise (or, with Poisson batches of an
+    /// unknown seed, sampling) stream has seed `noise_seed`; `shared_seed` is the run's
+    /// sampling seed known to the adversary.
+    pub(crate) fn config(&self, n: usize, noise_seed: u64, shared_seed: u64) -> DpSgdConfig {
         let (clipping, noise_multiplier) = match self.privacy {
             Privacy::NonPrivate => (None, 0.0),
             Privacy::DpGd {
@@ -146,16 +191,27 @@ impl Training {
                 noise_multiplier,
             ),
         };
+        let (sampling, batch_size, seed) = match self.batching {
+            Batching::FullBatch => (Sampling::FullBatch, n, noise_seed),
+            Batching::Poisson {
+                batch_size,
+                seed_known,
+            } => (
+                Sampling::Poisson,
+                batch_size,
+                if seed_known { shared_seed } else { noise_seed },
+            ),
+        };
         DpSgdConfig {
             learning_rate: self.learning_rate,
             momentum: 0.0,
             weight_decay: 0.0,
             clipping,
             noise_multiplier,
-            sampling: Sampling::FullBatch,
-            batch_size: n,
+            sampling,
+            batch_size,
             steps: self.steps,
-            seed: noise_seed,
+            seed,
         }
     }
 }
@@ -306,7 +362,8 @@ impl<'a> ModelTrainer<'a> {
         let mut ys = self.d_minus_y.clone();
         ys.push(y);
         let ds = Dataset::new(xs, ys, self.data.shape(), self.data.num_classes())?;
-        let config = self.training.config(ds.len(), noise_seed);
+        let shared = Rng::for_stream(self.seed, STREAM_SAMPLING, 0).next_u64();
+        let config = self.training.config(ds.len(), noise_seed, shared);
         train(&self.model, &ds, &config, &mut params, &mut ())?;
         Ok(params)
     }
