@@ -28,7 +28,6 @@ mod commands;
 mod epsilon_fixed;
 mod estimate;
 mod fil_logreg;
-mod fingerprint;
 pub mod format;
 mod html;
 pub(crate) mod input;
