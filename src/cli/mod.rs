@@ -36,6 +36,7 @@ mod merge;
 mod output;
 mod report;
 mod schedule;
+mod shadow_io;
 mod shard;
 mod svg;
 mod train;

@@ -407,7 +407,7 @@ fn field<'a>(line: &'a str, key: &str, n: usize) -> Result<&'a str> {
         .and_then(|r| r.strip_prefix(": "))
         .ok_or_else(|| {
             bad(
-                "shadow set: a header line lacks its key (value: the line's number; the lines are fingerprint, models, parameters, shard, records, description, header crc32)",
+                "shadow set: a header line lacks its key; the lines are fingerprint, models, parameters, shard, records, description, header crc32 (value: the line's number)",
                 n as f64,
             )
         })
@@ -453,7 +453,7 @@ pub fn peek_header(bytes: &[u8]) -> Result<ShadowSetHeader> {
     let version: u32 = number(version, 1)?;
     if version != SHADOW_SET_VERSION {
         return Err(bad(
-            "shadow set of another format version (value: the file's version; this build reads format 1)",
+            "shadow set of another format version: this build reads format 1 (value: the file's version)",
             f64::from(version),
         ));
     }
@@ -535,7 +535,7 @@ pub fn check_matches(found: &ShadowSetSpec, expected: &ShadowSetSpec) -> Result<
     }
     if found.fingerprint != expected.fingerprint {
         return Err(bad(
-            "shadow set trained on other data (or written by another format): its fingerprint differs from the run's, its description does not (value: 0)",
+            "shadow set trained on other data (or written by another format): its fingerprint differs from the run's, its description does not",
             0.0,
         ));
     }
@@ -554,9 +554,62 @@ pub fn check_matches(found: &ShadowSetSpec, expected: &ShadowSetSpec) -> Result<
     Ok(())
 }
 
-/// Checks the records of the file `bytes` of header `h`: the exact length, each record's
-/// CRC-32, index (the shard's indices in increasing order) and finite parameters. With
-/// `keep`, returns the models.
+/// Reads the record at position `position` (from 0) of a file of header `header`: `record`
+/// must be its [`ShadowSetSpec::record_len`] bytes. For readers that stream a file record by
+/// record after [`peek_header`] (whose checks this one completes).
+///
+/// # Errors
+///
+/// [`Error::Inconsistent`]: `record` of another length (value: its length), a record that
+/// fails its CRC-32 (value: `position`), whose model index is not the shard's index at
+/// `position` (value: the index read), or that holds a non-finite parameter (value: the
+/// model's index).
+pub fn decode_record(
+    header: &ShadowSetHeader,
+    position: u64,
+    record: &[u8],
+) -> Result<ShadowModel> {
+    if record.len() as u64 != header.spec.record_len() || record.len() < 16 {
+        return Err(bad(
+            "shadow set: a record of the wrong length (value: its length in bytes)",
+            record.len() as f64,
+        ));
+    }
+    let (content, crc) = record.split_at(record.len() - 4);
+    if crc32(content) != u32::from_le_bytes(le(crc)) {
+        return Err(bad(
+            "shadow set: a record fails its CRC-32 (a damaged file; value: the record's position in the file, from 0)",
+            position as f64,
+        ));
+    }
+    let (index, rest) = content.split_at(8);
+    let (target, params) = rest.split_at(4);
+    let index = u64::from_le_bytes(le(index));
+    let expected = position
+        .checked_mul(header.shard.count())
+        .and_then(|o| o.checked_add(header.shard.index()));
+    if Some(index) != expected || position >= header.records() {
+        return Err(bad(
+            "shadow set: a record's model index is not the shard's next index (value: the index read)",
+            index as f64,
+        ));
+    }
+    let params: Vec<f64> = params
+        .chunks_exact(8)
+        .map(|b| f64::from_bits(u64::from_le_bytes(le(b))))
+        .collect();
+    if params.iter().any(|p| !p.is_finite()) {
+        return Err(non_finite(index));
+    }
+    Ok(ShadowModel {
+        index,
+        target: u32::from_le_bytes(le(target)),
+        params,
+    })
+}
+
+/// Checks the records of the file `bytes` of header `h`: the exact length and each record
+/// ([`decode_record`]). With `keep`, returns the models.
 fn read_records(bytes: &[u8], h: &ShadowSetHeader, keep: bool) -> Result<Vec<ShadowModel>> {
     let len = bytes.len() as u64;
     if len < h.file_len() {
@@ -580,40 +633,10 @@ fn read_records(bytes: &[u8], h: &ShadowSetHeader, keep: bool) -> Result<Vec<Sha
     let start = usize::try_from(h.header_len).unwrap_or(usize::MAX);
     let body = bytes.get(start..).unwrap_or_default();
     let mut models = Vec::new();
-    let mut expected = h.shard.index();
     for (j, rec) in body.chunks_exact(record_len).enumerate() {
-        let (content, crc) = rec.split_at(record_len - 4);
-        if crc32(content) != u32::from_le_bytes(le(crc)) {
-            return Err(bad(
-                "shadow set: a record fails its CRC-32 (a damaged file; value: the record's position in the file, from 0)",
-                j as f64,
-            ));
-        }
-        let (index, rest) = content.split_at(8);
-        let (target, params) = rest.split_at(4);
-        let index = u64::from_le_bytes(le(index));
-        if index != expected {
-            return Err(bad(
-                "shadow set: a record's model index is not the shard's next index (value: the index read)",
-                index as f64,
-            ));
-        }
-        expected = expected.saturating_add(h.shard.count());
-        let values = params
-            .chunks_exact(8)
-            .map(|b| f64::from_bits(u64::from_le_bytes(le(b))));
+        let m = decode_record(h, j as u64, rec)?;
         if keep {
-            let params: Vec<f64> = values.collect();
-            if params.iter().any(|p| !p.is_finite()) {
-                return Err(non_finite(index));
-            }
-            models.push(ShadowModel {
-                index,
-                target: u32::from_le_bytes(le(target)),
-                params,
-            });
-        } else if values.into_iter().any(|p| !p.is_finite()) {
-            return Err(non_finite(index));
+            models.push(m);
         }
     }
     Ok(models)
