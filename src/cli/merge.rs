@@ -87,18 +87,21 @@ pub(crate) fn merge(args: &[String]) -> Result<String, Failure> {
         .map(|p| (" the shard file", p.as_str()))
         .collect();
     super::output::check_flag_paths(&f, &["out", "csv", "plot"], &[], &inputs)?;
-    let shadow: Vec<bool> = files
-        .iter()
-        .map(|p| super::shadow_io::is_shadow_file(p))
-        .collect();
-    if shadow.contains(&true) {
-        return merge_shadow_parts(&f, &files, &shadow);
+    // each file is opened and read once (a pipe cannot be read twice): its first bytes tell
+    // a RecoNN shadow-set part from a JSON-lines shard file
+    let mut opened = Vec::with_capacity(files.len());
+    for path in &files {
+        opened.push(super::shadow_io::open_input(path)?);
+    }
+    if opened.iter().any(|o| o.is_shadow) {
+        return merge_shadow_parts(&f, opened);
     }
     let mut texts = Vec::with_capacity(files.len());
-    for path in files {
-        let shown: String = path.chars().filter(|c| !c.is_control()).take(200).collect();
-        let text = super::input::read_text_bounded(path, super::input::SHARD_CAP, " merge")?;
-        texts.push((shown, text));
+    for o in opened {
+        let shown = super::output::printable(o.path);
+        let bytes =
+            super::input::read_bounded_from(o.reader, o.path, super::input::SHARD_CAP, " merge")?;
+        texts.push((shown, super::input::utf8(bytes, o.path, " merge")?));
     }
     let first = texts.first().and_then(|(_, t)| shard_kind(t));
     if first.as_deref() == Some(super::report::SHARD_KIND) {
@@ -125,24 +128,23 @@ pub(crate) fn merge(args: &[String]) -> Result<String, Failure> {
     merged_summary(&config, &outcomes, &outputs)
 }
 
-/// `merge PART… --out FILE` for RecoNN shadow-set parts (`files`, each marked in `shadow`):
-/// every file must be a part, `--out` is required and must not exist, and `--csv`, `--plot`
-/// and `--json` do not apply.
+/// `merge PART… --out FILE` for RecoNN shadow-set parts (`opened`): every file must be a
+/// part, `--out` is required and must not exist, and `--csv`, `--plot` and `--json` do not
+/// apply.
 fn merge_shadow_parts(
     f: &super::args::Flags,
-    files: &[&String],
-    shadow: &[bool],
+    opened: Vec<super::shadow_io::Opened<'_>>,
 ) -> Result<String, Failure> {
     let usage = |msg: String| Failure::Usage(UsageError(msg));
-    let shown = |p: &str| super::output::printable(p);
+    let shown = super::output::printable;
     if let (Some(s), Some(t)) = (
-        files.iter().zip(shadow).find(|(_, &b)| b),
-        files.iter().zip(shadow).find(|(_, &b)| !b),
+        opened.iter().find(|o| o.is_shadow),
+        opened.iter().find(|o| !o.is_shadow),
     ) {
         return Err(usage(format!(
             "merge: '{}' is a RecoNN shadow-set part, '{}' is not: merge the files of one run only",
-            shown(s.0),
-            shown(t.0)
+            shown(s.path),
+            shown(t.path)
         )));
     }
     for flag in ["csv", "plot", "json"] {
@@ -157,6 +159,5 @@ fn merge_shadow_parts(
             "merge: RecoNN shadow-set parts need '--out FILE' (the merged set is binary and is written to a new file)",
         )));
     };
-    let paths: Vec<&str> = files.iter().map(|p| p.as_str()).collect();
-    super::shadow_io::merge_parts(&paths, out)
+    super::shadow_io::merge_parts(opened, out)
 }

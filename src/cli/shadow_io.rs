@@ -28,9 +28,10 @@ fn refused(who: &str, path: &str, why: &str) -> Failure {
 fn words(e: Error) -> String {
     match e {
         // "… (value: its length)" with 5 → "… (its length: 5)"
-        Error::Inconsistent { what, value } => match what.rsplit_once("(value: ") {
+        // "… (a damaged file; value: its position)" with 4 → "… (a damaged file; its position: 4)"
+        Error::Inconsistent { what, value } => match what.rsplit_once("value: ") {
             Some((head, tail)) if tail.ends_with(')') => {
-                format!("{head}({}: {})", tail.trim_end_matches(')'), shown(value))
+                format!("{head}{}: {})", tail.trim_end_matches(')'), shown(value))
             }
             _ => String::from(what),
         },
@@ -235,21 +236,40 @@ pub(crate) fn read_shadow_set(
     }
 }
 
-/// `true` if the file `path` starts with the shadow-set magic (`false` if it cannot be read:
-/// its reader reports why).
-pub(crate) fn is_shadow_file(path: &str) -> bool {
-    let mut head = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAGIC.len() as u64).read_to_end(&mut head))
-        .is_ok()
-        && head == MAGIC.as_bytes()
+/// An input file of `merge`, opened, its first bytes read to tell its kind.
+pub(crate) struct Opened<'a> {
+    /// The path given.
+    pub(crate) path: &'a str,
+    /// `true` if the file starts with the shadow-set magic.
+    pub(crate) is_shadow: bool,
+    /// The whole file: the first bytes, then the rest (each byte read once, so that a pipe
+    /// works too).
+    pub(crate) reader: std::io::Chain<std::io::Cursor<Vec<u8>>, std::fs::File>,
 }
 
-/// The whole bytes of the shadow-set part `path`, read up to the length its header implies
-/// (one byte more is read to refuse a longer file).
-fn read_part(path: &str) -> Result<Vec<u8>, Failure> {
+/// Opens the input `path` of `merge` and reads its first bytes.
+///
+/// # Errors
+///
+/// A usage error (exit 2) naming the file if it cannot be opened or read.
+pub(crate) fn open_input(path: &str) -> Result<Opened<'_>, Failure> {
     let mut file = open("merge", path)?;
-    let (h, mut rest) = read_header("merge", path, &mut file)?;
+    let mut head = Vec::new();
+    (&mut file)
+        .take(MAGIC.len() as u64)
+        .read_to_end(&mut head)
+        .map_err(|e| refused("merge", path, &format!("cannot read: {e}")))?;
+    Ok(Opened {
+        path,
+        is_shadow: head == MAGIC.as_bytes(),
+        reader: std::io::Cursor::new(head).chain(file),
+    })
+}
+
+/// The whole bytes of the shadow-set part `path` (read from `reader`), read up to the length
+/// its header implies (one byte more is read to refuse a longer file), and checked whole.
+fn read_part(path: &str, mut reader: impl std::io::Read) -> Result<Vec<u8>, Failure> {
+    let (h, mut rest) = read_header("merge", path, &mut reader)?;
     let body_len = h.file_len().saturating_sub(h.header_len);
     rest.try_reserve_exact(
         usize::try_from(body_len)
@@ -264,7 +284,8 @@ fn read_part(path: &str) -> Result<Vec<u8>, Failure> {
         )
     })?;
     let mut more = Vec::new();
-    file.take((body_len + 1).saturating_sub(rest.len() as u64))
+    reader
+        .take((body_len + 1).saturating_sub(rest.len() as u64))
         .read_to_end(&mut more)
         .map_err(|e| refused("merge", path, &format!("cannot read: {e}")))?;
     rest.append(&mut more);
@@ -292,7 +313,8 @@ fn read_part(path: &str) -> Result<Vec<u8>, Failure> {
     Ok(bytes)
 }
 
-/// `reconbound merge PART… --out FILE` for shadow-set parts: reads every part (bounded by its
+/// `reconbound merge PART… --out FILE` for shadow-set parts (`opened`, each file opened once by
+/// [`open_input`]): reads every part (bounded by its
 /// header), joins them ([`merge`]) and writes the unsharded set to the new file `out`
 /// (never replacing one). Returns the line `merge` prints.
 ///
@@ -302,11 +324,12 @@ fn read_part(path: &str) -> Result<Vec<u8>, Failure> {
 /// malformed, truncated or damaged; parts of different sets or shard counts; a part given
 /// twice or missing; `out` exists. A computation failure (exit 1) if the write fails.
 /// Nothing is written on error.
-pub(crate) fn merge_parts(files: &[&str], out: &str) -> Result<String, Failure> {
+pub(crate) fn merge_parts(opened: Vec<Opened<'_>>, out: &str) -> Result<String, Failure> {
     check_new("out", out)?;
-    let mut parts = Vec::with_capacity(files.len());
-    for path in files {
-        parts.push(read_part(path)?);
+    let files: Vec<&str> = opened.iter().map(|o| o.path).collect();
+    let mut parts = Vec::with_capacity(opened.len());
+    for o in opened {
+        parts.push(read_part(o.path, o.reader)?);
     }
     let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
     let count = refs
@@ -398,12 +421,19 @@ mod tests {
         write_shadow_set("save-shadows", path, s, shard, models)
     }
 
-    #[test]
-    fn a_saved_set_reads_back_and_is_never_replaced() {
-        let d = dir("round-trip");
-        let s = spec("steps=100;seed=1", 9);
+    /// A whole set of description `desc` saved as `set.rbs` in a fresh folder `name`:
+    /// (the folder, the spec, the file's path).
+    fn saved(name: &str, desc: &str) -> (std::path::PathBuf, ShadowSetSpec, String) {
+        let d = dir(name);
+        let s = spec(desc, 9);
         let path = d.join("set.rbs").to_string_lossy().into_owned();
         ok(save(&path, &s, Shard::WHOLE));
+        (d, s, path)
+    }
+
+    #[test]
+    fn a_saved_set_reads_back_and_is_never_replaced() {
+        let (d, s, path) = saved("round-trip", "steps=100;seed=1");
         let (shard, models) = ok(read_shadow_set("shadows", &path, &s));
         assert_eq!(shard, Shard::WHOLE);
         assert_eq!(models, (0..5).map(model).collect::<Vec<_>>());
@@ -473,10 +503,7 @@ mod tests {
 
     #[test]
     fn a_set_of_another_run_or_a_damaged_file_is_refused_naming_what_differs() {
-        let d = dir("refused");
-        let s = spec("steps=100;seed=1;lr=0.5", 9);
-        let path = d.join("set.rbs").to_string_lossy().into_owned();
-        ok(save(&path, &s, Shard::WHOLE));
+        let (d, s, path) = saved("refused", "steps=100;seed=1;lr=0.5");
         let cases = [
             (
                 spec("steps=50;seed=1;lr=0.5", 9),
