@@ -119,6 +119,28 @@ fn read_header(
     Ok((h, rest))
 }
 
+/// Why a file of `len` bytes cannot be the file of header `h` (`None` if its length is right).
+fn length_mismatch(h: &ShadowSetHeader, len: u64) -> Option<String> {
+    let want = h.file_len();
+    match len.cmp(&want) {
+        core::cmp::Ordering::Equal => None,
+        core::cmp::Ordering::Less => Some(format!(
+            "truncated: {len} bytes, its header announces {want}"
+        )),
+        core::cmp::Ordering::Greater => Some(format!(
+            "longer than the {want} bytes its header announces (bytes after its last record)"
+        )),
+    }
+}
+
+/// The size of `file` if it is a regular file (a pipe's or a device's size says nothing).
+fn regular_size(file: &std::fs::File) -> Option<u64> {
+    file.metadata()
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+}
+
 fn open(who: &str, path: &str) -> Result<std::fs::File, Failure> {
     std::fs::File::open(path).map_err(|e| refused(who, path, &format!("cannot read: {e}")))
 }
@@ -188,24 +210,20 @@ pub(crate) fn read_shadow_set(
 ) -> Result<(Shard, Vec<ShadowModel>), Failure> {
     let who = format!("--{flag}");
     let file = open(&who, path)?;
+    let size = regular_size(&file);
     let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
     let (h, rest) = read_header(&who, path, &mut reader)?;
     if let Some(why) = mismatch(&h.spec, expected) {
         return Err(refused(&who, path, &why));
     }
+    if let Some(why) = size.and_then(|n| length_mismatch(&h, n)) {
+        return Err(refused(&who, path, &why));
+    }
     let mut reader = std::io::Cursor::new(rest).chain(reader);
     let record_len = usize::try_from(h.spec.record_len()).unwrap_or(usize::MAX);
     let mut record = std::vec![0u8; record_len];
-    let mut models = Vec::new();
-    models
-        .try_reserve_exact(usize::try_from(h.records()).unwrap_or(usize::MAX))
-        .map_err(|_| {
-            refused(
-                &who,
-                path,
-                &format!("{} models do not fit in memory", h.records()),
-            )
-        })?;
+    // grows with the records actually read (a header's count alone reserves nothing large)
+    let mut models = Vec::with_capacity(usize::try_from(h.records().min(1 << 12)).unwrap_or(0));
     for j in 0..h.records() {
         reader.read_exact(&mut record).map_err(|e| {
             let why = if e.kind() == std::io::ErrorKind::UnexpectedEof {
@@ -245,6 +263,8 @@ pub(crate) struct Opened<'a> {
     /// The whole file: the first bytes, then the rest (each byte read once, so that a pipe
     /// works too).
     pub(crate) reader: std::io::Chain<std::io::Cursor<Vec<u8>>, std::fs::File>,
+    /// Its size if it is a regular file.
+    size: Option<u64>,
 }
 
 /// Opens the input `path` of `merge` and reads its first bytes.
@@ -254,6 +274,7 @@ pub(crate) struct Opened<'a> {
 /// A usage error (exit 2) naming the file if it cannot be opened or read.
 pub(crate) fn open_input(path: &str) -> Result<Opened<'_>, Failure> {
     let mut file = open("merge", path)?;
+    let size = regular_size(&file);
     let mut head = Vec::new();
     (&mut file)
         .take(MAGIC.len() as u64)
@@ -263,46 +284,44 @@ pub(crate) fn open_input(path: &str) -> Result<Opened<'_>, Failure> {
         path,
         is_shadow: head == MAGIC.as_bytes(),
         reader: std::io::Cursor::new(head).chain(file),
+        size,
     })
 }
 
 /// The whole bytes of the shadow-set part `path` (read from `reader`), read up to the length
 /// its header implies (one byte more is read to refuse a longer file), and checked whole.
-fn read_part(path: &str, mut reader: impl std::io::Read) -> Result<Vec<u8>, Failure> {
+fn read_part(
+    path: &str,
+    mut reader: impl std::io::Read,
+    size: Option<u64>,
+) -> Result<Vec<u8>, Failure> {
     let (h, mut rest) = read_header("merge", path, &mut reader)?;
+    if let Some(why) = size.and_then(|n| length_mismatch(&h, n)) {
+        return Err(refused("merge", path, &why));
+    }
     let body_len = h.file_len().saturating_sub(h.header_len);
-    rest.try_reserve_exact(
-        usize::try_from(body_len)
-            .unwrap_or(usize::MAX)
-            .saturating_sub(rest.len()),
-    )
-    .map_err(|_| {
-        refused(
-            "merge",
-            path,
-            &format!("{body_len} bytes do not fit in memory"),
+    if size.is_some() {
+        // a regular file of exactly this length: its bytes are there to be read
+        rest.try_reserve_exact(
+            usize::try_from(body_len)
+                .unwrap_or(usize::MAX)
+                .saturating_sub(rest.len()),
         )
-    })?;
+        .map_err(|_| {
+            refused(
+                "merge",
+                path,
+                &format!("{body_len} bytes do not fit in memory"),
+            )
+        })?;
+    }
     let mut more = Vec::new();
     reader
         .take((body_len + 1).saturating_sub(rest.len() as u64))
         .read_to_end(&mut more)
         .map_err(|e| refused("merge", path, &format!("cannot read: {e}")))?;
     rest.append(&mut more);
-    let len = rest.len() as u64;
-    if len != body_len {
-        let why = if len < body_len {
-            format!(
-                "truncated: {} bytes, its header announces {}",
-                h.header_len + len,
-                h.file_len()
-            )
-        } else {
-            format!(
-                "longer than the {} bytes its header announces (bytes after its last record)",
-                h.file_len()
-            )
-        };
+    if let Some(why) = length_mismatch(&h, h.header_len + rest.len() as u64) {
         return Err(refused("merge", path, &why));
     }
     let mut bytes = Encoder::new(&h.spec, h.shard)
@@ -329,7 +348,7 @@ pub(crate) fn merge_parts(opened: Vec<Opened<'_>>, out: &str) -> Result<String, 
     let files: Vec<&str> = opened.iter().map(|o| o.path).collect();
     let mut parts = Vec::with_capacity(opened.len());
     for o in opened {
-        parts.push(read_part(o.path, o.reader)?);
+        parts.push(read_part(o.path, o.reader, o.size)?);
     }
     let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
     let count = refs
@@ -534,7 +553,7 @@ mod tests {
         std::fs::write(&cut, &bytes[..bytes.len() - 1]).unwrap();
         let (usage, m) = message(read_shadow_set("shadows", &cut.to_string_lossy(), &s));
         assert!(
-            usage && m.contains("truncated: it ends in record 4 of the 5"),
+            usage && m.contains("truncated: ") && m.contains("bytes, its header announces"),
             "{m}"
         );
         let long = d.join("long.rbs");
@@ -552,5 +571,46 @@ mod tests {
         assert!(usage && m.contains("not a RecoNN shadow set"), "{m}");
         let (usage, m) = message(read_shadow_set("shadows", "/nonexistent/x", &s));
         assert!(usage && m.contains("cannot read"), "{m}");
+    }
+
+    /// A pipe has no size to check first: a truncated or longer set is refused while read.
+    #[cfg(unix)]
+    #[test]
+    fn a_set_read_from_a_pipe_is_bounded_by_its_header() {
+        let (d, s, path) = saved("pipe", "steps=100;seed=1");
+        let bytes = std::fs::read(&path).unwrap();
+        let cases: [(&[u8], &str); 3] = [
+            (
+                &bytes[..bytes.len() - 1],
+                "truncated: it ends in record 4 of the 5",
+            ),
+            (&[&bytes[..], b"extra"].concat(), "longer than the"),
+            (&bytes, ""),
+        ];
+        for (i, (content, needle)) in cases.into_iter().enumerate() {
+            let fifo = d.join(format!("fifo{i}"));
+            let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+            if !made.is_ok_and(|st| st.success()) {
+                return; // no mkfifo here: nothing to test
+            }
+            let content = content.to_vec();
+            let writer_path = fifo.clone();
+            let writer = std::thread::spawn(move || {
+                use std::io::Write as _;
+                let mut f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(writer_path)
+                    .unwrap();
+                let _ = f.write_all(&content);
+            });
+            let r = read_shadow_set("shadows", &fifo.to_string_lossy(), &s);
+            if needle.is_empty() {
+                assert_eq!(ok(r).1.len(), 5);
+            } else {
+                let (usage, m) = message(r);
+                assert!(usage && m.contains(needle), "{m}");
+            }
+            writer.join().unwrap();
+        }
     }
 }
