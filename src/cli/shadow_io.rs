@@ -42,7 +42,7 @@ fn words(e: Error) -> String {
 /// Where the configuration `file` (a shadow set's description) first differs from the run's
 /// `run`, by key for `key=value;…` texts: `differs at key 'steps' (the run: '100', the file:
 /// '50')`; by byte otherwise.
-pub(crate) fn description_difference(run: &str, file: &str) -> String {
+fn description_difference(run: &str, file: &str) -> String {
     let pairs = |s: &'_ str| -> Vec<(String, String)> {
         s.split(';')
             .map(|kv| {
