@@ -5,7 +5,7 @@
 //! are). No build dependencies.
 
 #[allow(dead_code)]
-#[path = "src/cli/fingerprint.rs"]
+#[path = "src/fingerprint.rs"]
 mod fingerprint;
 
 use std::path::{Path, PathBuf};

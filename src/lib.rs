@@ -52,6 +52,8 @@ pub mod cli;
 #[cfg(feature = "alloc")]
 pub mod data;
 pub mod error;
+#[cfg(feature = "alloc")]
+pub(crate) mod fingerprint;
 pub mod math;
 pub mod nn;
 pub mod rng;

@@ -9,6 +9,8 @@
 //!   Mahloujifar, Balle 2023 (§2, Eq. 1; App. A, D), which needs no prior;
 //! - [`glm`]: the GLM attack of Balle et al. 2022 (§III) against output-perturbed logistic
 //!   regression, as evaluated by Guo et al. 2022 (§7.2) against the per-example FIL bound;
+//! - [`reconn`]: RecoNN, the model-based attack of Balle et al. 2022 (§IV–VI): its shadow-set
+//!   files;
 //! - [`audit`]: empirical-ε estimators of privacy audits (Clopper–Pearson with δ, the
 //!   Gaussian-DP estimate, the one-run audit).
 

@@ -15,6 +15,7 @@ use crate::attacks::reconn::experiment::{
 };
 use crate::attacks::reconn::reconstructor::ReconstructorConfig;
 use crate::attacks::reconn::setting::{Batching, Init, Privacy, Splits, Training};
+use crate::attacks::reconn::shadow_set::{ShadowModel, ShadowSetSpec};
 use crate::attacks::trial::Shard;
 use crate::data::Dataset;
 use std::format;
@@ -419,10 +420,13 @@ pub(crate) fn reconn(args: &[String]) -> Out {
         &["data", "shadows"],
         &[],
     )?;
-    for flag in ["csv", "plot", "images", "save-shadows"] {
+    for flag in ["csv", "plot", "images"] {
         if let Some(p) = f.raw(flag) {
             check_writable(flag, p)?;
         }
+    }
+    if let Some(p) = f.raw("save-shadows") {
+        super::shadow_io::check_shadow_output("save-shadows", p)?;
     }
     let data_spec = f.raw("data").map_or_else(default_data, String::from);
     let data = super::train::load_data(&data_spec)?;
@@ -482,9 +486,9 @@ pub(crate) fn reconn(args: &[String]) -> Out {
                 noise_multiplier, ..
             } => noise_multiplier,
         };
-        let spec = shadow_spec(&data, &fingerprint, &splits, &config)?;
+        let spec = shadow_spec(&data, &splits, &config)?;
         let shadows: ShadowModels = match f.raw("shadows") {
-            Some(path) => read_shadows("shadows", path, &spec, kmax)?,
+            Some(path) => read_shadows("shadows", path, &spec)?,
             None => {
                 let part = shard.unwrap_or(Shard::WHOLE);
                 let sh = train_shadows(&data, &splits, &config, part, &progress)?;
@@ -965,24 +969,17 @@ fn plot(measured: &[Measured], seed: u64) -> String {
     })
 }
 
-/// What a shadow set depends on, as canonical text: the data (fingerprint), D⁻ (its
-/// indices), θ₀ (its bits, or "unknown"), the training (steps, learning rate, privacy), the
-/// model, the seed (every model's noise and, with an unknown θ₀, its initialisation) and K.
-/// Its FNV-1a hash goes into the file's header, and a set whose text differs is refused.
-struct ShadowSpecText {
-    description: String,
-    data_fingerprint: String,
-    total: u64,
-    param_len: usize,
-}
-
+/// What a shadow set depends on, as canonical `key=value;…` text: the model, the batching,
+/// D⁻ (its size and a hash of its indices), θ₀ (a hash of its bits, or "unknown"), the
+/// training (steps, learning rate, privacy, as exact bits) and the seed (every model's noise
+/// and, with an unknown θ₀, its initialisation). The file's header fingerprints it with the
+/// data's content and K; a set whose text, data or K differs is refused, naming the key.
 fn shadow_spec(
     data: &Dataset,
-    fingerprint: &str,
     splits: &Splits,
     config: &ReconnConfig,
-) -> Result<ShadowSpecText, Failure> {
-    use super::fingerprint::{fnv1a64, FNV_OFFSET};
+) -> Result<ShadowSetSpec, Failure> {
+    use crate::fingerprint::{fnv1a64, FNV_OFFSET};
     let trainer = crate::attacks::reconn::setting::ModelTrainer::new(
         data,
         &splits.d_minus,
@@ -1025,38 +1022,67 @@ fn shadow_spec(
         ),
     };
     let description = format!(
-        "model=mlp-784-10-10-elu;batching={batching};d_minus_size={};d_minus={dm:016x};theta0={theta0};steps={};lr={:016x};privacy={privacy};seed={};shadow_models={}",
+        "model=mlp-784-10-10-elu;batching={batching};d_minus_size={};d_minus={dm:016x};theta0={theta0};steps={};lr={:016x};privacy={privacy};seed={}",
         splits.d_minus.len(),
         config.training.steps,
         config.training.learning_rate.to_bits(),
         config.seed,
-        config.shadow_models
     );
-    Ok(ShadowSpecText {
+    let param_len = u32::try_from(trainer.model().num_params())
+        .map_err(|_| Failure::Compute(String::from("internal: parameter count above 2^32")))?;
+    Ok(ShadowSetSpec::new(
         description,
-        data_fingerprint: String::from(fingerprint),
-        total: config.shadow_models as u64,
-        param_len: trainer.model().num_params(),
-    })
+        data.fingerprint(),
+        config.shadow_models as u64,
+        param_len,
+    )?)
 }
 
-fn read_shadows(
-    flag: &str,
-    path: &str,
-    spec: &ShadowSpecText,
-    k: usize,
-) -> Result<ShadowModels, Failure> {
-    let _ = (flag, path, spec, k);
-    Err(usage(String::from("--shadows: not wired yet")))
+/// The shadow set of `--flag path`, refused unless it matches `spec` and is whole.
+fn read_shadows(flag: &str, path: &str, spec: &ShadowSetSpec) -> Result<ShadowModels, Failure> {
+    let (shard, models) = super::shadow_io::read_shadow_set(flag, path, spec)?;
+    if shard != Shard::WHOLE {
+        return Err(usage(format!(
+            "--{flag}: '{}' is part {}/{} of a shadow set: merge the parts first ('reconbound merge PART... --out FILE')",
+            super::output::printable(path),
+            shard.index(),
+            shard.count()
+        )));
+    }
+    let mut out = ShadowModels {
+        indices: Vec::with_capacity(models.len()),
+        targets: Vec::with_capacity(models.len()),
+        params: Vec::with_capacity(models.len()),
+    };
+    for m in models {
+        out.indices.push(m.index);
+        out.targets.push(m.target as usize);
+        out.params.push(m.params);
+    }
+    Ok(out)
 }
 
+/// Writes `models` (part `shard` of the set) to the new file `--flag path`.
 fn write_shadows(
     flag: &str,
     path: &str,
-    spec: &ShadowSpecText,
+    spec: &ShadowSetSpec,
     shard: Shard,
     models: &ShadowModels,
 ) -> Result<(), Failure> {
-    let _ = (flag, path, spec, shard, models);
-    Err(usage(String::from("--save-shadows: not wired yet")))
+    let items = models
+        .indices
+        .iter()
+        .zip(&models.targets)
+        .zip(&models.params)
+        .map(|((&index, &target), params)| {
+            Ok(ShadowModel {
+                index,
+                target: u32::try_from(target).map_err(|_| {
+                    Failure::Compute(String::from("internal: target index above 2^32"))
+                })?,
+                params: params.clone(),
+            })
+        });
+    super::shadow_io::write_shadow_set(flag, path, spec, shard, items)
 }

@@ -42,22 +42,45 @@ fn bytes(n: u64) -> String {
 /// A usage error (exit 2) naming the flag, the path and the cap when the file holds more
 /// than `cap` bytes, or the flag, the path and the system's reason when it cannot be read.
 pub(crate) fn read_bounded(path: &str, cap: u64, flag: &str) -> Result<Vec<u8>, Failure> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| failure(flag, format!("cannot read '{}': {e}", printable(path))))?;
+    read_bounded_from(file, path, cap, flag)
+}
+
+/// `flag '--flag': why` (or `label: why` for a label starting with a space) as a usage error.
+fn failure(flag: &str, why: String) -> Failure {
     let name = flag
         .strip_prefix(' ')
         .map_or_else(|| format!("flag '--{flag}'"), String::from);
+    Failure::Usage(UsageError(format!("{name}: {why}")))
+}
+
+/// [`read_bounded`] of a file already opened (`reader`, for example the bytes already read
+/// from it chained with the file), named `path` in messages.
+///
+/// # Errors
+///
+/// Those of [`read_bounded`].
+pub(crate) fn read_bounded_from(
+    reader: impl std::io::Read,
+    path: &str,
+    cap: u64,
+    flag: &str,
+) -> Result<Vec<u8>, Failure> {
     let shown = printable(path);
-    let fail = |why: String| Failure::Usage(UsageError(format!("{name}: {why}")));
-    let file =
-        std::fs::File::open(path).map_err(|e| fail(format!("cannot read '{shown}': {e}")))?;
     let mut buf = Vec::new();
-    file.take(cap.saturating_add(1))
+    reader
+        .take(cap.saturating_add(1))
         .read_to_end(&mut buf)
-        .map_err(|e| fail(format!("cannot read '{shown}': {e}")))?;
+        .map_err(|e| failure(flag, format!("cannot read '{shown}': {e}")))?;
     if buf.len() as u64 > cap {
-        return Err(fail(format!(
-            "'{shown}' is larger than the cap of {} ({cap} bytes) on this file",
-            bytes(cap)
-        )));
+        return Err(failure(
+            flag,
+            format!(
+                "'{shown}' is larger than the cap of {} ({cap} bytes) on this file",
+                bytes(cap)
+            ),
+        ));
     }
     Ok(buf)
 }
@@ -69,14 +92,15 @@ pub(crate) fn read_bounded(path: &str, cap: u64, flag: &str) -> Result<Vec<u8>, 
 /// Those of [`read_bounded`], and a usage error naming the flag and the path when the file
 /// is not UTF-8 text.
 pub(crate) fn read_text_bounded(path: &str, cap: u64, flag: &str) -> Result<String, Failure> {
-    let buf = read_bounded(path, cap, flag)?;
-    String::from_utf8(buf).map_err(|_| {
-        let name = flag
-            .strip_prefix(' ')
-            .map_or_else(|| format!("flag '--{flag}'"), String::from);
-        Failure::Usage(UsageError(format!(
-            "{name}: '{}' is not UTF-8 text",
-            printable(path)
-        )))
-    })
+    utf8(read_bounded(path, cap, flag)?, path, flag)
+}
+
+/// The bytes `buf` of the file `path` given to `flag`, as UTF-8 text.
+///
+/// # Errors
+///
+/// A usage error naming the flag and the path when the bytes are not UTF-8 text.
+pub(crate) fn utf8(buf: Vec<u8>, path: &str, flag: &str) -> Result<String, Failure> {
+    String::from_utf8(buf)
+        .map_err(|_| failure(flag, format!("'{}' is not UTF-8 text", printable(path))))
 }

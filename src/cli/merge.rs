@@ -3,7 +3,8 @@
 //! unsharded run prints. Every shard K/M for K = 0..M−1
 //! must be given once, with the same configuration and seed; a file that is malformed, of
 //! another run or version, or whose trials overlap another's is refused (exit 2, nothing
-//! written).
+//! written). RecoNN shadow-set parts (`attack reconn --save-shadows F --shard K/M`, binary,
+//! told apart by their first bytes) merge into `--out FILE` ([`super::shadow_io`]).
 
 use super::args::{parse, switch, value, UsageError};
 use super::attack::{merged_summary, OutputOptions, PriorAwareConfig};
@@ -16,6 +17,7 @@ use std::vec::Vec;
 const HELP: &str = "\
 usage: reconbound merge SHARD_FILE... [--csv FILE] [--plot FILE.svg] [--json]
        reconbound merge REPORT_SHARD_FILE... --out FILE.html [--json]
+       reconbound merge SHADOW_SET_PART... --out FILE
 
 Reassembles the JSON-lines files written by 'reconbound attack prior-aware --shard K/M' or
 'reconbound audit --shard K/M' (one per K = 0..M-1, any order) and prints exactly what the run
@@ -39,6 +41,16 @@ data's content and a CRC-32 per line; they are read strictly (strict JSON, the c
 this build writes, every field within the configuration's ranges). A file of another format,
 build, data, configuration or seed, a missing or repeated shard, a trial outside its shard, a
 repeated or missing trial, a line whose checksum fails or a malformed line is refused (exit 2).
+
+RecoNN shadow-set parts (binary files written by 'reconbound attack reconn --save-shadows
+FILE --shard K/M', told apart by their first line 'reconbound shadow set, format 1') merge
+into --out FILE, exactly the bytes the run without --shard writes. --out is required and must
+not exist (a shadow set is never replaced); --csv, --plot and --json do not apply. Each part
+is read no further than the length its header announces and checked whole (the set's
+fingerprint and description, format version, a CRC-32 for the header and for every record,
+the record count); parts of different sets or shard counts, a part given twice or missing, a
+truncated, longer or damaged part, or a mix with JSON-lines shard files is refused (exit 2,
+nothing written).
 ";
 
 /// `reconbound merge`.
@@ -75,11 +87,21 @@ pub(crate) fn merge(args: &[String]) -> Result<String, Failure> {
         .map(|p| (" the shard file", p.as_str()))
         .collect();
     super::output::check_flag_paths(&f, &["out", "csv", "plot"], &[], &inputs)?;
+    // each file is opened and read once (a pipe cannot be read twice): its first bytes tell
+    // a RecoNN shadow-set part from a JSON-lines shard file
+    let mut opened = Vec::with_capacity(files.len());
+    for path in &files {
+        opened.push(super::shadow_io::open_input(path)?);
+    }
+    if opened.iter().any(|o| o.is_shadow) {
+        return merge_shadow_parts(&f, opened);
+    }
     let mut texts = Vec::with_capacity(files.len());
-    for path in files {
-        let shown: String = path.chars().filter(|c| !c.is_control()).take(200).collect();
-        let text = super::input::read_text_bounded(path, super::input::SHARD_CAP, " merge")?;
-        texts.push((shown, text));
+    for o in opened {
+        let shown = super::output::printable(o.path);
+        let bytes =
+            super::input::read_bounded_from(o.reader, o.path, super::input::SHARD_CAP, " merge")?;
+        texts.push((shown, super::input::utf8(bytes, o.path, " merge")?));
     }
     let first = texts.first().and_then(|(_, t)| shard_kind(t));
     if first.as_deref() == Some(super::report::SHARD_KIND) {
@@ -94,7 +116,7 @@ pub(crate) fn merge(args: &[String]) -> Result<String, Failure> {
     }
     if f.has("out") {
         return Err(Failure::Usage(UsageError(String::from(
-            "flag '--out' applies only to the shards of 'reconbound report'",
+            "flag '--out' applies only to the shards of 'reconbound report' and to RecoNN shadow-set parts",
         ))));
     }
     let outputs = OutputOptions::parse(&f)?;
@@ -104,4 +126,38 @@ pub(crate) fn merge(args: &[String]) -> Result<String, Failure> {
     }
     let (config, outcomes) = merge_shards::<PriorAwareConfig>(&texts)?;
     merged_summary(&config, &outcomes, &outputs)
+}
+
+/// `merge PART… --out FILE` for RecoNN shadow-set parts (`opened`): every file must be a
+/// part, `--out` is required and must not exist, and `--csv`, `--plot` and `--json` do not
+/// apply.
+fn merge_shadow_parts(
+    f: &super::args::Flags,
+    opened: Vec<super::shadow_io::Opened<'_>>,
+) -> Result<String, Failure> {
+    let usage = |msg: String| Failure::Usage(UsageError(msg));
+    let shown = super::output::printable;
+    if let (Some(s), Some(t)) = (
+        opened.iter().find(|o| o.is_shadow),
+        opened.iter().find(|o| !o.is_shadow),
+    ) {
+        return Err(usage(format!(
+            "merge: '{}' is a RecoNN shadow-set part, '{}' is not: merge the files of one run only",
+            shown(s.path),
+            shown(t.path)
+        )));
+    }
+    for flag in ["csv", "plot", "json"] {
+        if f.has(flag) {
+            return Err(usage(format!(
+                "flag '--{flag}' does not apply to RecoNN shadow-set parts (they merge into --out FILE)"
+            )));
+        }
+    }
+    let Some(out) = f.raw("out") else {
+        return Err(usage(String::from(
+            "merge: RecoNN shadow-set parts need '--out FILE' (the merged set is binary and is written to a new file)",
+        )));
+    };
+    super::shadow_io::merge_parts(opened, out)
 }

@@ -11,6 +11,10 @@
 //!   does not write its files to standard output: give a file name or `/dev/stdout`);
 //! - a failed write (a full disk, `/dev/full`) is an error with exit status 1, never exit 0.
 //!
+//! Outputs that must never replace a file (RecoNN shadow sets, hours of training) are checked
+//! by [`check_new`] and streamed by [`write_new`]: an existing file is refused (exit 2), and
+//! the finished file takes its name only if no file took it meanwhile.
+//!
 //! Progress goes to stderr only when it is a terminal.
 
 use super::args::UsageError;
@@ -264,6 +268,91 @@ pub(crate) fn write_whole(flag: &str, path: &str, text: &str) -> Result<(), Fail
             .open(path)
             .and_then(|mut f| f.write_all(text.as_bytes()).and_then(|()| f.flush()))
             .map_err(failed),
+    }
+}
+
+/// Checks, before any work, that `--flag path` can be written by [`write_new`]: as
+/// [`check_writable`], and a regular file (or a symbolic link to one) must not exist yet.
+///
+/// # Errors
+///
+/// A usage error (exit 2) naming the flag and the path.
+pub(crate) fn check_new(flag: &str, path: &str) -> Result<(), Failure> {
+    if let Target::Regular(real) = target(flag, path)? {
+        if std::fs::symlink_metadata(&real).is_ok() {
+            return Err(usage(format!(
+                "--{flag}: '{}' exists already (this output is never replaced: remove it or give another name)",
+                printable(path)
+            )));
+        }
+    }
+    check_writable(flag, path)
+}
+
+/// Streams an output that must never replace a file (a RecoNN shadow set: hours of work) to
+/// `--flag path`: `write` writes it through a buffer. A new regular file is written into a
+/// temporary file beside its real path (links followed), synced, then linked to its name
+/// only if no file holds that name (`link(2)` refuses to replace; on a file system without
+/// hard links, a rename after a check); a character device or a FIFO is written through.
+///
+/// # Errors
+///
+/// A usage error (exit 2) if the path exists already or is refused (see the module's docs);
+/// the error of `write` (the temporary file is removed); a computation failure (exit 1)
+/// naming the flag and the path if a write fails, or if a file took the name while this one
+/// was written (the result is kept in the temporary file, which the message names).
+pub(crate) fn write_new(
+    flag: &str,
+    path: &str,
+    write: impl FnOnce(&mut dyn std::io::Write) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    let shown = printable(path);
+    let failed =
+        |e: std::io::Error| Failure::Compute(format!("--{flag}: cannot write '{shown}': {e}"));
+    check_new(flag, path)?;
+    let Target::Regular(real) = target(flag, path)? else {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(failed)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+        write(&mut w)?;
+        return w.flush().map_err(failed);
+    };
+    let tmp = temporary(&real);
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(failed)?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+    let written = write(&mut w).and_then(|()| {
+        w.flush()
+            .and_then(|()| w.get_ref().sync_all())
+            .map_err(failed)
+    });
+    drop(w);
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    let taken = || {
+        Failure::Compute(format!(
+            "--{flag}: '{shown}' appeared while this output was written; it is kept in '{}'",
+            printable(&tmp.to_string_lossy())
+        ))
+    };
+    match std::fs::hard_link(&tmp, &real) {
+        Ok(()) => {
+            let _ = std::fs::remove_file(&tmp);
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(taken()),
+        Err(_) if std::fs::symlink_metadata(&real).is_ok() => Err(taken()),
+        Err(_) => std::fs::rename(&tmp, &real).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            failed(e)
+        }),
     }
 }
 

@@ -147,24 +147,10 @@ pub(crate) const BUILD: &str = concat!(
     env!("RECONBOUND_SOURCE_HASH")
 );
 
-/// The fingerprint of a dataset's content as loaded: FNV-1a (64 bits) of its shape, number
-/// of classes, example count, every feature's f64 bits (little-endian) and every label, as
-/// `fnv1a64:` and 16 hex digits. Two datasets with one fingerprint are, but for a 2⁻⁶⁴-scale
-/// accident, the same pixels and labels, whatever path they were read from.
+/// The fingerprint of a dataset's content as loaded ([`Dataset::fingerprint`](crate::data::Dataset::fingerprint)), as
+/// `fnv1a64:` and 16 hex digits.
 pub(crate) fn data_fingerprint(d: &crate::data::Dataset) -> String {
-    use super::fingerprint::{fnv1a64, FNV_OFFSET};
-    let (c, h, w) = d.shape();
-    let mut state = FNV_OFFSET;
-    for n in [c, h, w, d.num_classes(), d.len()] {
-        state = fnv1a64(state, &(n as u64).to_le_bytes());
-    }
-    for x in d.features() {
-        state = fnv1a64(state, &x.to_bits().to_le_bytes());
-    }
-    for l in d.labels() {
-        state = fnv1a64(state, &l.to_le_bytes());
-    }
-    format!("fnv1a64:{state:016x}")
+    format!("fnv1a64:{:016x}", d.fingerprint())
 }
 
 /// The fingerprint of the data a configuration names (its `data` key: `embedded`, an IDX
@@ -182,7 +168,7 @@ fn config_data_fingerprint(config: &Object) -> Result<String, Failure> {
 /// `body` (a rendered object, `{…}`) with `"crc": "xxxxxxxx"` appended: the CRC-32 of
 /// `body`'s bytes in 8 lower-case hex digits.
 fn with_crc(body: &str) -> String {
-    let crc = super::fingerprint::crc32(body.as_bytes());
+    let crc = crate::fingerprint::crc32(body.as_bytes());
     match body.strip_suffix('}') {
         Some("{") | None => format!("{{\"crc\": \"{crc:08x}\"}}"),
         Some(open) => format!("{open}, \"crc\": \"{crc:08x}\"}}"),
@@ -217,7 +203,7 @@ fn checked_line(line: &str) -> Result<Object, String> {
         body.put(k, v.clone());
     }
     let text = body.render();
-    let expected = format!("{:08x}", super::fingerprint::crc32(text.as_bytes()));
+    let expected = format!("{:08x}", crate::fingerprint::crc32(text.as_bytes()));
     if *crc != expected {
         return Err(format!(
             "checksum mismatch (crc '{}', the content's is '{expected}'): the line was altered",

@@ -149,6 +149,31 @@ impl Dataset {
         &self.labels
     }
 
+    /// The fingerprint of the content: FNV-1a (64 bits) of the shape, the number of
+    /// classes, the example count, every feature's f64 bits (little-endian) and every label.
+    /// Two datasets with one fingerprint are, but for a 2⁻⁶⁴-scale accident, the same pixels
+    /// and labels, whatever path they were read from. Shard files
+    /// (`reconbound … --shard K/M`) and RecoNN shadow sets
+    /// ([`ShadowSetSpec`](crate::attacks::reconn::shadow_set::ShadowSetSpec)) record it.
+    ///
+    /// # Citations
+    /// Fowler, Noll, Vo, "FNV hash" (IETF draft-eastlake-fnv), FNV-1a.
+    pub fn fingerprint(&self) -> u64 {
+        use crate::fingerprint::{fnv1a64, FNV_OFFSET};
+        let (c, h, w) = self.shape();
+        let mut state = FNV_OFFSET;
+        for n in [c, h, w, self.num_classes(), self.len()] {
+            state = fnv1a64(state, &(n as u64).to_le_bytes());
+        }
+        for x in self.features() {
+            state = fnv1a64(state, &x.to_bits().to_le_bytes());
+        }
+        for l in self.labels() {
+            state = fnv1a64(state, &l.to_le_bytes());
+        }
+        state
+    }
+
     /// Example `i`: its features (length `dim()`) and its label.
     ///
     /// # Errors

@@ -9,6 +9,7 @@ mod merge_strict;
 mod messages;
 mod safety;
 mod schedule;
+mod shadow_merge;
 mod train_fil;
 
 use common::{json_num, run_cli as run};

@@ -147,3 +147,118 @@ proptest! {
         }
     }
 }
+
+mod shadow_sets {
+    //! The RecoNN shadow-set reader and merge (`attacks::reconn::shadow_set`; the CI side of
+    //! `fuzz/fuzz_targets/shadow_set.rs`).
+
+    use proptest::prelude::*;
+    use reconbound::attacks::reconn::shadow_set::{
+        decode, encode, merge, peek_header, verify, ShadowModel, ShadowSetSpec,
+    };
+    use reconbound::attacks::trial::Shard;
+
+    fn spec(total: u64, param_len: u32) -> ShadowSetSpec {
+        ShadowSetSpec::new("arch=3-2;steps=4;seed=1".into(), 11, total, param_len).unwrap()
+    }
+
+    /// The parts K/M of the set `spec` with parameters `values` (cycled).
+    fn parts(spec: &ShadowSetSpec, m: u64, values: &[f64]) -> (Vec<Vec<u8>>, Vec<ShadowModel>) {
+        let models: Vec<ShadowModel> = (0..spec.total)
+            .map(|i| ShadowModel {
+                index: i,
+                target: (i * 3) as u32,
+                params: (0..u64::from(spec.param_len))
+                    .map(|j| values[((i * 7 + j) as usize) % values.len()])
+                    .collect(),
+            })
+            .collect();
+        let parts = (0..m)
+            .map(|k| {
+                let shard = Shard::new(k, m).unwrap();
+                let mine: Vec<ShadowModel> = models
+                    .iter()
+                    .filter(|x| shard.contains(x.index))
+                    .cloned()
+                    .collect();
+                encode(spec, shard, &mine).unwrap()
+            })
+            .collect();
+        (parts, models)
+    }
+
+    fn valid_three() -> (Vec<Vec<u8>>, Vec<u8>) {
+        let s = spec(5, 3);
+        let (p, _) = parts(&s, 3, &[0.5, -1.25, 3e-8, 7.0]);
+        let (w, _) = parts(&s, 1, &[0.5, -1.25, 3e-8, 7.0]);
+        (p, w.into_iter().next().unwrap())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Arbitrary bytes, alone or after a valid header, never panic, and what decodes is
+        /// exactly the encoder's bytes for it.
+        #[test]
+        fn shadow_set_reader_takes_arbitrary_bytes(
+            tail in prop::collection::vec(any::<u8>(), 0..200),
+            after_header in any::<bool>(),
+        ) {
+            let (p, _) = valid_three();
+            let h = peek_header(&p[1]).unwrap().header_len as usize;
+            let bytes = if after_header { [&p[1][..h], &tail[..]].concat() } else { tail };
+            if let Ok(head) = peek_header(&bytes) {
+                if let Ok((shard, models)) = decode(&bytes, &head.spec) {
+                    prop_assert_eq!(encode(&head.spec, shard, &models).unwrap(), bytes.clone());
+                }
+            }
+            let _ = verify(&bytes);
+            let merged = merge(&[&p[0], &bytes, &p[2]]);
+            prop_assert!(merged.is_err() || bytes == p[1]);
+        }
+
+        /// Every one-edit change of a part (a byte changed, removed or inserted) is refused by
+        /// merge: the CRC-32 of the header and of each record, and the exact length.
+        #[test]
+        fn merge_refuses_every_one_edit_change_of_a_part(
+            which in 0usize..3,
+            at in any::<prop::sample::Index>(),
+            byte in any::<u8>(),
+            edit in 0u8..3,
+        ) {
+            let (p, whole) = valid_three();
+            let mut part = p[which].clone();
+            let i = at.index(part.len());
+            match edit {
+                0 if part[i] != byte => part[i] = byte,
+                0 => part[i] ^= 0x20,
+                1 => { part.remove(i); }
+                _ => part.insert(i, byte),
+            }
+            let mut files: Vec<&[u8]> = p.iter().map(Vec::as_slice).collect();
+            files[which] = &part;
+            prop_assert!(merge(&files).is_err(), "edit {} at {} merged", edit, i);
+            prop_assert_eq!(merge(&p.iter().map(Vec::as_slice).collect::<Vec<_>>()).unwrap(), whole);
+        }
+
+        /// Any set, cut into any number of parts, merges into the bytes of the whole set and
+        /// decodes to its models.
+        #[test]
+        fn shadow_parts_merge_into_the_whole_set(
+            total in 1u64..20,
+            param_len in 1u32..6,
+            m in 1u64..6,
+            values in prop::collection::vec(-1e6f64..1e6, 1..8),
+            rotate in 0usize..6,
+        ) {
+            let s = spec(total, param_len);
+            let (mut p, models) = parts(&s, m, &values);
+            let (w, _) = parts(&s, 1, &values);
+            let r = rotate % p.len();
+            p.rotate_left(r);
+            let merged = merge(&p.iter().map(Vec::as_slice).collect::<Vec<_>>()).unwrap();
+            prop_assert_eq!(&merged, &w[0]);
+            prop_assert_eq!(decode(&merged, &s).unwrap(), (Shard::WHOLE, models));
+        }
+    }
+}

@@ -16,7 +16,9 @@
 //!   early stopping;
 //! - [`experiment`]: features, standardisation, the evaluation against the NN oracle (the
 //!   closest image of D̄: the best guess without the model) and the mean image, and, under DP,
-//!   Hayes-style success (MSE ≤ η) beside γ at κ(η) estimated from D̄.
+//!   Hayes-style success (MSE ≤ η) beside γ at κ(η) estimated from D̄;
+//! - [`shadow_set`]: the shadow models' file format — written once, reused, sharded over
+//!   machines and merged byte for byte, refused when it does not match the run.
 //!
 //! **Judging it.** A reconstruction is only interesting when it is closer to the target than
 //! the NN oracle: that image is available to the adversary without looking at the model.
@@ -26,3 +28,4 @@
 pub mod experiment;
 pub mod reconstructor;
 pub mod setting;
+pub mod shadow_set;

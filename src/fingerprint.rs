@@ -1,5 +1,8 @@
 //! Content fingerprints, written by hand (no dependency): FNV-1a (64 bits) for the sources
-//! of a build and the bytes of a dataset, CRC-32 for the lines of a shard file.
+//! of a build, the bytes of a dataset and the configuration of a RecoNN shadow set; CRC-32
+//! for the lines of a shard file and the records of a shadow set
+//! ([`crate::attacks::reconn::shadow_set`]). Needs no allocation (compiled with `alloc`,
+//! whose modules use it).
 //!
 //! `build.rs` includes this file too (`#[path]`), so the build's source hash and the data
 //! fingerprints come from one implementation.
