@@ -71,6 +71,7 @@
 
 use super::canary::{craft, AdaptiveConfig, Canary, CanaryWorkspace, Crafter};
 use crate::accounting::fil::fisher::dot;
+use crate::attacks::game::{Named, ScoreKind};
 use crate::attacks::prior_aware::check_sampling;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
@@ -135,8 +136,23 @@ impl Distinguisher {
     }
 }
 
+impl ScoreKind for Distinguisher {
+    const KINDS: &'static [Distinguisher] = &Distinguisher::ALL;
+
+    fn name(self) -> &'static str {
+        Distinguisher::name(self)
+    }
+}
+
 /// The scores of one training, indexed by [`Distinguisher::index`]; higher means "in".
+/// [`named_scores`] gives them as the named score set of [`Distinguisher`].
 pub type WorldScores = [f64; 4];
+
+/// One training's scores as a named score set, one per [`Distinguisher`]: what shard lines,
+/// CSV columns and JSON keys are written from.
+pub fn named_scores(scores: &WorldScores) -> Named<Distinguisher, f64> {
+    Named::from_fn(|d: Distinguisher| scores.get(d.index()).copied().unwrap_or(f64::NAN))
+}
 
 /// One term of Distinguisher 3: ln(1 − q + q·exp((2z − 1)/(2s²))), computed without
 /// overflow.
