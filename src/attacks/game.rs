@@ -491,38 +491,42 @@ pub trait ScoreKind: Copy + Eq + Sized + 'static {
 }
 
 /// One value per score of the set `K` (a guess, a score, a success rate), in the order of
-/// [`ScoreKind::KINDS`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Named<K, V> {
-    values: Vec<V>,
+/// [`ScoreKind::KINDS`]: `N` values for the `N` scores of `K` (checked when compiled), so a
+/// set of `Copy` values is `Copy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Named<K, V, const N: usize> {
+    values: [V; N],
     kind: PhantomData<K>,
 }
 
-impl<K: ScoreKind, V> Named<K, V> {
+impl<K: ScoreKind, V, const N: usize> Named<K, V, N> {
+    /// `N` is the number of scores of `K` (a compile-time check).
+    const FITS: () = assert!(N == K::KINDS.len(), "N must be the number of scores of K");
+
     /// The values `f(k)` for every score k, in order.
     pub fn from_fn(mut f: impl FnMut(K) -> V) -> Self {
+        let () = Self::FITS;
+        // i < N = K::KINDS.len() (FITS).
         Named {
-            values: K::KINDS.iter().map(|&k| f(k)).collect(),
+            values: core::array::from_fn(|i| f(K::KINDS[i])),
             kind: PhantomData,
         }
     }
 
-    /// The values of `f(k)` for every score k, in order.
+    /// The values `f(k)` for every score k, in order.
     ///
     /// # Errors
     ///
     /// The first of `f`'s errors.
-    pub fn try_from_fn<E>(
-        mut f: impl FnMut(K) -> core::result::Result<V, E>,
+    pub fn try_from_fn<E: From<Error>>(
+        f: impl FnMut(K) -> core::result::Result<V, E>,
     ) -> core::result::Result<Self, E> {
         let values = K::KINDS
             .iter()
-            .map(|&k| f(k))
+            .copied()
+            .map(f)
             .collect::<core::result::Result<Vec<V>, E>>()?;
-        Ok(Named {
-            values,
-            kind: PhantomData,
-        })
+        Ok(Self::from_values(values)?)
     }
 
     /// One value per score, in the set's order.
@@ -531,12 +535,11 @@ impl<K: ScoreKind, V> Named<K, V> {
     ///
     /// [`Error::Inconsistent`] unless there are as many values as scores.
     pub fn from_values(values: Vec<V>) -> Result<Self> {
-        if values.len() != K::KINDS.len() {
-            return Err(Error::Inconsistent {
-                what: "one value per score of the set is needed",
-                value: values.len() as f64,
-            });
-        }
+        let () = Self::FITS;
+        let values = <[V; N]>::try_from(values).map_err(|v| Error::Inconsistent {
+            what: "one value per score of the set is needed",
+            value: v.len() as f64,
+        })?;
         Ok(Named {
             values,
             kind: PhantomData,
@@ -549,12 +552,137 @@ impl<K: ScoreKind, V> Named<K, V> {
     }
 
     /// The values in the set's order.
-    pub fn values(&self) -> &[V] {
+    pub fn values(&self) -> &[V; N] {
         &self.values
     }
 
     /// (score, value) pairs in the set's order.
     pub fn iter(&self) -> impl Iterator<Item = (K, &V)> {
         K::KINDS.iter().copied().zip(&self.values)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attacks::prior_aware::Score;
+    use crate::data::embedded_mnist;
+
+    /// The prior-aware draw as `PriorAwareSetup::run_trial` wrote it before the game.
+    fn old_uniform(pool: &Dataset, n: usize, m: usize, seed: u64, trial: u64) -> Challenge {
+        let mut rng = Rng::for_trial(seed, trial);
+        let chosen = rng.subset(pool.len(), n + m).unwrap();
+        let prior_pos = rng.subset(n + m, m).unwrap();
+        let target = rng.below(m as u64).unwrap() as usize;
+        let (init, train) = (rng.next_u64(), rng.next_u64());
+        let dminus = (0..n + m)
+            .filter(|j| !prior_pos.contains(j))
+            .map(|j| chosen[j])
+            .collect();
+        let prior = prior_pos.iter().map(|&j| chosen[j]).collect();
+        Challenge {
+            trial,
+            dminus,
+            prior,
+            target,
+            seeds: TrialSeeds {
+                init,
+                train,
+                optimiser: rng.next_u64(),
+            },
+        }
+    }
+
+    /// The gradient-matching draw as `GradientMatchingSetup::run_trial` wrote it before the
+    /// game.
+    fn old_same_class(pool: &Dataset, n: usize, k: usize, seed: u64, trial: u64) -> Challenge {
+        let mut rng = Rng::for_trial(seed, trial);
+        let chosen = rng.subset(pool.len(), n + 1).unwrap();
+        let pos = rng.below((n + 1) as u64).unwrap() as usize;
+        let target = chosen[pos];
+        let dminus = chosen
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != pos)
+            .map(|(_, &i)| i)
+            .collect();
+        let label = pool.labels()[target];
+        let eligible: Vec<usize> = (0..pool.len())
+            .filter(|i| !chosen.contains(i) && pool.labels()[*i] == label)
+            .collect();
+        let mut prior = std::vec![target];
+        prior.extend(
+            rng.subset(eligible.len(), k)
+                .unwrap()
+                .iter()
+                .map(|&j| eligible[j]),
+        );
+        let (init, train, optimiser) = (rng.next_u64(), rng.next_u64(), rng.next_u64());
+        Challenge {
+            trial,
+            dminus,
+            prior,
+            target: 0,
+            seeds: TrialSeeds {
+                init,
+                train,
+                optimiser,
+            },
+        }
+    }
+
+    #[test]
+    fn challenge_draws_are_the_attacks_former_draws_bit_for_bit() {
+        let pool = embedded_mnist()
+            .unwrap()
+            .subset(&(0..300).collect::<Vec<_>>())
+            .unwrap();
+        for (seed, trial) in [(0, 0), (7, 3), (123_456_789, 41), (u64::MAX, 999)] {
+            let c = Challenge::draw(&pool, 50, PriorDraw::Uniform { size: 10 }, seed, trial);
+            assert_eq!(c.unwrap(), old_uniform(&pool, 50, 10, seed, trial));
+            let c = Challenge::draw(&pool, 50, PriorDraw::SameClass { others: 9 }, seed, trial);
+            assert_eq!(c.unwrap(), old_same_class(&pool, 50, 9, seed, trial));
+        }
+    }
+
+    #[test]
+    fn challenge_refuses_draws_that_do_not_fit_the_pool() {
+        let pool = embedded_mnist()
+            .unwrap()
+            .subset(&(0..30).collect::<Vec<_>>())
+            .unwrap();
+        let name = |r: Result<Challenge>| r.unwrap_err().parameter();
+        let uniform = |n, m| Challenge::draw(&pool, n, PriorDraw::Uniform { size: m }, 1, 0);
+        assert_eq!(name(uniform(0, 5)), Some("train_size"));
+        assert_eq!(name(uniform(10, 1)), Some("prior_size"));
+        assert_eq!(name(uniform(26, 5)), Some("pool"));
+        let same = |n, k| Challenge::draw(&pool, n, PriorDraw::SameClass { others: k }, 1, 0);
+        assert_eq!(name(same(10, 0)), Some("others"));
+        assert_eq!(name(same(30, 1)), Some("pool"));
+        assert_eq!(name(same(10, 25)), Some("others"));
+        // The target is in the prior, D⁻ and the prior are disjoint.
+        let c = uniform(20, 5).unwrap();
+        assert!(c.prior.iter().all(|i| !c.dminus.contains(i)));
+        let secret = c.secret(&pool).unwrap();
+        assert_eq!(c.candidates(&pool).unwrap()[c.target], secret);
+    }
+
+    #[test]
+    fn named_sets_follow_the_kinds_order() {
+        let n: Named<Score, u32, 3> = Named::from_fn(|s| s.position() as u32 * 10);
+        assert_eq!(n.values(), &[0, 10, 20]);
+        assert_eq!(n.get(Score::LogLikelihood), Some(&20));
+        let names: Vec<&str> = n.iter().map(|(k, _)| k.name()).collect();
+        assert_eq!(names, ["sum", "top", "loglik"]);
+        assert_eq!(Score::LogLikelihood.column(), "loglik");
+        assert!(Named::<Score, u32, 3>::from_values(std::vec![1, 2]).is_err());
+        let t: Result<Named<Score, u32, 3>> = Named::try_from_fn(|s| match s {
+            Score::Top => Err(Error::Numerical {
+                what: "x",
+                value: 1.0,
+            }),
+            _ => Ok(1),
+        });
+        assert!(t.is_err());
     }
 }

@@ -507,14 +507,14 @@ pub struct PriorAwareSetup<'a> {
 
 /// What one trial of a [`PriorAwareSetup`] gave. Integers only, so a shard file of outcomes
 /// reassembles exactly.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PriorAwareOutcome {
     /// The trial index.
     pub trial: u64,
     /// The target's position in the prior (0..m).
     pub target: u32,
     /// The attack's guess (a position in the prior) for each [`Score`].
-    pub guesses: Named<Score, u32>,
+    pub guesses: Named<Score, u32, 3>,
     /// In how many steps the target was in the batch (known to the experiment, never to the
     /// adversary).
     pub steps_in_batch: u64,

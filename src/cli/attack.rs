@@ -871,7 +871,7 @@ pub(crate) fn merged_summary(
 const CONFIDENCE: f64 = 0.95;
 
 struct PointSummary {
-    rates: Named<Score, SuccessRate>,
+    rates: Named<Score, SuccessRate, 3>,
 }
 
 fn summarise(

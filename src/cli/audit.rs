@@ -700,8 +700,8 @@ fn scores_json(s: &WorldScores) -> Value {
 
 /// The scores of world `key` of a shard line.
 fn read_scores(o: &Object, key: &str) -> Result<WorldScores, String> {
-    let n: Named<Distinguisher, f64> = read_named(o, key, "numbers", Value::as_f64)?;
-    WorldScores::try_from(n.values()).map_err(|_| format!("'{key}' must be 4 numbers"))
+    let n: Named<Distinguisher, f64, 4> = read_named(o, key, "numbers", Value::as_f64)?;
+    Ok(*n.values())
 }
 
 impl ShardedRun for AuditRun {

@@ -157,8 +157,8 @@ fn score_names<K: ScoreKind>() -> Value {
 
 /// A trial line's array of one value per score of `K` (in the order of the header's
 /// `scores`).
-pub(crate) fn named_json<K: ScoreKind, V: Copy>(
-    values: &Named<K, V>,
+pub(crate) fn named_json<K: ScoreKind, V: Copy, const N: usize>(
+    values: &Named<K, V, N>,
     f: impl Fn(V) -> Value,
 ) -> Value {
     Value::Arr(values.values().iter().map(|&v| f(v)).collect())
@@ -170,12 +170,12 @@ pub(crate) fn named_json<K: ScoreKind, V: Copy>(
 /// # Errors
 /// `'key' must be N what` (N the number of scores) for a missing key, another length or an
 /// entry `read` refuses.
-pub(crate) fn read_named<K: ScoreKind, V>(
+pub(crate) fn read_named<K: ScoreKind, V, const N: usize>(
     o: &Object,
     key: &str,
     what: &str,
     read: impl Fn(&Value) -> Option<V>,
-) -> Result<Named<K, V>, String> {
+) -> Result<Named<K, V, N>, String> {
     let n = K::KINDS.len();
     let bad = || format!("'{key}' must be {n} {what}");
     let items = match o.get(key) {
