@@ -669,7 +669,7 @@ mod tests {
 
     #[test]
     fn named_sets_follow_the_kinds_order() {
-        let n: Named<Score, u32, 3> = Named::from_fn(|s| s.position() as u32 * 10);
+        let n: Named<Score, u32, 3> = Named::from_fn(|s: Score| s.position() as u32 * 10);
         assert_eq!(n.values(), &[0, 10, 20]);
         assert_eq!(n.get(Score::LogLikelihood), Some(&20));
         let names: Vec<&str> = n.iter().map(|(k, _)| k.name()).collect();
