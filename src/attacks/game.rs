@@ -12,7 +12,7 @@
 //! with D⁻) and gradient matching ([`PriorDraw::SameClass`]: the target drawn with D⁻, the
 //! others among the pool's examples of its class) both use it. [`Challenge::trainer`] and
 //! [`Challenge::play`] then train on D⁻ with the target as the trainer's
-//! [`Secret`](crate::train::dpsgd::Secret) — the target's gradient is added after D⁻'s
+//! [`Secret`] — the target's gradient is added after D⁻'s
 //! sum, and only the challenger learns whether it was drawn.
 //!
 //! # The views
@@ -311,6 +311,18 @@ mod sealed {
     pub trait Sealed {}
 }
 
+/// Implements the sealed [`StepView`] of the view type `$view` as `|info| body`.
+macro_rules! step_view {
+    ($view:ident, |$info:ident| $body:expr) => {
+        impl sealed::Sealed for $view<'_> {}
+        impl<'s> StepView<'s> for $view<'s> {
+            fn of($info: &StepInfo<'s>) -> Self {
+                $body
+            }
+        }
+    };
+}
+
 /// A view made from what the trainer shows at one step (sealed: [`ModelView`],
 /// [`GradientView`], [`InformedView`]).
 pub trait StepView<'s>: sealed::Sealed + Sized {
@@ -336,14 +348,9 @@ impl<'s> ModelView<'s> {
     }
 }
 
-impl sealed::Sealed for ModelView<'_> {}
-impl<'s> StepView<'s> for ModelView<'s> {
-    fn of(info: &StepInfo<'s>) -> Self {
-        ModelView {
-            params: info.params,
-        }
-    }
-}
+step_view!(ModelView, |info| ModelView {
+    params: info.params,
+});
 
 /// The every-released-gradient view: at step t, θ_t, the released gradient ḡ_t and the
 /// public normaliser B; D⁻'s batches are not in it.
@@ -377,17 +384,12 @@ impl<'s> GradientView<'s> {
     }
 }
 
-impl sealed::Sealed for GradientView<'_> {}
-impl<'s> StepView<'s> for GradientView<'s> {
-    fn of(info: &StepInfo<'s>) -> Self {
-        GradientView {
-            step: info.step,
-            model: ModelView::of(info),
-            released: info.released,
-            normaliser: info.normaliser,
-        }
-    }
-}
+step_view!(GradientView, |info| GradientView {
+    step: info.step,
+    model: ModelView::of(info),
+    released: info.released,
+    normaliser: info.normaliser,
+});
 
 /// The informed view: a [`GradientView`] and D⁻'s actual batch at the step with the sum of
 /// D⁻'s clipped gradients over it (the target's gradient is never in it).
@@ -428,16 +430,11 @@ impl<'s> InformedView<'s> {
     }
 }
 
-impl sealed::Sealed for InformedView<'_> {}
-impl<'s> StepView<'s> for InformedView<'s> {
-    fn of(info: &StepInfo<'s>) -> Self {
-        InformedView {
-            gradients: GradientView::of(info),
-            batch: info.batch,
-            known_sum: info.batch_sum,
-        }
-    }
-}
+step_view!(InformedView, |info| InformedView {
+    gradients: GradientView::of(info),
+    batch: info.batch,
+    known_sum: info.batch_sum,
+});
 
 /// An adversary of one threat model: it is shown each training step through its
 /// [`View`](Self::View) only.
@@ -600,12 +597,8 @@ mod tests {
         let chosen = rng.subset(pool.len(), n + 1).unwrap();
         let pos = rng.below((n + 1) as u64).unwrap() as usize;
         let target = chosen[pos];
-        let dminus = chosen
-            .iter()
-            .enumerate()
-            .filter(|&(j, _)| j != pos)
-            .map(|(_, &i)| i)
-            .collect();
+        let mut dminus = chosen.clone();
+        dminus.remove(pos);
         let label = pool.labels()[target];
         let eligible: Vec<usize> = (0..pool.len())
             .filter(|i| !chosen.contains(i) && pool.labels()[*i] == label)

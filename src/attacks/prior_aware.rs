@@ -53,6 +53,8 @@ use crate::math::normal;
 use crate::math::special::log_add_exp;
 use crate::nn::{Sequential, Workspace};
 use crate::rng::Rng;
+#[cfg(doc)]
+use crate::train::dpsgd::DpSgd;
 use crate::train::dpsgd::{Clipping, DpSgdConfig, Secret};
 use crate::train::observer::{Observer, StepInfo};
 use crate::train::sampling::Sampling;
