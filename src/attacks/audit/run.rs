@@ -548,7 +548,7 @@ impl<'a> Audit<'a> {
         let s = config.noise_std_of_sum()?;
         let a = f.self_projection;
         let full_batch = config.sampling == Sampling::FullBatch;
-        let informed = self.view == BatchView::Informed;
+        let sees_batches = informed(self.view, config.sampling);
         let mut batch = Vec::new();
         let (mut llr, mut canary_steps) = (0.0, 0u64);
         let sd = s * libm::sqrt(a);
@@ -571,11 +571,7 @@ impl<'a> Audit<'a> {
                 let mut noise = Rng::for_trial(seed, t.wrapping_mul(2).wrapping_add(1));
                 // K_t: the batch members' projections (informed; D's part cancels) or
                 // their expectation; the full batch's sum is both.
-                let known = if informed || full_batch {
-                    sum
-                } else {
-                    q * f.total
-                };
+                let known = if sees_batches { sum } else { q * f.total };
                 let mut r = sum - known + sd * noise.gaussian();
                 if drawn {
                     r += a;
