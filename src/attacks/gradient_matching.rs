@@ -61,7 +61,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::accounting::fil::fisher::dot;
-use crate::attacks::game::{self, Adversary, Challenge, InformedView, PriorDraw};
+use crate::attacks::game::{self, Adversary, Challenge, InformedView, Named, PriorDraw, ScoreKind};
 use crate::error::{check_count, check_positive, invalid, Error, Result};
 use crate::nn::{ParamJvpWorkspace, Sequential, Workspace};
 use crate::rng::Rng;
@@ -952,6 +952,38 @@ pub struct GradientMatchingSetup<'a> {
     pub reconstruction: ReconstructionConfig,
 }
 
+/// The measures of a gradient-matching reconstruction: the named score set of
+/// [`GradientMatchingOutcome::measures`], in this order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Measure {
+    /// ‖ẑ − z‖²/d ([`PriorScore::mse`]).
+    Mse,
+    /// ‖ẑ − z‖₂ ([`PriorScore::distance`]).
+    Distance,
+    /// The distance to the nearest other candidate ([`PriorScore::nearest_other`]).
+    NearestOther,
+    /// L(ẑ), the matching loss.
+    Loss,
+}
+
+impl ScoreKind for Measure {
+    const KINDS: &'static [Measure] = &[
+        Measure::Mse,
+        Measure::Distance,
+        Measure::NearestOther,
+        Measure::Loss,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Measure::Mse => "mse",
+            Measure::Distance => "distance",
+            Measure::NearestOther => "nearest-other",
+            Measure::Loss => "loss",
+        }
+    }
+}
+
 /// What one trial of a [`GradientMatchingSetup`] gave.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GradientMatchingOutcome {
@@ -965,6 +997,19 @@ pub struct GradientMatchingOutcome {
     pub loss: f64,
     /// The reconstruction ẑ.
     pub reconstruction: Vec<f64>,
+}
+
+impl GradientMatchingOutcome {
+    /// The trial's measures as a named score set (what the command line's CSV columns are
+    /// written from).
+    pub fn measures(&self) -> Named<Measure, f64, 4> {
+        Named::from_fn(|m: Measure| match m {
+            Measure::Mse => self.score.mse,
+            Measure::Distance => self.score.distance,
+            Measure::NearestOther => self.score.nearest_other,
+            Measure::Loss => self.loss,
+        })
+    }
 }
 
 impl GradientMatchingSetup<'_> {
@@ -1032,6 +1077,23 @@ impl GradientMatchingSetup<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn measures_name_the_csv_columns_in_order() {
+        let columns: Vec<String> = Measure::KINDS.iter().map(|m| m.column()).collect();
+        assert_eq!(columns.join(","), "mse,distance,nearest_other,loss");
+        let o = GradientMatchingOutcome {
+            trial: 0,
+            target: 3,
+            score: prior_score(&[0.1, 0.9], &[0.0, 1.0], &[1.0, 0.0]).unwrap(),
+            loss: 2.5,
+            reconstruction: Vec::new(),
+        };
+        let m = o.measures();
+        assert_eq!(m.get(Measure::Mse), Some(&o.score.mse));
+        assert_eq!(m.get(Measure::NearestOther), Some(&o.score.nearest_other));
+        assert_eq!(m.values()[3], 2.5);
+    }
     #[test]
     fn prior_score_counts_ties_as_failures_and_reports_distances() {
         let s = prior_score(&[0.0, 0.0], &[1.0, 0.0], &[0.0, 1.0, 3.0, 3.0]).unwrap();
