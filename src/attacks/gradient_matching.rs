@@ -61,6 +61,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::accounting::fil::fisher::dot;
+use crate::attacks::game::{self, Adversary, Challenge, InformedView, Named, PriorDraw, ScoreKind};
 use crate::error::{check_count, check_positive, invalid, Error, Result};
 use crate::nn::{ParamJvpWorkspace, Sequential, Workspace};
 use crate::rng::Rng;
@@ -898,18 +899,26 @@ impl<'a> ResidualRecorder<'a> {
 
 impl Observer for ResidualRecorder<'_> {
     fn observe(&mut self, info: &StepInfo<'_>) -> Result<()> {
+        game::observe(self, info)
+    }
+}
+
+impl Adversary for ResidualRecorder<'_> {
+    type View<'s> = InformedView<'s>;
+
+    fn see(&mut self, view: &InformedView<'_>) -> Result<()> {
         let p = self.model.num_params();
-        check_len("released.len() must equal num_params()", info.released, p)?;
-        check_len("batch_sum.len() must equal num_params()", info.batch_sum, p)?;
-        let b = info.normaliser;
-        let residual = info
-            .released
-            .iter()
-            .zip(info.batch_sum)
-            .map(|(&g, &known)| b * g - known)
-            .collect();
+        let released = view.gradients().released();
+        check_len("released.len() must equal num_params()", released, p)?;
+        check_len(
+            "batch_sum.len() must equal num_params()",
+            view.known_sum(),
+            p,
+        )?;
+        let mut residual = alloc::vec![0.0; p];
+        view.residual(&mut residual);
         self.steps.push(ObservedStep {
-            params: info.params.to_vec(),
+            params: view.gradients().params().to_vec(),
             residual,
         });
         Ok(())
@@ -943,6 +952,38 @@ pub struct GradientMatchingSetup<'a> {
     pub reconstruction: ReconstructionConfig,
 }
 
+/// The measures of a gradient-matching reconstruction: the named score set of
+/// [`GradientMatchingOutcome::measures`], in this order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Measure {
+    /// ‖ẑ − z‖²/d ([`PriorScore::mse`]).
+    Mse,
+    /// ‖ẑ − z‖₂ ([`PriorScore::distance`]).
+    Distance,
+    /// The distance to the nearest other candidate ([`PriorScore::nearest_other`]).
+    NearestOther,
+    /// L(ẑ), the matching loss.
+    Loss,
+}
+
+impl ScoreKind for Measure {
+    const KINDS: &'static [Measure] = &[
+        Measure::Mse,
+        Measure::Distance,
+        Measure::NearestOther,
+        Measure::Loss,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Measure::Mse => "mse",
+            Measure::Distance => "distance",
+            Measure::NearestOther => "nearest-other",
+            Measure::Loss => "loss",
+        }
+    }
+}
+
 /// What one trial of a [`GradientMatchingSetup`] gave.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GradientMatchingOutcome {
@@ -958,12 +999,25 @@ pub struct GradientMatchingOutcome {
     pub reconstruction: Vec<f64>,
 }
 
+impl GradientMatchingOutcome {
+    /// The trial's measures as a named score set (what the command line's CSV columns are
+    /// written from).
+    pub fn measures(&self) -> Named<Measure, f64, 4> {
+        Named::from_fn(|m: Measure| match m {
+            Measure::Mse => self.score.mse,
+            Measure::Distance => self.score.distance,
+            Measure::NearestOther => self.score.nearest_other,
+            Measure::Loss => self.loss,
+        })
+    }
+}
+
 impl GradientMatchingSetup<'_> {
-    /// Trial `trial` of a run with seed `master_seed`, a pure function of the two. From
-    /// [`Rng::for_trial`]`(master_seed, trial)`, in this order: |D⁻| + 1 pool indices without
-    /// replacement, which of them is the target (the rest is D⁻), n − 1 others among the
-    /// pool's remaining examples of the target's class, the initialisation seed, the DP-SGD
-    /// seed, the optimiser seed.
+    /// Trial `trial` of a run with seed `master_seed`, a pure function of the two: the
+    /// [`Challenge`] of [`PriorDraw::SameClass`] — from [`Rng::for_trial`]`(master_seed,
+    /// trial)`, in this order: |D⁻| + 1 pool indices without replacement, which of them is
+    /// the target (the rest is D⁻), n − 1 others among the pool's remaining examples of the
+    /// target's class, the initialisation seed, the DP-SGD seed, the optimiser seed.
     ///
     /// # Errors
     ///
@@ -973,81 +1027,46 @@ impl GradientMatchingSetup<'_> {
     /// [`DpSgd::with_secret`](crate::train::dpsgd::DpSgd::with_secret),
     /// [`GradientMatching::reconstruct`] and [`prior_score`].
     pub fn run_trial(&self, master_seed: u64, trial: u64) -> Result<GradientMatchingOutcome> {
-        use crate::train::dpsgd::{DpSgd, DpSgdConfig, Secret};
-        check_count("others", self.others as u64, 1, ">= 1")?;
-        check_count("train_size", self.train_size as u64, 1, ">= 1")?;
+        use crate::train::dpsgd::Secret;
         let (n, k) = (self.train_size, self.others);
-        if self.pool.len() <= n {
-            return Err(Error::InvalidCount {
-                name: "pool",
-                value: self.pool.len() as u64,
-                expected: ">= train_size + 1 examples",
-            });
-        }
         let clipping = self.dpsgd.clipping.ok_or(Error::InvalidParameter {
             name: "clip_norm",
             value: f64::NAN,
             expected: "set: gradient matching runs on clipped DP-SGD",
         })?;
         crate::attacks::prior_aware::check_sampling(self.dpsgd.sampling)?;
-        let mut rng = Rng::for_trial(master_seed, trial);
-        let chosen = rng.subset(self.pool.len(), n + 1)?;
-        let pos = rng.below((n + 1) as u64)? as usize;
-        let target = chosen.get(pos).copied().unwrap_or(usize::MAX);
-        let known: Vec<usize> = chosen
-            .iter()
-            .enumerate()
-            .filter(|&(j, _)| j != pos)
-            .map(|(_, &i)| i)
-            .collect();
-        let (_, target_label) = self.pool.example(target)?;
-        // The others share the target's label: the adversary knows it, so a prior of other
-        // labels would tell it the answer (and γ at κ = 1/n would not apply).
-        let eligible: Vec<usize> = (0..self.pool.len())
-            .filter(|i| chosen.binary_search(i).is_err())
-            .filter(|&i| self.pool.labels().get(i) == Some(&target_label))
-            .collect();
-        if eligible.len() < k {
-            return Err(Error::InvalidCount {
-                name: "others",
-                value: k as u64,
-                expected: "<= the pool's examples of the target's class outside D⁻ and the target",
+        let challenge = Challenge::draw(
+            self.pool,
+            n,
+            PriorDraw::SameClass { others: k },
+            master_seed,
+            trial,
+        )?;
+        let dminus = challenge.train_set(self.pool)?;
+        let secret = challenge.secret(self.pool)?;
+        let Secret::Example { x, label } = secret else {
+            return Err(Error::Inconsistent {
+                what: "gradient matching reconstructs an example, not a gradient canary",
+                value: 0.0,
             });
-        }
-        let others: Vec<usize> = rng
-            .subset(eligible.len(), k)?
-            .into_iter()
-            .filter_map(|j| eligible.get(j).copied())
-            .collect();
-        let init_seed = rng.next_u64();
-        let train_seed = rng.next_u64();
-        let opt_seed = rng.next_u64();
-
-        let dminus = self.pool.subset(&known)?;
-        let (x, label) = self.pool.example(target)?;
-        let config = DpSgdConfig {
-            seed: train_seed,
-            ..self.dpsgd
         };
-        let mut trainer =
-            DpSgd::with_secret(self.model, &dminus, &config, Secret::Example { x, label })?;
+        let mut trainer = challenge.trainer(self.model, &dminus, &self.dpsgd, secret)?;
         let mut recorder = ResidualRecorder::new(self.model);
-        let mut params = self.model.init_params(init_seed);
-        trainer.run(&mut params, &mut recorder)?;
+        challenge.play(self.model, &mut trainer, self.dpsgd.steps, &mut recorder)?;
         let steps = recorder.into_steps();
         let attack = GradientMatching::new(self.model, label as usize, clipping, &steps)?;
         let rec = attack.reconstruct(&ReconstructionConfig {
-            seed: opt_seed,
+            seed: challenge.seeds.optimiser,
             ..self.reconstruction
         })?;
         let mut other_x = Vec::with_capacity(k * x.len());
-        for &o in &others {
+        for &o in challenge.prior.iter().skip(1) {
             other_x.extend_from_slice(self.pool.example(o)?.0);
         }
         let score = prior_score(&rec.z, x, &other_x)?;
         Ok(GradientMatchingOutcome {
             trial,
-            target,
+            target: challenge.prior.first().copied().unwrap_or(usize::MAX),
             score,
             loss: rec.loss,
             reconstruction: rec.z,
@@ -1058,6 +1077,23 @@ impl GradientMatchingSetup<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn measures_name_the_csv_columns_in_order() {
+        let columns: Vec<String> = Measure::KINDS.iter().map(|m| m.column()).collect();
+        assert_eq!(columns.join(","), "mse,distance,nearest_other,loss");
+        let o = GradientMatchingOutcome {
+            trial: 0,
+            target: 3,
+            score: prior_score(&[0.1, 0.9], &[0.0, 1.0], &[1.0, 0.0]).unwrap(),
+            loss: 2.5,
+            reconstruction: Vec::new(),
+        };
+        let m = o.measures();
+        assert_eq!(m.get(Measure::Mse), Some(&o.score.mse));
+        assert_eq!(m.get(Measure::NearestOther), Some(&o.score.nearest_other));
+        assert_eq!(m.values()[3], 2.5);
+    }
     #[test]
     fn prior_score_counts_ties_as_failures_and_reports_distances() {
         let s = prior_score(&[0.0, 0.0], &[1.0, 0.0], &[0.0, 1.0, 3.0, 3.0]).unwrap();

@@ -1,6 +1,8 @@
 //! Attacks against the bounds: each runs on the crate's own training, uses only what its
 //! adversary knows, and is reported beside the bound it must not beat.
 //!
+//! - [`game`]: the vocabulary they share — the challenge a trial draws, the view of each
+//!   threat model (a type), the guess and its named score sets;
 //! - [`trial`]: trials as pure functions of (master seed, trial index), the thread runner,
 //!   shards, success rates with Clopper–Pearson intervals;
 //! - [`prior_aware`]: the prior-aware attacks of Hayes, Mahloujifar, Balle 2023 (Alg. 2,
@@ -15,6 +17,7 @@
 //!   Gaussian-DP estimate, the one-run audit).
 
 pub mod audit;
+pub mod game;
 pub mod glm;
 pub mod gradient_matching;
 pub mod prior_aware;

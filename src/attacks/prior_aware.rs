@@ -46,13 +46,16 @@
 //! experimental set-up reproduced by [`PriorAwareSetup`].
 
 use crate::accounting::fil::fisher::dot;
+use crate::attacks::game::{self, Adversary, Challenge, InformedView, Named, PriorDraw, ScoreKind};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::math::normal;
 use crate::math::special::log_add_exp;
 use crate::nn::{Sequential, Workspace};
 use crate::rng::Rng;
-use crate::train::dpsgd::{Clipping, DpSgd, DpSgdConfig, Secret};
+#[cfg(doc)]
+use crate::train::dpsgd::DpSgd;
+use crate::train::dpsgd::{Clipping, DpSgdConfig, Secret};
 use crate::train::observer::{Observer, StepInfo};
 use crate::train::sampling::Sampling;
 use alloc::vec::Vec;
@@ -67,6 +70,14 @@ pub enum Score {
     /// Hayes et al. App. G: the log-likelihood of the residuals under "z is the target",
     /// plus ln p_z.
     LogLikelihood,
+}
+
+impl ScoreKind for Score {
+    const KINDS: &'static [Score] = &Score::ALL;
+
+    fn name(self) -> &'static str {
+        Score::name(self)
+    }
 }
 
 impl Score {
@@ -321,22 +332,22 @@ fn same_candidate(a: &Secret<'_>, b: &Secret<'_>) -> bool {
 
 impl Observer for PriorAwareAttack<'_> {
     fn observe(&mut self, info: &StepInfo<'_>) -> Result<()> {
+        game::observe(self, info)
+    }
+}
+
+impl Adversary for PriorAwareAttack<'_> {
+    type View<'s> = InformedView<'s>;
+
+    fn see(&mut self, view: &InformedView<'_>) -> Result<()> {
         let p = self.model.num_params();
-        if info.released.len() != p || info.batch_sum.len() != p {
+        if view.gradients().released().len() != p || view.known_sum().len() != p {
             return Err(Error::Inconsistent {
                 what: "the released gradient's length differs from the model's num_params()",
-                value: info.released.len() as f64,
+                value: view.gradients().released().len() as f64,
             });
         }
-        let b = info.normaliser;
-        for ((r, &g), &known) in self
-            .residual
-            .iter_mut()
-            .zip(info.released)
-            .zip(info.batch_sum)
-        {
-            *r = b * g - known;
-        }
+        view.residual(&mut self.residual);
         let c2 = self.clipping.norm * self.clipping.norm;
         let two_var = 2.0 * self.noise_std_of_sum * self.noise_std_of_sum;
         let q = self.sampling_rate;
@@ -344,7 +355,7 @@ impl Observer for PriorAwareAttack<'_> {
         for (c, cand) in self.candidates.iter().enumerate() {
             cand.clipped_gradient(
                 self.model,
-                info.params,
+                view.gradients().params(),
                 Some(self.clipping),
                 &mut self.grad,
                 &mut self.ws,
@@ -504,8 +515,8 @@ pub struct PriorAwareOutcome {
     pub trial: u64,
     /// The target's position in the prior (0..m).
     pub target: u32,
-    /// The attack's guess for each score, in the order of [`Score::ALL`].
-    pub guesses: [u32; 3],
+    /// The attack's guess (a position in the prior) for each [`Score`].
+    pub guesses: Named<Score, u32, 3>,
     /// In how many steps the target was in the batch (known to the experiment, never to the
     /// adversary).
     pub steps_in_batch: u64,
@@ -514,7 +525,7 @@ pub struct PriorAwareOutcome {
 impl PriorAwareOutcome {
     /// `true` if the guess of `score` is the target.
     pub fn success(&self, score: Score) -> bool {
-        self.guesses.get(score.index()) == Some(&self.target)
+        self.guesses.get(score) == Some(&self.target)
     }
 }
 
@@ -588,9 +599,11 @@ impl PriorAwareSetup<'_> {
 
     /// Trial `trial` of a run with seed `master_seed`: a pure function of the two.
     ///
-    /// From [`Rng::for_trial`]`(master_seed, trial)`, in this order: |D⁻| + m pool indices
-    /// without replacement, which m of them form the prior (the rest, ascending, is D⁻), the
-    /// target's position, the initialisation seed, the DP-SGD seed. The adversary's
+    /// The [`Challenge`] of [`PriorDraw::Uniform`] — from [`Rng::for_trial`]`(master_seed,
+    /// trial)`, in this order: |D⁻| + m pool indices without replacement, which m of them
+    /// form the prior (the rest, ascending, is D⁻), the target's position, the initialisation
+    /// seed, the DP-SGD seed — and the attack sees the training through its
+    /// [`InformedView`]. The adversary's
     /// tie-breaking coin is a stream of its own, [`tie_break_coin`]`(master_seed, trial)`,
     /// never drawn from the stream that drew the target.
     ///
@@ -601,69 +614,43 @@ impl PriorAwareSetup<'_> {
     /// duplicates).
     pub fn run_trial(&self, master_seed: u64, trial: u64) -> Result<PriorAwareOutcome> {
         self.validate()?;
-        let (n, m) = (self.train_size, self.prior_size);
-        let mut rng = Rng::for_trial(master_seed, trial);
-        let chosen = rng.subset(self.pool.len(), n + m)?;
-        let prior_pos = rng.subset(n + m, m)?;
-        let target = rng.below(m as u64)? as usize;
-        let init_seed = rng.next_u64();
-        let train_seed = rng.next_u64();
+        let challenge = Challenge::draw(
+            self.pool,
+            self.train_size,
+            PriorDraw::Uniform {
+                size: self.prior_size,
+            },
+            master_seed,
+            trial,
+        )?;
         let mut coin = tie_break_coin(master_seed, trial);
-
-        let mut is_prior = alloc::vec![false; n + m];
-        for &j in &prior_pos {
-            if let Some(f) = is_prior.get_mut(j) {
-                *f = true;
-            }
-        }
-        let known: Vec<usize> = chosen
-            .iter()
-            .zip(&is_prior)
-            .filter(|(_, &p)| !p)
-            .map(|(&i, _)| i)
-            .collect();
-        let dminus = self.pool.subset(&known)?;
-        let mut candidates = Vec::with_capacity(m);
-        for &j in &prior_pos {
-            let i = chosen.get(j).copied().unwrap_or(usize::MAX);
-            let (x, label) = self.pool.example(i)?;
-            candidates.push(Secret::Example { x, label });
-        }
-        let secret = *candidates.get(target).ok_or(Error::Inconsistent {
-            what: "target outside the prior",
-            value: target as f64,
-        })?;
-        let config = DpSgdConfig {
-            seed: train_seed,
-            ..self.dpsgd
-        };
-        let clipping = config.clipping.ok_or(Error::InvalidParameter {
+        let dminus = challenge.train_set(self.pool)?;
+        let candidates = challenge.candidates(self.pool)?;
+        let clipping = self.dpsgd.clipping.ok_or(Error::InvalidParameter {
             name: "clip_norm",
             value: f64::NAN,
             expected: "set",
         })?;
-        let mut trainer = DpSgd::with_secret(self.model, &dminus, &config, secret)?;
+        let secret = challenge.secret(self.pool)?;
+        let mut trainer = challenge.trainer(self.model, &dminus, &self.dpsgd, secret)?;
         let mut attack = PriorAwareAttack::new(
             self.model,
             &candidates,
             None,
             clipping,
             trainer.sampling_rate(),
-            config.noise_multiplier,
+            self.dpsgd.noise_multiplier,
         )?;
-        let mut params = self.model.init_params(init_seed);
-        let mut steps_in_batch = 0u64;
-        for _ in 0..config.steps {
-            let stats = trainer.step(&mut params, &mut attack)?;
-            steps_in_batch += u64::from(stats.secret_in_batch);
-        }
-        let mut guesses = [0u32; 3];
-        for (g, score) in guesses.iter_mut().zip(Score::ALL) {
-            *g = attack.guess(score, &mut coin)? as u32;
-        }
+        let (_, steps_in_batch) =
+            challenge.play(self.model, &mut trainer, self.dpsgd.steps, &mut attack)?;
+        let guesses = Named::try_from_fn(|score| {
+            attack
+                .guess(score, &mut coin)
+                .map(|g| u32::try_from(g).unwrap_or(u32::MAX))
+        })?;
         Ok(PriorAwareOutcome {
             trial,
-            target: target as u32,
+            target: challenge.target as u32,
             guesses,
             steps_in_batch,
         })

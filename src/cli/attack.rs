@@ -10,9 +10,10 @@ use super::commands::{shown, Failure};
 use super::format::{sig, Side};
 use super::json::{self, Object, Value};
 use super::output::{check_writable, write_whole};
-use super::shard::{run_groups, ShardedRun, Sharding};
+use super::shard::{named_json, run_groups, ShardedRun, Sharding};
 use super::svg;
 use crate::accounting::{rdp, rero};
+use crate::attacks::game::Named;
 use crate::attacks::prior_aware::{PriorAwareOutcome, PriorAwareSetup, Score};
 use crate::attacks::trial::{success_rate, SuccessRate};
 use crate::data::Dataset;
@@ -783,6 +784,7 @@ pub(crate) fn with_items(mut o: Object, key: &str, items: Vec<Object>) -> String
 
 impl ShardedRun for PriorAwareConfig {
     type Outcome = PriorAwareOutcome;
+    type Scores = Score;
     const KIND: &'static str = "attack prior-aware";
 
     fn to_json(&self) -> Object {
@@ -812,12 +814,7 @@ impl ShardedRun for PriorAwareConfig {
             .int("target", u64::from(o.target))
             .put(
                 "guesses",
-                Value::Arr(
-                    o.guesses
-                        .iter()
-                        .map(|&g| Value::Int(u64::from(g)))
-                        .collect(),
-                ),
+                named_json(&o.guesses, |g| Value::Int(u64::from(g))),
             )
             .int("steps_in_batch", o.steps_in_batch);
         line
@@ -835,27 +832,29 @@ impl ShardedRun for PriorAwareConfig {
                 "missing point, trial, target or steps_in_batch",
             ));
         };
-        let guesses: Vec<u64> = match o.get("guesses") {
+        let prior = self.prior_size;
+        if target >= prior {
+            return Err(String::from("target >= prior_size"));
+        }
+        // Entries that are not integers are dropped here and refused by merge's canonical
+        // check (the line it would write differs).
+        let raw: Vec<u64> = match o.get("guesses") {
             Some(Value::Arr(g)) => g.iter().filter_map(Value::as_u64).collect(),
             _ => Vec::new(),
         };
-        let prior = self.prior_size;
-        let (Ok([g0, g1, g2]), true) = (<[u64; 3]>::try_from(guesses), target < prior) else {
-            return Err(String::from(
-                "guesses must be 3 candidates and target < prior_size",
-            ));
-        };
-        if [g0, g1, g2].iter().any(|&g| g >= prior) {
+        if raw.iter().any(|&g| g >= prior) {
             return Err(String::from("a guess is not a candidate (>= prior_size)"));
         }
+        let guesses = Named::from_values(raw.into_iter().map(|g| g as u32).collect())
+            .map_err(|_| format!("'guesses' must be {} candidates", Score::ALL.len()))?;
         let point = usize::try_from(point).unwrap_or(usize::MAX);
         Ok((
             point,
             trial,
             PriorAwareOutcome {
                 trial,
-                target: target as u32,
-                guesses: [g0 as u32, g1 as u32, g2 as u32],
+                target: u32::try_from(target).unwrap_or(u32::MAX),
+                guesses,
                 steps_in_batch,
             },
         ))
@@ -875,7 +874,7 @@ pub(crate) fn merged_summary(
 const CONFIDENCE: f64 = 0.95;
 
 struct PointSummary {
-    rates: [SuccessRate; 3],
+    rates: Named<Score, SuccessRate, 3>,
 }
 
 fn summarise(
@@ -887,19 +886,14 @@ fn summarise(
     let mut points = Vec::with_capacity(outcomes.len());
     for point in outcomes {
         let n = point.len() as u64;
-        let mut rates = Vec::with_capacity(3);
-        for score in Score::ALL {
+        let rates = Named::try_from_fn(|score| {
             let k = point.iter().filter(|o| o.success(score)).count() as u64;
-            rates.push(success_rate(k, n, CONFIDENCE)?);
-        }
-        let rates: [SuccessRate; 3] = rates
-            .try_into()
-            .map_err(|_| Failure::Compute(String::from("internal: three scores expected")))?;
+            success_rate(k, n, CONFIDENCE)
+        })?;
         points.push(PointSummary { rates });
     }
     let kappa = 1.0 / c.prior_size as f64;
-    let h = c.score.index();
-    let headline = |p: &PointSummary| p.rates.get(h).copied();
+    let headline = |p: &PointSummary| p.rates.get(c.score).copied();
 
     if let Some(path) = &outputs.csv {
         write_whole("csv", path, &csv(c, bounds, &points))?;
@@ -940,11 +934,11 @@ fn summarise(
                     .num("gamma_balle_order", b.gamma_balle_order)
                     .put(
                         "above_bound",
-                        Value::Bool(p.rates.iter().any(|r| r.lower > b.gamma)),
+                        Value::Bool(p.rates.values().iter().any(|r| r.lower > b.gamma)),
                     );
             }
             let mut so = Object::new();
-            for (score, r) in Score::ALL.iter().zip(&p.rates) {
+            for (score, r) in p.rates.iter() {
                 let mut ro = Object::new();
                 ro.int("successes", r.successes)
                     .num("success_rate", r.rate)
@@ -1002,7 +996,7 @@ fn summarise(
             .and_then(|e| e.get(j))
             .map_or(String::new(), |&e| shown(e));
         let sigma = c.noise_multipliers.get(j).copied().unwrap_or(f64::NAN);
-        let verdict = if p.rates.iter().any(|r| r.lower > b.gamma) {
+        let verdict = if p.rates.values().iter().any(|r| r.lower > b.gamma) {
             above += 1;
             "ABOVE γ"
         } else {
@@ -1035,9 +1029,9 @@ fn summarise(
                 )
             ),
         };
-        let parts: Vec<String> = Score::ALL
+        let parts: Vec<String> = p
+            .rates
             .iter()
-            .zip(&p.rates)
             .map(|(s, r)| {
                 format!(
                     "{} {} [{}, {}]",
@@ -1069,7 +1063,7 @@ fn csv(c: &PriorAwareConfig, bounds: &[PointBounds], points: &[PointSummary]) ->
             .and_then(|e| e.get(j))
             .map_or(String::new(), |e| json::number(*e));
         let sigma = c.noise_multipliers.get(j).copied().unwrap_or(f64::NAN);
-        for (score, r) in Score::ALL.iter().zip(&p.rates) {
+        for (score, r) in p.rates.iter() {
             s.push_str(&format!(
                 "{eps},{},{},{},{},{},{},{},{},{},{},{}\n",
                 json::number(sigma),
@@ -1128,7 +1122,7 @@ fn plot(c: &PriorAwareConfig, bounds: &[PointBounds], points: &[PointSummary]) -
                 .filter_map(|&j| {
                     points
                         .get(j)
-                        .and_then(|p| p.rates.get(score.index()))
+                        .and_then(|p| p.rates.get(*score))
                         .map(|r| (at(j), r.rate, r.lower, r.upper))
                 })
                 .collect(),

@@ -10,8 +10,9 @@ use super::format::{min_median_max, sig, Side};
 use super::json::{self, Object, Value};
 use super::output::{check_writable, write_whole, Progress};
 use super::svg;
+use crate::attacks::game::ScoreKind;
 use crate::attacks::gradient_matching::{
-    GradientMatchingOutcome, GradientMatchingSetup, ReconstructionConfig,
+    GradientMatchingOutcome, GradientMatchingSetup, Measure, ReconstructionConfig,
 };
 use crate::attacks::trial::{run_trials, success_rate};
 use std::format;
@@ -207,17 +208,21 @@ pub(crate) fn gradient_matching(args: &[String]) -> Out {
     let (_, loss_median, _) = min_median_max(outcomes.iter().map(|o| o.loss).collect());
 
     if let Some(p) = &csv {
-        let mut t = String::from("trial,target,success,mse,distance,nearest_other,loss\n");
+        let columns: Vec<String> = Measure::KINDS.iter().map(|m| m.column()).collect();
+        let mut t = format!("trial,target,success,{}\n", columns.join(","));
         for o in &outcomes {
+            let values: Vec<String> = o
+                .measures()
+                .values()
+                .iter()
+                .map(|&x| json::number(x))
+                .collect();
             t.push_str(&format!(
-                "{},{},{},{},{},{},{}\n",
+                "{},{},{},{}\n",
                 o.trial,
                 o.target,
                 u8::from(o.score.success),
-                json::number(o.score.mse),
-                json::number(o.score.distance),
-                json::number(o.score.nearest_other),
-                json::number(o.loss)
+                values.join(",")
             ));
         }
         write_whole("csv", p, &t)?;

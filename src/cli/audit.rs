@@ -14,7 +14,7 @@ use super::commands::{optional, shown, Failure};
 use super::format::{sig, Side};
 use super::json::{self, Object, Value};
 use super::output::write_whole;
-use super::shard::{check_size, run_groups, ShardedRun};
+use super::shard::{check_size, named_json, read_named, run_groups, ShardedRun};
 use super::svg;
 use crate::accounting::{pld, rdp};
 use crate::attacks::audit::canary::{AdaptiveConfig, Crafter, GradientShape};
@@ -22,7 +22,10 @@ use crate::attacks::audit::epsilon::{bonferroni_candidates, Direction, Threshold
 use crate::attacks::audit::evaluate::{
     empirical_epsilon, empirical_epsilon_max, Empirical, Estimator, ThresholdRule,
 };
-use crate::attacks::audit::run::{Audit, AuditConfig, AuditOutcome, BatchView, Distinguisher};
+use crate::attacks::audit::run::{
+    named_scores, Audit, AuditConfig, AuditOutcome, BatchView, Distinguisher, WorldScores,
+};
+use crate::attacks::game::{Named, ScoreKind};
 use std::format;
 use std::string::String;
 use std::vec::Vec;
@@ -690,27 +693,20 @@ impl AuditRun {
     }
 }
 
-fn scores_json(s: &[f64; 4]) -> Value {
-    Value::Arr(s.iter().map(|&x| Value::Num(x)).collect())
+/// A world's scores as the shard line's array (the order of [`Distinguisher::KINDS`]).
+fn scores_json(s: &WorldScores) -> Value {
+    named_json(&named_scores(s), Value::Num)
 }
 
-fn read_scores(o: &Object, key: &str) -> Result<[f64; 4], String> {
-    let items = match o.get(key) {
-        Some(Value::Arr(items)) => items,
-        _ => return Err(format!("missing '{key}'")),
-    };
-    let xs = items
-        .iter()
-        .map(|v| {
-            v.as_f64()
-                .ok_or_else(|| format!("'{key}' must be 4 numbers"))
-        })
-        .collect::<Result<Vec<f64>, String>>()?;
-    <[f64; 4]>::try_from(xs).map_err(|_| format!("'{key}' must be 4 numbers"))
+/// The scores of world `key` of a shard line.
+fn read_scores(o: &Object, key: &str) -> Result<WorldScores, String> {
+    let n: Named<Distinguisher, f64, 4> = read_named(o, key, "numbers", Value::as_f64)?;
+    Ok(*n.values())
 }
 
 impl ShardedRun for AuditRun {
     type Outcome = AuditOutcome;
+    type Scores = Distinguisher;
     const KIND: &'static str = SHARD_KIND;
 
     fn to_json(&self) -> Object {
@@ -1297,13 +1293,17 @@ fn above_note(gdp: bool, above: usize) -> String {
 }
 
 fn csv(c: &AuditRun, outcomes: &[Vec<AuditOutcome>]) -> String {
-    let mut s =
-        String::from("crafter,trial,world,final_loss,max_loss,mean_loss,gradient,canary_steps\n");
+    let columns: Vec<String> = Distinguisher::KINDS.iter().map(|d| d.column()).collect();
+    let mut s = format!("crafter,trial,world,{},canary_steps\n", columns.join(","));
     for (crafter, trials) in c.crafters.iter().zip(outcomes) {
         let name = crafter.name();
         for o in trials {
             for (world, scores, steps) in [(0, &o.without, 0), (1, &o.with, o.canary_steps)] {
-                let cols: Vec<String> = scores.iter().map(|&x| json::number(x)).collect();
+                let cols: Vec<String> = named_scores(scores)
+                    .values()
+                    .iter()
+                    .map(|&x| json::number(x))
+                    .collect();
                 s.push_str(&format!(
                     "{name},{},{world},{},{steps}\n",
                     o.trial,

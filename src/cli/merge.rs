@@ -36,7 +36,7 @@ Shards of 'reconbound report --shard K/M' hold the trials of its attack and its 
 reassembles both, runs the rest of the report (the bounds, the FIL training run) and writes
 the page of the unsharded report to --out.
 
-Shard files (format 2) record the build (crate version and source hash), a fingerprint of the
+Shard files (format 3) record the build (crate version and source hash), a fingerprint of the
 data's content and a CRC-32 per line; they are read strictly (strict JSON, the canonical bytes
 this build writes, every field within the configuration's ranges). A file of another format,
 build, data, configuration or seed, a missing or repeated shard, a trial outside its shard, a

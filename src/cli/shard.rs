@@ -3,9 +3,10 @@
 //! `reconbound merge`.
 //!
 //! A shard file (format [`SHARD_FORMAT`]) is a header line — `{"reconbound_shard": KIND,
-//! "format": 2, "version": …, "build": …, "data_fingerprint": …, "shard_index": K,
-//! "shard_count": M, "config": {…}, "crc": …}`, the whole configuration of the run — then one
-//! line per trial, each ending in its own `"crc"`. `build` is the crate version and a hash of
+//! "format": 3, "version": …, "build": …, "data_fingerprint": …, "shard_index": K,
+//! "shard_count": M, "scores": […], "config": {…}, "crc": …}`, the whole configuration of the
+//! run and the names of its score set ([`ScoreKind`]: the order of every trial line's score
+//! arrays) — then one line per trial, each ending in its own `"crc"`. `build` is the crate version and a hash of
 //! its sources taken at build time ([`BUILD`]); `data_fingerprint` a hash of the pixels and
 //! labels of `--data` as loaded ([`data_fingerprint`]), so shards of other code, or of other
 //! data behind the same path, do not merge. `crc` is the CRC-32 of the line's canonical bytes
@@ -24,6 +25,7 @@ use super::args::{Flags, UsageError};
 use super::commands::Failure;
 use super::json::{self, Object, Value};
 use super::output::Progress;
+use crate::attacks::game::{Named, ScoreKind};
 use crate::attacks::trial::{default_threads, run_trials, Shard};
 use std::format;
 use std::string::String;
@@ -115,6 +117,8 @@ pub(crate) fn check_size(groups: u64, flag: &str, noun: &str, trials: u64) -> Re
 pub(crate) trait ShardedRun: Clone + PartialEq + Sized {
     /// One trial's outcome.
     type Outcome;
+    /// The named score set of its trial lines (the header's `scores`, in this order).
+    type Scores: ScoreKind;
     /// The header's `reconbound_shard` value (the command that wrote the file).
     const KIND: &'static str;
     /// The configuration as the header's `config`.
@@ -135,9 +139,56 @@ pub(crate) trait ShardedRun: Clone + PartialEq + Sized {
     fn read_line(&self, line: &Object) -> Result<(usize, u64, Self::Outcome), String>;
 }
 
-/// The shard file format this build writes and reads: 2 added `format`, `build`,
-/// `data_fingerprint` and the per-line `crc` to format 1 (which had no `format` key).
-pub(crate) const SHARD_FORMAT: u64 = 2;
+/// The shard file format this build writes and reads: 3 added the header's `scores` (the
+/// names of the score set, in the order of the trial lines' arrays) to format 2, which added
+/// `format`, `build`, `data_fingerprint` and the per-line `crc` to format 1 (which had no
+/// `format` key). Files of different formats never merge.
+pub(crate) const SHARD_FORMAT: u64 = 3;
+
+/// The header's `scores`: the names of `K`'s scores, in order.
+fn score_names<K: ScoreKind>() -> Value {
+    Value::Arr(
+        K::names()
+            .into_iter()
+            .map(|n| Value::Str(n.into()))
+            .collect(),
+    )
+}
+
+/// A trial line's array of one value per score of `K` (in the order of the header's
+/// `scores`).
+pub(crate) fn named_json<K: ScoreKind, V: Copy, const N: usize>(
+    values: &Named<K, V, N>,
+    f: impl Fn(V) -> Value,
+) -> Value {
+    Value::Arr(values.values().iter().map(|&v| f(v)).collect())
+}
+
+/// The array `key` of a trial line read back as one value per score of `K`, each read by
+/// `read` (`None`: not a `what`).
+///
+/// # Errors
+/// `'key' must be N what` (N the number of scores) for a missing key, another length or an
+/// entry `read` refuses.
+pub(crate) fn read_named<K: ScoreKind, V, const N: usize>(
+    o: &Object,
+    key: &str,
+    what: &str,
+    read: impl Fn(&Value) -> Option<V>,
+) -> Result<Named<K, V, N>, String> {
+    let n = K::KINDS.len();
+    let bad = || format!("'{key}' must be {n} {what}");
+    let items = match o.get(key) {
+        Some(Value::Arr(items)) => items,
+        Some(_) => return Err(bad()),
+        None => return Err(format!("missing '{key}'")),
+    };
+    let values = items
+        .iter()
+        .map(|v| read(v).ok_or_else(bad))
+        .collect::<Result<Vec<V>, String>>()?;
+    Named::from_values(values).map_err(|_| bad())
+}
 
 /// This build as a shard header records it: the crate version, `+src.`, and the FNV-1a hash
 /// of its sources (`src/**`, `Cargo.toml`, `Cargo.lock`) computed by `build.rs`.
@@ -232,6 +283,7 @@ fn header<R: ShardedRun>(data: &str, k: u64, m: u64, config: Object) -> Object {
         .str("data_fingerprint", data)
         .int("shard_index", k)
         .int("shard_count", m)
+        .put("scores", score_names::<R::Scores>())
         .put("config", Value::Obj(config));
     h
 }
@@ -434,6 +486,12 @@ fn read_header<R: ShardedRun>(head: &str) -> Result<(String, u64, u64, R, Object
             ))
         }
         _ => return Err(String::from("header without build")),
+    }
+    if o.get("scores") != Some(&score_names::<R::Scores>()) {
+        return Err(format!(
+            "header: scores are not [{}] (this build's score set, in its order)",
+            R::Scores::names().join(", ")
+        ));
     }
     let data = o
         .get_str("data_fingerprint")

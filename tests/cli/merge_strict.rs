@@ -276,12 +276,12 @@ fn strict_merge_refuses_lenient_json_out_of_range_fields_and_other_builds_or_dat
         "data_fingerprint",
     );
     refuse(
-        edit_line(&s0, 0, |l| recrc(l, sub("\"format\": 2", "\"format\": 3"))),
-        "shard format 3",
+        edit_line(&s0, 0, |l| recrc(l, sub("\"format\": 3", "\"format\": 4"))),
+        "shard format 4",
     );
     // A format-1 header (no format key, no checksums).
     let old = edit_line(&s0, 0, |l| {
-        l.replacen("\"format\": 2, ", "", 1)
+        l.replacen("\"format\": 3, ", "", 1)
             .rsplit_once(", \"crc\"")
             .unwrap()
             .0
@@ -379,5 +379,43 @@ fn shards_of_other_data_behind_the_same_path_are_refused() {
     assert_eq!(code, 2, "{err}");
     assert!(out.is_empty());
     assert!(err.contains("data_fingerprint"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Shard format 3 (the header's `scores`, the named score set of the trial lines) does not
+/// mix with format 2: a run whose shards were written by builds of both formats is refused
+/// whichever file comes first, for the attack and for the audit; the pair of one format
+/// merges (the control).
+#[test]
+fn merge_refuses_to_mix_shard_format_versions() {
+    let dir = temp_dir("mixed-formats");
+    for base in [&ATTACK, &AUDIT] {
+        let (s0, s1) = shard_pair(base);
+        let head = s1.lines().next().unwrap();
+        assert!(head.contains("\"format\": 3, "), "{head}");
+        assert!(head.contains("\"scores\": ["), "{head}");
+        // Shard 1 as a format-2 build wrote it: format 2, no scores.
+        let format2 = edit_line(&s1, 0, |l| {
+            recrc(l, |b| {
+                let start = b.find("\"scores\": [").unwrap();
+                let end = start + b[start..].find("], ").unwrap() + 3;
+                format!("{}{}", &b[..start], &b[end..]).replacen(
+                    "\"format\": 3",
+                    "\"format\": 2",
+                    1,
+                )
+            })
+        });
+        assert!(!format2.lines().next().unwrap().contains("scores"));
+        for (a, b) in [(&s0, &format2), (&format2, &s0)] {
+            let (code, out, err) = merge_texts(&dir, a, b);
+            assert_eq!(code, 2, "{err}");
+            assert!(out.is_empty());
+            assert!(err.contains("shard format 2 is not format 3"), "{err}");
+        }
+        let (code, out, err) = merge_texts(&dir, &s0, &s1);
+        assert_eq!(code, 0, "{err}");
+        assert!(!out.is_empty());
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -36,7 +36,8 @@
 use super::canary::{gradient_canaries, least_likely_label, relabel_by_prediction, Canary};
 use super::canary::{CanaryWorkspace, Crafter};
 use super::epsilon::{one_run_epsilon, one_run_guesses, OneRunCounts};
-use super::run::{trainer_config, AdversaryView, AuditConfig, BatchView, Distinguisher};
+use super::run::{informed, trainer_config, AuditConfig, BatchView, Distinguisher};
+use super::run::{ExpectedPart, InformedPart, KnownPart};
 use super::run::{Tally, WorldScores};
 use crate::accounting::fil::fisher::dot;
 use crate::data::Dataset;
@@ -231,12 +232,30 @@ impl<'a> OneRunAudit<'a> {
                 }
             })
             .collect();
-        let mut trainer = DpSgd::with_secrets(model, &self.data, &config, &secrets)?;
+        if informed(self.view, self.dpsgd.sampling) {
+            self.train_and_score(&config, &secrets, included, |_| InformedPart::new(p))
+        } else {
+            self.train_and_score(&config, &secrets, included, |q| {
+                ExpectedPart::new(model, &self.data, q, self.clipping)
+            })
+        }
+    }
+
+    /// [`run`](Self::run)'s training and scores, Distinguisher 3's adversary `part(q)` of
+    /// the threat model of [`view`](Self::view).
+    fn train_and_score<K: KnownPart>(
+        &self,
+        config: &DpSgdConfig,
+        secrets: &[Secret<'_>],
+        included: Vec<bool>,
+        part: impl FnOnce(f64) -> K,
+    ) -> Result<OneRunOutcome> {
+        let model = self.model;
+        let p = model.num_params();
+        let mut trainer = DpSgd::with_secrets(model, &self.data, config, secrets)?;
         let q = trainer.sampling_rate();
-        let b = trainer.normaliser() as f64;
         let s = config.noise_std_of_sum()?;
-        let full_batch = config.sampling == Sampling::FullBatch;
-        let mut view = AdversaryView::new(model, &self.data, full_batch, self.view);
+        let mut view = part(q);
         let mut ws = model.workspace();
         let mut cws = CanaryWorkspace::new(model);
         let mut params = self.init.clone();
@@ -267,14 +286,13 @@ impl<'a> OneRunAudit<'a> {
             });
         }
         for _ in 0..config.steps {
-            view.before_step(&params, q, self.clipping, &mut ws)?;
             before.copy_from_slice(&params);
             trainer.step(&mut params, &mut view)?;
             for ((canary, tally), fixed) in self.canaries.iter().zip(tallies.iter_mut()).zip(&fixed)
             {
                 match (canary, fixed) {
                     (Canary::Gradient(g), Some((f, a))) => {
-                        tally.add_gradient_test(f * view.residual_dot(g, b), *a, q, s);
+                        tally.add_gradient_test(f * view.residual_dot(g), *a, q, s);
                     }
                     _ => {
                         canary.secret(&[]).clipped_gradient(
@@ -284,7 +302,7 @@ impl<'a> OneRunAudit<'a> {
                             &mut c,
                             &mut ws,
                         )?;
-                        tally.add_gradient_test(view.residual_dot(&c, b), dot(&c, &c), q, s);
+                        tally.add_gradient_test(view.residual_dot(&c), dot(&c, &c), q, s);
                     }
                 }
                 tally.add_loss(canary.loss(model, &params, &mut cws)?);

@@ -44,7 +44,10 @@
 //!   releases (with ρ > 0 they follow from consecutive models).
 //!
 //! No score reads whether the canary was drawn, or the noise; only the informed view reads
-//! which of D's examples were.
+//! which of D's examples were. The threat model is a type ([`crate::attacks::game`]): the
+//! informed adversary is shown each step as an [`InformedView`], the other as a
+//! [`GradientView`], which holds no batch; [`BatchView`] only names which of the two a
+//! training uses (the informed one under the full batch, whose batch is all of D).
 //!
 //! # Crafter 5 without training
 //!
@@ -71,6 +74,7 @@
 
 use super::canary::{craft, AdaptiveConfig, Canary, CanaryWorkspace, Crafter};
 use crate::accounting::fil::fisher::dot;
+use crate::attacks::game::{self, Adversary, GradientView, InformedView, Named, ScoreKind};
 use crate::attacks::prior_aware::check_sampling;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
@@ -135,8 +139,23 @@ impl Distinguisher {
     }
 }
 
+impl ScoreKind for Distinguisher {
+    const KINDS: &'static [Distinguisher] = &Distinguisher::ALL;
+
+    fn name(self) -> &'static str {
+        Distinguisher::name(self)
+    }
+}
+
 /// The scores of one training, indexed by [`Distinguisher::index`]; higher means "in".
+/// [`named_scores`] gives them as the named score set of [`Distinguisher`].
 pub type WorldScores = [f64; 4];
+
+/// One training's scores as a named score set, one per [`Distinguisher`]: what shard lines,
+/// CSV columns and JSON keys are written from.
+pub fn named_scores(scores: &WorldScores) -> Named<Distinguisher, f64, 4> {
+    Named::from_fn(|d: Distinguisher| scores.get(d.index()).copied().unwrap_or(f64::NAN))
+}
 
 /// One term of Distinguisher 3: ln(1 − q + q·exp((2z − 1)/(2s²))), computed without
 /// overflow.
@@ -183,7 +202,9 @@ fn term_unchecked(z: f64, q: f64, s: f64) -> f64 {
 }
 
 /// What Distinguisher 3's adversary knows of D's part of each step's gradient sum (module
-/// docs): the sum over D's actual batch, or its expectation.
+/// docs): the sum over D's actual batch, or its expectation. The name of a threat model, read
+/// once per training to pick the adversary's type: the informed one sees each step through
+/// an [`InformedView`], the other through a [`GradientView`] that holds no batch.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum BatchView {
     /// K_t = Σ_{i∈B_t∩D} clip(∇ℓ(θ_t; z_i)): D's actual batch (never the canary), the
@@ -439,6 +460,25 @@ impl<'a> Audit<'a> {
     ///
     /// As [`run_trial`](Self::run_trial).
     pub fn scores_by_training(&self, seed: u64, with_canary: bool) -> Result<(WorldScores, u64)> {
+        if informed(self.view, self.dpsgd.sampling) {
+            self.train_and_score(seed, with_canary, |_| {
+                InformedPart::new(self.model.num_params())
+            })
+        } else {
+            self.train_and_score(seed, with_canary, |q| {
+                ExpectedPart::new(self.model, &self.data, q, self.clipping)
+            })
+        }
+    }
+
+    /// [`scores_by_training`](Self::scores_by_training) with Distinguisher 3's adversary
+    /// `part(q)`, of the threat model of [`view`](Self::view).
+    fn train_and_score<K: KnownPart>(
+        &self,
+        seed: u64,
+        with_canary: bool,
+        part: impl FnOnce(f64) -> K,
+    ) -> Result<(WorldScores, u64)> {
         let model = self.model;
         let (p, d) = (model.num_params(), model.input_len());
         let config = DpSgdConfig { seed, ..self.dpsgd };
@@ -458,14 +498,12 @@ impl<'a> Audit<'a> {
         };
         let mut trainer = DpSgd::with_secret(model, &self.data, &config, secret)?;
         let q = trainer.sampling_rate();
-        let b = trainer.normaliser() as f64;
         let s = config.noise_std_of_sum()?;
-        let full_batch = config.sampling == Sampling::FullBatch;
         let mut params = self.init.clone();
         let mut cws = CanaryWorkspace::new(model);
         let mut ws = model.workspace();
         let mut c = alloc::vec![0.0; p];
-        let mut view = AdversaryView::new(model, &self.data, full_batch, self.view);
+        let mut view = part(q);
         // A gradient canary's clipped gradient does not depend on θ: computed at step 0 only.
         let constant_canary = matches!(self.canary, Canary::Gradient(_));
         let mut tally = Tally::new(self.canary.loss(model, &params, &mut cws)?);
@@ -484,14 +522,13 @@ impl<'a> Audit<'a> {
                     &mut ws,
                 )?;
             }
-            view.before_step(&params, q, self.clipping, &mut ws)?;
             let stats = if adaptive && with_canary {
                 trainer.step_with_secret(&mut params, &mut view, self.canary.secret(&x))?
             } else {
                 trainer.step(&mut params, &mut view)?
             };
             canary_steps += u64::from(stats.secret_in_batch && with_canary);
-            tally.add_gradient_test(view.residual_dot(&c, b), dot(&c, &c), q, s);
+            tally.add_gradient_test(view.residual_dot(&c), dot(&c, &c), q, s);
             tally.add_loss(self.canary.loss(model, &params, &mut cws)?);
         }
         let scores = tally.finish(self.canary.loss(model, &params, &mut cws)?)?;
@@ -511,7 +548,7 @@ impl<'a> Audit<'a> {
         let s = config.noise_std_of_sum()?;
         let a = f.self_projection;
         let full_batch = config.sampling == Sampling::FullBatch;
-        let informed = self.view == BatchView::Informed;
+        let sees_batches = informed(self.view, config.sampling);
         let mut batch = Vec::new();
         let (mut llr, mut canary_steps) = (0.0, 0u64);
         let sd = s * libm::sqrt(a);
@@ -534,11 +571,7 @@ impl<'a> Audit<'a> {
                 let mut noise = Rng::for_trial(seed, t.wrapping_mul(2).wrapping_add(1));
                 // K_t: the batch members' projections (informed; D's part cancels) or
                 // their expectation; the full batch's sum is both.
-                let known = if informed || full_batch {
-                    sum
-                } else {
-                    q * f.total
-                };
+                let known = if sees_batches { sum } else { q * f.total };
                 let mut r = sum - known + sd * noise.gaussian();
                 if drawn {
                     r += a;
@@ -591,89 +624,138 @@ fn clipped_sum(
     Ok(())
 }
 
-/// What the adversary knows of a step (module docs): the released gradient, and K_t, the
-/// known part of the sum — D's clipped sum over its actual batch for the full batch and in
-/// the informed view (the trainer's `batch_sum`, which the adversary would compute itself
-/// from D and D's batch), q times D's whole clipped sum in the expected-batch view under
-/// Poisson sampling (computed in [`before_step`](Self::before_step); `batch_sum` is not
-/// read).
-pub(super) struct AdversaryView<'d> {
-    model: &'d Sequential,
-    data: &'d Dataset,
-    /// K_t is the trainer's `batch_sum` (full batch, or the informed view).
-    actual: bool,
-    all: Vec<usize>,
-    bws: Option<BatchWorkspace>,
-    released: Vec<f64>,
-    known: Vec<f64>,
+/// Distinguisher 3 reads K_t through the view of `view`'s threat model: the informed view
+/// ([`InformedPart`]) for [`BatchView::Informed`] and for the full batch (whose batch, all of
+/// D, is public), the released gradients alone ([`ExpectedPart`]) otherwise.
+pub(super) fn informed(view: BatchView, sampling: Sampling) -> bool {
+    view == BatchView::Informed || sampling == Sampling::FullBatch
 }
 
-impl<'d> AdversaryView<'d> {
-    pub(super) fn new(
-        model: &'d Sequential,
-        data: &'d Dataset,
-        full_batch: bool,
-        view: BatchView,
-    ) -> Self {
-        let p = model.num_params();
-        let actual = full_batch || view == BatchView::Informed;
-        AdversaryView {
-            model,
-            data,
-            actual,
-            all: if actual {
-                Vec::new()
-            } else {
-                (0..data.len()).collect()
-            },
-            bws: model.batch_workspace(),
-            released: alloc::vec![0.0; p],
-            known: alloc::vec![0.0; p],
-        }
-    }
-
-    /// In the expected-batch view under Poisson sampling, K_t = q·Σ_{i∈D} clip(∇ℓ(θ_t; z_i))
-    /// at the parameters before the step (nothing otherwise).
-    pub(super) fn before_step(
-        &mut self,
-        params: &[f64],
-        q: f64,
-        clipping: Clipping,
-        ws: &mut Workspace<f64>,
-    ) -> Result<()> {
-        if !self.actual {
-            clipped_sum(
-                self.model,
-                params,
-                self.data,
-                &self.all,
-                clipping,
-                &mut self.known,
-                ws,
-                &mut self.bws,
-            )?;
-            self.known.iter_mut().for_each(|k| *k *= q);
-        }
-        Ok(())
-    }
-
-    /// ⟨r_t, c⟩ with r_t = B·ḡ_t − K_t.
-    pub(super) fn residual_dot(&self, c: &[f64], b: f64) -> f64 {
+/// Distinguisher 3's adversary (module docs): it sees each step through the view of its
+/// threat model and keeps the residual r_t = B·ḡ_t − K_t, K_t what it knows of D's part.
+pub(super) trait KnownPart: Observer {
+    /// ⟨r_t, c⟩ for the last step seen, summed in coordinate order.
+    fn residual_dot(&self, c: &[f64]) -> f64 {
         let mut r_dot_c = 0.0;
-        for ((&r, &k), &cj) in self.released.iter().zip(&self.known).zip(c) {
-            r_dot_c += (b * r - k) * cj;
+        for (&r, &cj) in self.residual().iter().zip(c) {
+            r_dot_c += r * cj;
         }
         r_dot_c
     }
+
+    /// r_t of the last step seen.
+    fn residual(&self) -> &[f64];
 }
 
-impl Observer for AdversaryView<'_> {
+/// The informed adversary: K_t = Σ_{i∈B_t∩D} clip(∇ℓ(θ_t; z_i)), D's clipped sum over its
+/// actual batch ([`InformedView::known_sum`], never the canary).
+pub(super) struct InformedPart {
+    residual: Vec<f64>,
+}
+
+impl InformedPart {
+    /// For a model of `p` parameters.
+    pub(super) fn new(p: usize) -> Self {
+        InformedPart {
+            residual: alloc::vec![0.0; p],
+        }
+    }
+}
+
+impl Adversary for InformedPart {
+    type View<'s> = InformedView<'s>;
+
+    fn see(&mut self, view: &InformedView<'_>) -> Result<()> {
+        view.residual(&mut self.residual);
+        Ok(())
+    }
+}
+
+impl Observer for InformedPart {
     fn observe(&mut self, info: &StepInfo<'_>) -> Result<()> {
-        self.released.copy_from_slice(info.released);
-        if self.actual {
-            self.known.copy_from_slice(info.batch_sum);
+        game::observe(self, info)
+    }
+}
+
+impl KnownPart for InformedPart {
+    fn residual(&self) -> &[f64] {
+        &self.residual
+    }
+}
+
+/// The adversary to whom D's batches are secret: it sees the released gradients only and
+/// takes K_t = q·Σ_{i∈D} clip(∇ℓ(θ_t; z_i)), computed from D at θ_t.
+pub(super) struct ExpectedPart<'d> {
+    model: &'d Sequential,
+    data: &'d Dataset,
+    q: f64,
+    clipping: Clipping,
+    all: Vec<usize>,
+    bws: Option<BatchWorkspace>,
+    ws: Workspace<f64>,
+    known: Vec<f64>,
+    residual: Vec<f64>,
+}
+
+impl<'d> ExpectedPart<'d> {
+    /// For `model` trained on `data` at sampling rate `q` with `clipping`.
+    pub(super) fn new(
+        model: &'d Sequential,
+        data: &'d Dataset,
+        q: f64,
+        clipping: Clipping,
+    ) -> Self {
+        let p = model.num_params();
+        ExpectedPart {
+            model,
+            data,
+            q,
+            clipping,
+            all: (0..data.len()).collect(),
+            bws: model.batch_workspace(),
+            ws: model.workspace(),
+            known: alloc::vec![0.0; p],
+            residual: alloc::vec![0.0; p],
+        }
+    }
+}
+
+impl Adversary for ExpectedPart<'_> {
+    type View<'s> = GradientView<'s>;
+
+    fn see(&mut self, view: &GradientView<'_>) -> Result<()> {
+        clipped_sum(
+            self.model,
+            view.params(),
+            self.data,
+            &self.all,
+            self.clipping,
+            &mut self.known,
+            &mut self.ws,
+            &mut self.bws,
+        )?;
+        let (q, b) = (self.q, view.normaliser());
+        for ((r, &g), &k) in self
+            .residual
+            .iter_mut()
+            .zip(view.released())
+            .zip(&self.known)
+        {
+            *r = b * g - q * k;
         }
         Ok(())
+    }
+}
+
+impl Observer for ExpectedPart<'_> {
+    fn observe(&mut self, info: &StepInfo<'_>) -> Result<()> {
+        game::observe(self, info)
+    }
+}
+
+impl KnownPart for ExpectedPart<'_> {
+    fn residual(&self) -> &[f64] {
+        &self.residual
     }
 }
 
