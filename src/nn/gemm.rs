@@ -1,10 +1,28 @@
 //! Dense `f64` matrix products for large layers (the RecoNN reconstructor's 7,960 × 1,000
-//! layer): row-major C = A·B, Aᵀ·B and A·Bᵀ.
+//! layer, the batched gradient sums): row-major C = A·B, Aᵀ·B and A·Bᵀ.
 //!
 //! **Canonical order.** Every entry is one fused multiply-add chain over the inner index in
-//! increasing order, starting from 0: c ← fma(a_k, b_k, c) for k = 0, 1, …, kd − 1. `fma` is
+//! increasing order, starting from +0: c ← fma(a_k, b_k, c) for k = 0, 1, …, kd − 1. `fma` is
 //! correctly rounded on every IEEE platform (hardware or software), so the result depends on
-//! this order alone, never on the vector width, the blocking or the number of threads.
+//! this order alone, never on the vector width, the blocking or the number of threads: SSE2,
+//! AVX2 and AVX-512 builds, `std` and `no_std` builds, and [`matmul_threads`] with any thread
+//! count give the same bits.
+//!
+//! **Speed.** With `alloc` the products are cache-blocked (panels of A and B packed into
+//! contiguous buffers, `KC` inner indices at a time; an entry's partial chain is stored in C
+//! between two `KC` blocks and resumed from there, which does not round) and register-blocked
+//! (an `MR` × `NR` tile of C in vector registers: 8 × 24 with AVX-512, 4 × 12 with AVX, 4 × 4
+//! otherwise); the tile loop is written so that the compiler vectorises it (no `unsafe`, no
+//! intrinsics). The fused multiply-add runs at hardware speed only when the build targets a
+//! CPU with FMA (`-C target-cpu=native`, or `-C target-feature=+fma`); otherwise `mul_add`
+//! (and `libm::fma` without `std`) is a correctly rounded software routine, about 10–20×
+//! slower per operation — same bits, much slower products (README, "Speed").
+//!
+//! **No run-time dispatch.** The crate is `#![forbid(unsafe_code)]`. Since Rust 1.86 a
+//! `#[target_feature(enable = "fma")]` function is safe to *define*, but calling it from code
+//! compiled without that feature still needs an `unsafe` block after
+//! `is_x86_feature_detected!`; we keep the crate free of `unsafe` and let the build's target
+//! flags choose the instructions (this repository's `.cargo/config.toml` targets the host).
 
 /// a·b + c rounded once: `f64::mul_add` with `std` (a hardware FMA where the target has
 /// one), `libm::fma` without; both are correctly rounded, so the bits are the same.
@@ -20,55 +38,492 @@ pub(crate) fn fma(a: f64, b: f64, c: f64) -> f64 {
     }
 }
 
-/// C (m × n) = A (m × kd) · B (kd × n), all row-major. Slices shorter than their shape
-/// leave C unchanged (internal kernel: callers validate shapes).
+/// Rows of C per register tile.
+#[cfg(target_feature = "avx512f")]
+const MR: usize = 8;
+/// Columns of C per register tile (three 8-lane vectors).
+#[cfg(target_feature = "avx512f")]
+const NR: usize = 24;
+/// Rows of C per register tile.
+#[cfg(all(target_feature = "avx", not(target_feature = "avx512f")))]
+const MR: usize = 4;
+/// Columns of C per register tile (three 4-lane vectors).
+#[cfg(all(target_feature = "avx", not(target_feature = "avx512f")))]
+const NR: usize = 12;
+/// Rows of C per register tile.
+#[cfg(not(target_feature = "avx"))]
+const MR: usize = 4;
+/// Columns of C per register tile (two SSE2 pairs).
+#[cfg(not(target_feature = "avx"))]
+const NR: usize = 4;
+/// Inner indices per cache block (a packed NR-column panel of B, KC × NR, stays in L1).
+const KC: usize = 192;
+/// Rows of A per cache block (a packed MC × KC block of A stays in L2).
+const MC: usize = 32 * MR;
+/// Columns of B per cache block (a packed KC × NC block of B stays in L3).
+const NC: usize = 170 * NR;
+/// Below this many multiply-adds the plain loops are used (same order, same bits).
+const SMALL: usize = 32 * 32 * 32;
+
+/// A matrix operand read through strides: element (i, k) is `s[off + i·rs + k·cs]`.
+#[derive(Clone, Copy)]
+struct View<'a> {
+    s: &'a [f64],
+    off: usize,
+    rs: usize,
+    cs: usize,
+}
+
+impl View<'_> {
+    #[inline(always)]
+    fn at(&self, i: usize, k: usize) -> f64 {
+        self.s
+            .get(self.off + i * self.rs + k * self.cs)
+            .copied()
+            .unwrap_or(0.0)
+    }
+}
+
+/// C (m × n) = A (m × kd) · B (kd × n), all row-major, in the canonical order (module
+/// docs): C[i, j] = fma chain over k = 0, 1, …, kd − 1 of A[i, k]·B[k, j] from +0. Slices
+/// shorter than their shape leave C unchanged (internal kernel: callers validate shapes).
 pub(crate) fn matmul(m: usize, n: usize, kd: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
+    matmul_threads(m, n, kd, a, b, c, 1);
+}
+
+/// C (m × n) = Aᵀ · B with A stored kd × m and B kd × n (row-major): C[i, j] = Σ_k A[k, i]·B[k, j],
+/// one fma chain per entry over k ascending from +0 (module docs).
+pub(crate) fn matmul_tn(m: usize, n: usize, kd: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
+    matmul_tn_threads(m, n, kd, a, b, c, 1);
+}
+
+/// C (m × n) = A · Bᵀ with A stored m × kd and B n × kd (row-major): C[i, j] = Σ_k A[i, k]·B[j, k],
+/// one fma chain per entry over k ascending from +0 (module docs).
+pub(crate) fn matmul_nt(m: usize, n: usize, kd: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
+    matmul_nt_threads(m, n, kd, a, b, c, 1);
+}
+
+/// [`matmul`] with the rows of C split over up to `threads` scoped threads (with `std`;
+/// without it, or for `threads` ≤ 1, on the calling thread). Same bits for every `threads`.
+pub(crate) fn matmul_threads(
+    m: usize,
+    n: usize,
+    kd: usize,
+    a: &[f64],
+    b: &[f64],
+    c: &mut [f64],
+    threads: usize,
+) {
     if a.len() < m * kd || b.len() < kd * n || c.len() < m * n {
         return;
     }
-    for i in 0..m {
-        let crow = &mut c[i * n..(i + 1) * n];
-        crow.fill(0.0);
-        for k in 0..kd {
-            let av = a[i * kd + k];
-            for (cv, &bv) in crow.iter_mut().zip(&b[k * n..(k + 1) * n]) {
-                *cv = fma(av, bv, *cv);
-            }
-        }
-    }
+    let av = View {
+        s: a,
+        off: 0,
+        rs: kd,
+        cs: 1,
+    };
+    let bv = View {
+        s: b,
+        off: 0,
+        rs: n,
+        cs: 1,
+    };
+    split_rows(m, n, kd, av, bv, &mut c[..m * n], threads);
 }
 
-/// C (m × n) = Aᵀ · B with A stored kd × m and B kd × n (row-major): C[i, j] = Σ_k A[k, i]·B[k, j].
-pub(crate) fn matmul_tn(m: usize, n: usize, kd: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
+/// [`matmul_tn`] with the rows of C split over up to `threads` threads (see [`matmul_threads`]).
+pub(crate) fn matmul_tn_threads(
+    m: usize,
+    n: usize,
+    kd: usize,
+    a: &[f64],
+    b: &[f64],
+    c: &mut [f64],
+    threads: usize,
+) {
     if a.len() < kd * m || b.len() < kd * n || c.len() < m * n {
         return;
     }
-    for i in 0..m {
-        let crow = &mut c[i * n..(i + 1) * n];
+    let av = View {
+        s: a,
+        off: 0,
+        rs: 1,
+        cs: m,
+    };
+    let bv = View {
+        s: b,
+        off: 0,
+        rs: n,
+        cs: 1,
+    };
+    split_rows(m, n, kd, av, bv, &mut c[..m * n], threads);
+}
+
+/// [`matmul_nt`] with the rows of C split over up to `threads` threads (see [`matmul_threads`]).
+pub(crate) fn matmul_nt_threads(
+    m: usize,
+    n: usize,
+    kd: usize,
+    a: &[f64],
+    b: &[f64],
+    c: &mut [f64],
+    threads: usize,
+) {
+    if a.len() < m * kd || b.len() < n * kd || c.len() < m * n {
+        return;
+    }
+    let av = View {
+        s: a,
+        off: 0,
+        rs: kd,
+        cs: 1,
+    };
+    let bv = View {
+        s: b,
+        off: 0,
+        rs: 1,
+        cs: kd,
+    };
+    split_rows(m, n, kd, av, bv, &mut c[..m * n], threads);
+}
+
+/// Splits the rows of C (m × n, `c.len() == m·n`) into `threads` bands of whole register
+/// tiles and computes each on its own scoped thread. Every entry is computed by exactly one
+/// call of [`product`], in the canonical order, so the split does not change any bit.
+fn split_rows(
+    m: usize,
+    n: usize,
+    kd: usize,
+    a: View<'_>,
+    b: View<'_>,
+    c: &mut [f64],
+    threads: usize,
+) {
+    #[cfg(feature = "std")]
+    if threads > 1 && m >= 2 * MR && n > 0 && m * n * kd >= 4 * SMALL {
+        let tiles = m.div_ceil(MR);
+        let per = tiles.div_ceil(threads.min(tiles)) * MR;
+        std::thread::scope(|sc| {
+            for (t, band) in c.chunks_mut(per * n).enumerate() {
+                let rows = band.len() / n;
+                let ab = View {
+                    off: a.off + t * per * a.rs,
+                    ..a
+                };
+                sc.spawn(move || product(rows, n, kd, ab, b, band));
+            }
+        });
+        return;
+    }
+    let _ = threads;
+    product(m, n, kd, a, b, c);
+}
+
+/// C = A·B for strided views, C row-major m × n; canonical order.
+fn product(m: usize, n: usize, kd: usize, a: View<'_>, b: View<'_>, c: &mut [f64]) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    #[cfg(feature = "alloc")]
+    if m * n * kd >= SMALL && m >= MR && n >= NR {
+        blocked(m, n, kd, a, b, c);
+        return;
+    }
+    plain(m, n, kd, a, b, c);
+}
+
+/// The definition, entry by entry (small products, and builds without `alloc`).
+fn plain(m: usize, n: usize, kd: usize, a: View<'_>, b: View<'_>, c: &mut [f64]) {
+    for (i, crow) in c.chunks_exact_mut(n).take(m).enumerate() {
         crow.fill(0.0);
         for k in 0..kd {
-            let av = a[k * m + i];
-            for (cv, &bv) in crow.iter_mut().zip(&b[k * n..(k + 1) * n]) {
-                *cv = fma(av, bv, *cv);
+            let av = a.at(i, k);
+            for (j, cv) in crow.iter_mut().enumerate() {
+                *cv = fma(av, b.at(k, j), *cv);
             }
         }
     }
 }
 
-/// C (m × n) = A · Bᵀ with A stored m × kd and B n × kd (row-major): C[i, j] = Σ_k A[i, k]·B[j, k].
-pub(crate) fn matmul_nt(m: usize, n: usize, kd: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
-    if a.len() < m * kd || b.len() < n * kd || c.len() < m * n {
+/// Cache- and register-blocked product (BLIS loop order: NC columns of B, KC inner indices,
+/// MC rows of A, then NR × MR tiles). Packed panels are padded with zeros to whole tiles;
+/// padded rows and columns produce tile entries that are never stored, and a stored entry's
+/// chain only involves its own row of A and column of B.
+#[cfg(feature = "alloc")]
+fn blocked(m: usize, n: usize, kd: usize, a: View<'_>, b: View<'_>, c: &mut [f64]) {
+    use alloc::vec;
+    let nc_max = NC.min(n.div_ceil(NR) * NR);
+    let mc_max = MC.min(m.div_ceil(MR) * MR);
+    let kc_max = KC.min(kd.max(1));
+    let mut bp = vec![0.0; kc_max * nc_max];
+    let mut ap = vec![0.0; kc_max * mc_max];
+    if kd == 0 {
+        c.fill(0.0);
         return;
     }
-    for i in 0..m {
-        let arow = &a[i * kd..(i + 1) * kd];
-        for j in 0..n {
-            let brow = &b[j * kd..(j + 1) * kd];
-            let mut s = 0.0;
-            for (&x, &y) in arow.iter().zip(brow) {
-                s = fma(x, y, s);
+    let mut jc = 0;
+    while jc < n {
+        let nc = NC.min(n - jc);
+        let mut pc = 0;
+        while pc < kd {
+            let kc = KC.min(kd - pc);
+            pack_b(b, pc, kc, jc, nc, &mut bp);
+            let mut ic = 0;
+            while ic < m {
+                let mc = MC.min(m - ic);
+                pack_a(a, ic, mc, pc, kc, &mut ap);
+                for (jt, bpanel) in bp.chunks_exact(kc * NR).take(nc.div_ceil(NR)).enumerate() {
+                    let j0 = jc + jt * NR;
+                    let nr = NR.min(n - j0);
+                    for (it, apanel) in ap.chunks_exact(kc * MR).take(mc.div_ceil(MR)).enumerate() {
+                        let i0 = ic + it * MR;
+                        let mr = MR.min(m - i0);
+                        tile(kc, apanel, bpanel, c, n, i0, j0, mr, nr, pc == 0);
+                    }
+                }
+                ic += mc;
             }
-            c[i * n + j] = s;
+            pc += kc;
         }
+        jc += nc;
+    }
+}
+
+/// Packs B[pc..pc + kc, jc..jc + nc] into panels of NR columns: panel t holds, for each k,
+/// the NR values B[pc + k, jc + t·NR + q] (zeros past column n).
+#[cfg(feature = "alloc")]
+fn pack_b(b: View<'_>, pc: usize, kc: usize, jc: usize, nc: usize, bp: &mut [f64]) {
+    for (t, panel) in bp
+        .chunks_exact_mut(kc * NR)
+        .take(nc.div_ceil(NR))
+        .enumerate()
+    {
+        let j0 = jc + t * NR;
+        let nr = NR.min(jc + nc - j0);
+        for (k, dst) in panel.chunks_exact_mut(NR).enumerate() {
+            if b.cs == 1 {
+                let start = b.off + (pc + k) * b.rs + j0;
+                match b.s.get(start..start + nr) {
+                    Some(src) => dst[..nr].copy_from_slice(src),
+                    None => dst[..nr].fill(0.0),
+                }
+            } else {
+                for (q, d) in dst[..nr].iter_mut().enumerate() {
+                    *d = b.at(pc + k, j0 + q);
+                }
+            }
+            dst[nr..].fill(0.0);
+        }
+    }
+}
+
+/// Packs A[ic..ic + mc, pc..pc + kc] into panels of MR rows: panel t holds, for each k, the
+/// MR values A[ic + t·MR + r, pc + k] (zeros past row m).
+#[cfg(feature = "alloc")]
+fn pack_a(a: View<'_>, ic: usize, mc: usize, pc: usize, kc: usize, ap: &mut [f64]) {
+    for (t, panel) in ap
+        .chunks_exact_mut(kc * MR)
+        .take(mc.div_ceil(MR))
+        .enumerate()
+    {
+        let i0 = ic + t * MR;
+        let mr = MR.min(ic + mc - i0);
+        if a.rs == 1 {
+            for (k, dst) in panel.chunks_exact_mut(MR).enumerate() {
+                let start = a.off + (pc + k) * a.cs + i0;
+                match a.s.get(start..start + mr) {
+                    Some(src) => dst[..mr].copy_from_slice(src),
+                    None => dst[..mr].fill(0.0),
+                }
+                dst[mr..].fill(0.0);
+            }
+        } else {
+            for r in 0..MR {
+                if r < mr {
+                    let start = a.off + (i0 + r) * a.rs + pc * a.cs;
+                    if a.cs == 1 {
+                        if let Some(src) = a.s.get(start..start + kc) {
+                            for (dst, &v) in panel.chunks_exact_mut(MR).zip(src) {
+                                dst[r] = v;
+                            }
+                            continue;
+                        }
+                    }
+                    for (k, dst) in panel.chunks_exact_mut(MR).enumerate() {
+                        dst[r] = a.at(i0 + r, pc + k);
+                    }
+                } else {
+                    for dst in panel.chunks_exact_mut(MR) {
+                        dst[r] = 0.0;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One MR × NR tile of C at (i0, j0) (mr × nr of it inside C): resumes each entry's chain
+/// from C (or from +0 when `first`), runs it over the kc packed inner indices and stores it.
+#[cfg(feature = "alloc")]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn tile(
+    kc: usize,
+    ap: &[f64],
+    bp: &[f64],
+    c: &mut [f64],
+    n: usize,
+    i0: usize,
+    j0: usize,
+    mr: usize,
+    nr: usize,
+    first: bool,
+) {
+    let mut acc = [[0.0_f64; NR]; MR];
+    if !first {
+        for (r, row) in acc.iter_mut().enumerate().take(mr) {
+            let s = (i0 + r) * n + j0;
+            if let Some(src) = c.get(s..s + nr) {
+                row[..nr].copy_from_slice(src);
+            }
+        }
+    }
+    micro(kc, ap, bp, &mut acc);
+    for (r, row) in acc.iter().enumerate().take(mr) {
+        let s = (i0 + r) * n + j0;
+        if let Some(dst) = c.get_mut(s..s + nr) {
+            dst.copy_from_slice(&row[..nr]);
+        }
+    }
+}
+
+/// The register kernel: for each packed k, acc[r][q] ← fma(A[r], B[q], acc[r][q]).
+#[inline(always)]
+fn micro(kc: usize, ap: &[f64], bp: &[f64], acc: &mut [[f64; NR]; MR]) {
+    let mut t = *acc;
+    for (a, b) in ap.chunks_exact(MR).zip(bp.chunks_exact(NR)).take(kc) {
+        let (Some(a), Some(b)) = (a.first_chunk::<MR>(), b.first_chunk::<NR>()) else {
+            break;
+        };
+        for (tr, &ar) in t.iter_mut().zip(a) {
+            for (s, &bq) in tr.iter_mut().zip(b) {
+                *s = fma(ar, bq, *s);
+            }
+        }
+    }
+    *acc = t;
+}
+
+#[cfg(all(test, feature = "alloc"))]
+mod tests {
+    use super::*;
+    use alloc::vec;
+    use alloc::vec::Vec;
+
+    fn data(len: usize, seed: u64) -> Vec<f64> {
+        let mut r = crate::rng::Rng::from_seed(seed);
+        (0..len).map(|_| r.uniform() * 2.0 - 1.0).collect()
+    }
+
+    /// Naive definition with plain (unfused) f64 arithmetic in another order (k descending):
+    /// an independent reference for the relative-error check.
+    fn naive(
+        m: usize,
+        n: usize,
+        kd: usize,
+        a: impl Fn(usize, usize) -> f64,
+        b: impl Fn(usize, usize) -> f64,
+    ) -> Vec<f64> {
+        let mut c = vec![0.0; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                let mut s = 0.0;
+                for k in (0..kd).rev() {
+                    s += a(i, k) * b(k, j);
+                }
+                c[i * n + j] = s;
+            }
+        }
+        c
+    }
+
+    /// The canonical order written out entry by entry.
+    fn canonical(
+        m: usize,
+        n: usize,
+        kd: usize,
+        a: impl Fn(usize, usize) -> f64,
+        b: impl Fn(usize, usize) -> f64,
+    ) -> Vec<f64> {
+        let mut c = vec![0.0; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                let mut s = 0.0;
+                for k in 0..kd {
+                    s = fma(a(i, k), b(k, j), s);
+                }
+                c[i * n + j] = s;
+            }
+        }
+        c
+    }
+
+    fn close(x: &[f64], y: &[f64], kd: usize) {
+        for (&u, &v) in x.iter().zip(y) {
+            // |error| ≤ kd·ε·Σ|a||b| ≤ kd·ε·kd for entries in [−1, 1]; relative to the sum of
+            // magnitudes, 1e-12 for these sizes.
+            assert!((u - v).abs() <= 1e-12 * (kd as f64).max(1.0), "{u} vs {v}");
+        }
+    }
+
+    #[test]
+    fn gemm_products_match_the_naive_reference_and_the_canonical_order_bit_for_bit() {
+        // Odd shapes: tails in every blocking direction (MR, NR, KC, MC), and a small one.
+        for &(m, n, kd) in &[
+            (3, 5, 7),
+            (37, 29, 201),
+            (MC + 3, NR * 2 + 5, KC + 17),
+            (9, 1, 400),
+            (1, 50, 33),
+        ] {
+            let a = data(m * kd, 1);
+            let b = data(kd * n, 2);
+            let at = |i: usize, k: usize| a[i * kd + k];
+            let bt = |k: usize, j: usize| b[k * n + j];
+            let mut c = vec![f64::NAN; m * n];
+            matmul(m, n, kd, &a, &b, &mut c);
+            close(&c, &naive(m, n, kd, at, bt), kd);
+            assert_eq!(c, canonical(m, n, kd, at, bt));
+            // Aᵀ·B with A stored kd × m.
+            let a_t: Vec<f64> = (0..kd * m).map(|x| a[(x % m) * kd + x / m]).collect();
+            let mut c2 = vec![f64::NAN; m * n];
+            matmul_tn(m, n, kd, &a_t, &b, &mut c2);
+            assert_eq!(c2, c);
+            // A·Bᵀ with B stored n × kd.
+            let b_t: Vec<f64> = (0..n * kd).map(|x| b[(x % kd) * n + x / kd]).collect();
+            let mut c3 = vec![f64::NAN; m * n];
+            matmul_nt(m, n, kd, &a, &b_t, &mut c3);
+            assert_eq!(c3, c);
+            for threads in [2, 3, 7] {
+                let mut d = vec![f64::NAN; m * n];
+                matmul_threads(m, n, kd, &a, &b, &mut d, threads);
+                assert_eq!(d, c);
+                matmul_tn_threads(m, n, kd, &a_t, &b, &mut d, threads);
+                assert_eq!(d, c);
+                matmul_nt_threads(m, n, kd, &a, &b_t, &mut d, threads);
+                assert_eq!(d, c);
+            }
+        }
+    }
+
+    #[test]
+    fn gemm_with_empty_inner_dimension_is_zero_and_short_slices_leave_c_unchanged() {
+        let mut c = vec![f64::NAN; 6 * 30];
+        matmul(6, 30, 0, &[], &[], &mut c);
+        assert!(c.iter().all(|&v| v == 0.0));
+        let mut d = vec![7.0; 4];
+        matmul(2, 2, 2, &[1.0; 3], &[1.0; 4], &mut d);
+        assert_eq!(d, [7.0; 4]);
     }
 }

@@ -163,3 +163,46 @@ impl<const N: usize> Weight<Dual<N>> for Dual<N> {
         self.value
     }
 }
+
+/// The dense `f64` products of the crate's internal `gemm` module, exposed for the
+/// benchmarks only (not a stable API): row-major C = A·B, Aᵀ·B, A·Bᵀ (see the module docs
+/// of `nn::gemm` for the canonical order). Slices shorter than their shape leave C unchanged.
+#[doc(hidden)]
+pub mod bench_gemm {
+    /// C (m × n) = A (m × kd)·B (kd × n) on up to `threads` threads.
+    pub fn matmul(
+        m: usize,
+        n: usize,
+        kd: usize,
+        a: &[f64],
+        b: &[f64],
+        c: &mut [f64],
+        threads: usize,
+    ) {
+        super::gemm::matmul_threads(m, n, kd, a, b, c, threads);
+    }
+    /// C (m × n) = Aᵀ·B, A stored kd × m, on up to `threads` threads.
+    pub fn matmul_tn(
+        m: usize,
+        n: usize,
+        kd: usize,
+        a: &[f64],
+        b: &[f64],
+        c: &mut [f64],
+        threads: usize,
+    ) {
+        super::gemm::matmul_tn_threads(m, n, kd, a, b, c, threads);
+    }
+    /// C (m × n) = A·Bᵀ, B stored n × kd, on up to `threads` threads.
+    pub fn matmul_nt(
+        m: usize,
+        n: usize,
+        kd: usize,
+        a: &[f64],
+        b: &[f64],
+        c: &mut [f64],
+        threads: usize,
+    ) {
+        super::gemm::matmul_nt_threads(m, n, kd, a, b, c, threads);
+    }
+}
