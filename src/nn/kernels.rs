@@ -38,7 +38,8 @@ pub(crate) fn dot<W: Weight<S>, S: Scalar>(w: &[W], x: &[S]) -> S {
     ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
 }
 
-/// Dense forward: y_o = b_o + Σ_i W[o, i]·x_i.
+/// Dense forward: y_o = (Σ_i W[o, i]·x_i) + b_o, the sum in the order of [`dot`] (8
+/// interleaved fma chains, fixed combining tree), then one addition of the bias.
 pub(crate) fn dense_forward<W: Weight<S>, S: Scalar>(w: &[W], b: &[W], x: &[S], y: &mut [S]) {
     let n = x.len();
     if n == 0 {
