@@ -1,10 +1,20 @@
 //! Dense `f64` products in the canonical FMA order (`nn::gemm`): a 1000 × 1000 × 1000
 //! product and the RecoNN reconstructor's shapes (batch 128, 7,960 → 1,000 → 784), one
 //! thread. Throughput is in multiply-adds (criterion's "elements"); GFLOP/s = 2 × that.
+//! Also the shadow-model training of the RecoNN attack: non-private full-batch gradient
+//! descent of the MLP 784-10-10 (ELU) on 1,000 MNIST digits, 100 steps (`train::dpsgd` with
+//! no clipping and no noise: the batched `clipped_grad_sum` path), as
+//! `../shared/bench/jax_reconn_bench.py` times it in JAX.
+//!
+//! A build without FMA (`RUSTFLAGS="-C target-cpu=x86-64"`) computes the same bits with the
+//! software `fma` routine; `cargo bench --bench kernels -- reconn_fwd2` measures its cost.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use reconbound::nn::bench_gemm;
+use reconbound::data::embedded_mnist;
+use reconbound::nn::{arch, bench_gemm, Activation};
 use reconbound::rng::Rng;
+use reconbound::train::dpsgd::{train, DpSgdConfig};
+use reconbound::train::sampling::Sampling;
 use std::hint::black_box;
 
 fn data(len: usize, seed: u64) -> Vec<f64> {
@@ -64,5 +74,34 @@ fn gemm(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, gemm);
+fn shadow_model_gd(c: &mut Criterion) {
+    let data = embedded_mnist().unwrap();
+    let idx: Vec<usize> = (0..1000).collect();
+    let data = data.subset(&idx).unwrap().flatten();
+    let model = arch::mlp(784, &[10], 10, Activation::Elu).unwrap();
+    let config = DpSgdConfig {
+        learning_rate: 0.5,
+        momentum: 0.0,
+        weight_decay: 0.0,
+        clipping: None,
+        noise_multiplier: 0.0,
+        sampling: Sampling::FullBatch,
+        batch_size: 1000,
+        steps: 100,
+        seed: 1,
+    };
+    let init = model.init_params(1);
+    let mut g = c.benchmark_group("shadow_model_gd");
+    g.sample_size(10);
+    g.bench_function("mlp_784_10_10_elu_n1000_T100", |b| {
+        b.iter(|| {
+            let mut p = init.clone();
+            train(&model, &data, &config, &mut p, &mut ()).unwrap();
+            black_box(p)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, gemm, shadow_model_gd);
 criterion_main!(benches);

@@ -1,15 +1,20 @@
 //! Bit-for-bit golden values of the numeric core, the same for every build.
 //!
 //! The repository's own builds target the host CPU (`.cargo/config.toml`), so the product
-//! kernels pick wider register blocks when AVX is there. Blocking never changes an entry's
-//! summation order and Rust never fuses a·b + c into an FMA, so every result must be the same
-//! bits as a baseline x86-64 build. This test hashes (FNV-1a over `f64::to_bits`) the outputs
+//! kernels pick wider register blocks when AVX or AVX-512 is there. Blocking never changes an
+//! entry's summation order; the dense kernels' fused multiply-adds are explicit
+//! (`f64::mul_add` / `libm::fma`, correctly rounded: a hardware FMA instruction or a software
+//! routine give the same bits) and Rust never fuses any other a·b + c, so every result must be
+//! the same bits as a baseline x86-64 build (where every fma is the software routine). This test hashes (FNV-1a over `f64::to_bits`) the outputs
 //! of the paths those kernels serve — `tanh`, `loss_and_grad`, `clip`, `loss_and_grad_jvp`,
 //! both FIL kernels and short DP-SGD runs — on the five architectures and a small ConvNet
 //! with odd tap and channel counts (the tails of every register block), with 8 tangent lanes
 //! and, on the ConvNets, 1 and 3; and compares them with constants recorded from a build with
-//! `RUSTFLAGS="-C target-cpu=x86-64"` (SSE2 only) of the code before the AVX blocks (the
-//! dense-model DP-SGD run: of the code that introduced the batched clipped sum).
+//! `RUSTFLAGS="-C target-cpu=x86-64"` (SSE2 only, software FMA). Recorded once more when
+//! the fused multiply-add became the canonical arithmetic of the dense kernels (issue 19):
+//! every hash of a model with a dense layer changed (the dense forward and input-gradient
+//! sums are fma chains now; the convolution products and the weight-gradient sums still
+//! multiply and add separately), `tanh` did not.
 //! `.ci/run` runs it under both flag sets. Tolerance: none (exact bits).
 
 use reconbound::autodiff::{Dual, Scalar};
@@ -238,19 +243,21 @@ fn golden_bits_are_the_same_for_every_target_cpu() {
     let mlp = arch::mlp(784, &[10], 10, Activation::Elu).unwrap();
     got.push(("dpsgd-convnet".to_string(), dpsgd_hash(&mnist, &small, 5)));
     got.push(("dpsgd-mlp".to_string(), dpsgd_hash(&mlp, &small, 6)));
+    // Re-recorded once (a baseline x86-64 build, software FMA; the host build without and
+    // with AVX-512 gives the same) when the fused multiply-add became the canonical arithmetic
+    // of the dense kernels (issue 19): dense forward (`dot`, the batched `dot_2x2`) and dense
+    // input gradients are fma chains, so every model with a dense layer and every DP-SGD run
+    // changed; `tanh` did not.
     let want: [(&str, u64); 9] = [
         ("tanh", 0xf6faccabcc58c53c),
-        ("mlp-elu", 0x9693409f213954ee),
-        ("mlp-tanh", 0x115eef4a17b3b3c5),
-        ("mnist-convnet", 0x361f20ca34b3ff0a),
-        ("cifar-convnet", 0x1f41e5456a415e92),
-        ("logreg", 0x52a6e441ac0ae6f8),
-        ("odd-conv", 0xd63d26b839127e0f),
-        ("dpsgd-convnet", 0xbb99592fd66f8c93),
-        // Re-recorded (baseline build) when DP-SGD on dense models moved to the batched
-        // ghost-clipping sum (`Sequential::clipped_grad_sum`): the clipped sum differs from the
-        // per-example sum by rounding (fl(c·δ)·a against fl(δ·a)·c).
-        ("dpsgd-mlp", 0xebdf151a29cd5bf0),
+        ("mlp-elu", 0x916d05d479800a57),
+        ("mlp-tanh", 0x6f43ef40eb942da3),
+        ("mnist-convnet", 0x0a5e419fd768af18),
+        ("cifar-convnet", 0xaba04dc85b761527),
+        ("logreg", 0x75778d79ecba5ce1),
+        ("odd-conv", 0x30eb36e8ab9a8cd9),
+        ("dpsgd-convnet", 0x9e3b3401108bcccf),
+        ("dpsgd-mlp", 0xa48c0b6180c919dd),
     ];
     let report: Vec<String> = got
         .iter()

@@ -138,6 +138,33 @@ impl<const N: usize> Scalar for Dual<N> {
         self.value
     }
 
+    /// Value fma(u, v, acc) (the `f64` bits); tangent acc′ + (u′·v + u·v′), lane by lane.
+    #[inline(always)]
+    fn mul_add(self, a: Self, acc: Self) -> Self {
+        let (u, v) = (self.value, a.value);
+        let mut t = acc.tangent;
+        for ((s, &du), &dv) in t.iter_mut().zip(&self.tangent).zip(&a.tangent) {
+            *s += du * v + u * dv;
+        }
+        Dual {
+            value: crate::nn::gemm::fma(u, v, acc.value),
+            tangent: t,
+        }
+    }
+
+    /// Value fma(u, c, acc) (the `f64` bits); tangent acc′ + u′·c, lane by lane.
+    #[inline(always)]
+    fn mul_add_cst(self, c: f64, acc: Self) -> Self {
+        let mut t = acc.tangent;
+        for (s, &du) in t.iter_mut().zip(&self.tangent) {
+            *s += du * c;
+        }
+        Dual {
+            value: crate::nn::gemm::fma(self.value, c, acc.value),
+            tangent: t,
+        }
+    }
+
     /// Tangent lane k becomes f′(x)·ẋ_k; if f′(x) is not finite, lanes with ẋ_k = 0 become 0.
     #[inline]
     fn chain<D: FnOnce() -> f64>(self, value: f64, derivative: D) -> Self {

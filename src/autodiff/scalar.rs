@@ -147,6 +147,31 @@ pub trait Scalar:
     /// ```
     fn chain<D: FnOnce() -> f64>(self, value: f64, derivative: D) -> Self;
 
+    /// `acc + self·a` with the value rounded once: the fused multiply-add
+    /// fma(self, a, acc) (`f64::mul_add` with `std`, `libm::fma` without; both correctly
+    /// rounded, so every build gives the same bits). The dense kernels accumulate with it.
+    /// For `Dual` the tangent is `acc′ + (self′·a + self·a′)`, lane by lane (the tangent of
+    /// `acc + self * a`), and the value is the `f64` result.
+    ///
+    /// ```
+    /// use reconbound::autodiff::{Dual, Scalar};
+    /// let x = Dual::new(0.1, [1.0]);
+    /// let y = x.mul_add(Dual::cst(3.0), Dual::cst(0.7));
+    /// assert_eq!(y.re(), Scalar::mul_add(0.1_f64, 3.0, 0.7)); // one rounding
+    /// assert_eq!(y.tangent, [3.0]);
+    /// ```
+    fn mul_add(self, a: Self, acc: Self) -> Self;
+
+    /// `acc + self·c` for a constant `c` (zero tangent), the value rounded once as in
+    /// [`mul_add`](Scalar::mul_add); for `Dual` the tangent is `acc′ + self′·c`.
+    ///
+    /// ```
+    /// use reconbound::autodiff::{Dual, Scalar};
+    /// let y = Dual::new(0.1, [1.0]).mul_add_cst(3.0, Dual::cst(0.7));
+    /// assert_eq!((y.re(), y.tangent), (Scalar::mul_add_cst(0.1_f64, 3.0, 0.7), [3.0]));
+    /// ```
+    fn mul_add_cst(self, c: f64, acc: Self) -> Self;
+
     /// The constant 0.
     ///
     /// ```
@@ -512,6 +537,16 @@ impl Scalar for f64 {
     #[inline]
     fn chain<D: FnOnce() -> f64>(self, value: f64, _derivative: D) -> Self {
         value
+    }
+
+    #[inline(always)]
+    fn mul_add(self, a: Self, acc: Self) -> Self {
+        crate::nn::gemm::fma(self, a, acc)
+    }
+
+    #[inline(always)]
+    fn mul_add_cst(self, c: f64, acc: Self) -> Self {
+        crate::nn::gemm::fma(self, c, acc)
     }
 
     /// tanh x, bit-identical to the value of the provided method (`math::tanh::tanh` is the

@@ -28,6 +28,7 @@ use super::{
 use crate::autodiff::interleaved_sum;
 use crate::data::Dataset;
 use crate::error::{check_positive, Error, Result};
+use crate::nn::gemm::fma;
 use crate::train::clip::clip_factor;
 use crate::train::dpsgd::Clipping;
 use alloc::vec::Vec;
@@ -630,11 +631,11 @@ fn dense_forward_rows(w: &[f64], b: &[f64], n: usize, xs: &[&[f64]], y: &mut [f6
 /// Four values: half of the eight accumulators of a dot product.
 type V4 = [f64; 4];
 
-/// s += a·b, lane by lane.
+/// s ← fma(a, b, s), lane by lane.
 #[inline(always)]
 fn madd(s: &mut V4, a: &V4, b: &V4) {
     for ((s, &a), &b) in s.iter_mut().zip(a).zip(b) {
-        *s += a * b;
+        *s = fma(a, b, *s);
     }
 }
 
@@ -648,7 +649,8 @@ fn halves(c: &[f64]) -> (V4, V4) {
 }
 
 /// The four dot products x_r·w_q (r, q ∈ {0, 1}), each exactly `kernels::dot(w_q, x_r)`:
-/// lane j of its 8 accumulators sums the indices ≡ j mod 8 in increasing order (the values
+/// lane j of its 8 accumulators is the fma chain over the indices ≡ j mod 8 in increasing
+/// order (the values
 /// after the last full chunk go to lanes 0, 1, …), combined as ((a0 + a1) + (a2 + a3)) +
 /// ((a4 + a5) + (a6 + a7)). 8 loads, 8 products and 8 sums of 4-wide vectors per chunk.
 #[inline(always)]
@@ -702,7 +704,7 @@ fn finish_2x2(acc: [[V4; 2]; 4], xt: [&[f64]; 2], wt: [&[f64]; 2]) -> [[f64; 2];
             };
             let mut a = [a0, a1, a2, a3, a4, a5, a6, a7];
             for ((s, &xv), &wv) in a.iter_mut().zip(x).zip(w) {
-                *s += xv * wv;
+                *s = fma(xv, wv, *s);
             }
             let [a0, a1, a2, a3, a4, a5, a6, a7] = a;
             *o = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
@@ -714,7 +716,10 @@ fn finish_2x2(acc: [[V4; 2]; 4], xt: [&[f64]; 2], wt: [&[f64]; 2]) -> [[f64; 2];
 /// G += Σ_i e_i ⊗ a_i for G = `gw` (units × n, row-major), e_i the rows of `e` (units each)
 /// and a_i = `rows[i]` (n each): entry (o, k) becomes (…((G_ok + e_1o·a_1k) + e_2o·a_2k) + …),
 /// the examples in order, whatever the register blocking (5 or 4 units × 8 columns, the
-/// accumulators loaded from and stored back to G).
+/// accumulators loaded from and stored back to G). Deliberately *not* fused: each term is
+/// the rounded per-example gradient entry fl(e_io·a_ik), so with every clipping factor 1 the
+/// sum is bit-identical to adding materialised per-example gradients in batch order (the
+/// path of non-dense models and of the per-example observers).
 fn add_outer(gw: &mut [f64], n: usize, e: &[f64], units: usize, rows: &[&[f64]]) {
     if n == 0 || units == 0 {
         return;

@@ -11,7 +11,7 @@
 //! **Speed.** With `alloc` the products are cache-blocked (panels of A and B packed into
 //! contiguous buffers, `KC` inner indices at a time; an entry's partial chain is stored in C
 //! between two `KC` blocks and resumed from there, which does not round) and register-blocked
-//! (an `MR` × `NR` tile of C in vector registers: 8 × 24 with AVX-512, 4 × 12 with AVX, 4 × 4
+//! (an `MR` × `NR` tile of C in vector registers: 6 × 16 with AVX-512, 4 × 12 with AVX, 4 × 4
 //! otherwise); the tile loop is written so that the compiler vectorises it (no `unsafe`, no
 //! intrinsics). The fused multiply-add runs at hardware speed only when the build targets a
 //! CPU with FMA (`-C target-cpu=native`, or `-C target-feature=+fma`); otherwise `mul_add`
@@ -40,10 +40,11 @@ pub(crate) fn fma(a: f64, b: f64, c: f64) -> f64 {
 
 /// Rows of C per register tile.
 #[cfg(target_feature = "avx512f")]
-const MR: usize = 8;
-/// Columns of C per register tile (three 8-lane vectors).
+const MR: usize = 6;
+/// Columns of C per register tile (two 8-lane vectors, or four 4-lane vectors when the
+/// compiler prefers 256-bit vectors: 24 of the 32 registers either way).
 #[cfg(target_feature = "avx512f")]
-const NR: usize = 24;
+const NR: usize = 16;
 /// Rows of C per register tile.
 #[cfg(all(target_feature = "avx", not(target_feature = "avx512f")))]
 const MR: usize = 4;

@@ -2,6 +2,11 @@
 //! `W: Weight<S>` and the activation type `S: Scalar`. Per example, no allocation, no
 //! indexing that can go out of bounds (slices are taken with `get` or by chunking).
 //!
+//! The dense kernels ([`dot`], [`dense_forward`], [`dense_input_grad`]) accumulate with the
+//! fused multiply-add ([`Weight::times_add`], [`Scalar::mul_add`]): correctly rounded on every
+//! platform, in hardware when the build targets FMA, a slow software routine otherwise (see
+//! `nn::gemm`). The convolution products ([`gemm`] here) still multiply and add separately.
+//!
 //! Summation orders are fixed and independent of `S`, so the value computed with
 //! `S = Dual<N>` is bit-identical to the `f64` computation and lanes never interact. Only
 //! register blocking (which entries are computed together, never in which order an entry is
@@ -11,8 +16,10 @@
 use super::Weight;
 use crate::autodiff::Scalar;
 
-/// Σ_i w_i·x_i with 8 interleaved accumulators (lane r sums the indices ≡ r mod 8, in order),
-/// combined as ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)). Fixed order for every `S`.
+/// Σ_i w_i·x_i with 8 interleaved accumulators (lane r is the fused multiply-add chain
+/// a_r ← fma(w_i, x_i, a_r) over the indices i ≡ r mod 8 in increasing order, from 0),
+/// combined as ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)). Fixed order for every `S`
+/// and every vector width (2, 4 or 8 lanes compute the same 8 chains).
 #[inline(always)]
 pub(crate) fn dot<W: Weight<S>, S: Scalar>(w: &[W], x: &[S]) -> S {
     let mut acc = [S::zero(); 8];
@@ -21,17 +28,18 @@ pub(crate) fn dot<W: Weight<S>, S: Scalar>(w: &[W], x: &[S]) -> S {
     let (wr, xr) = (wc.remainder(), xc.remainder());
     for (a, b) in wc.zip(xc) {
         for ((s, &wv), &xv) in acc.iter_mut().zip(a).zip(b) {
-            *s += wv.times(xv);
+            *s = wv.times_add(xv, *s);
         }
     }
     for ((s, &wv), &xv) in acc.iter_mut().zip(wr).zip(xr) {
-        *s += wv.times(xv);
+        *s = wv.times_add(xv, *s);
     }
     let [a0, a1, a2, a3, a4, a5, a6, a7] = acc;
     ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
 }
 
-/// Dense forward: y_o = b_o + Σ_i W[o, i]·x_i.
+/// Dense forward: y_o = (Σ_i W[o, i]·x_i) + b_o, the sum in the order of [`dot`] (8
+/// interleaved fma chains, fixed combining tree), then one addition of the bias.
 pub(crate) fn dense_forward<W: Weight<S>, S: Scalar>(w: &[W], b: &[W], x: &[S], y: &mut [S]) {
     let n = x.len();
     if n == 0 {
@@ -68,7 +76,8 @@ pub(crate) fn dense_backward<W: Weight<S>, X: Weight<S>, S: Scalar>(
 }
 
 /// The input gradient of a dense layer on `n` inputs (W is `units × n`): δx_i = Σ_o W[o, i]·δ_o,
-/// each entry summed from 0 in increasing o. [`dense_backward`] and the batched pass
+/// each entry one fused multiply-add chain from 0 in increasing o (δx_i ← fma(W[o, i], δ_o,
+/// δx_i)). [`dense_backward`] and the batched pass
 /// (`batch.rs`) share it, so both give the same bits.
 #[inline(always)]
 pub(crate) fn dense_input_grad<W: Weight<S>, S: Scalar>(w: &[W], n: usize, dy: &[S], dx: &mut [S]) {
@@ -78,7 +87,7 @@ pub(crate) fn dense_input_grad<W: Weight<S>, S: Scalar>(w: &[W], n: usize, dy: &
     }
     for (row, &d) in w.chunks_exact(n).zip(dy) {
         for (o, &wv) in dx.iter_mut().zip(row) {
-            *o += wv.times(d);
+            *o = wv.times_add(d, *o);
         }
     }
 }

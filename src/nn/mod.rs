@@ -128,6 +128,9 @@ pub use model::{BatchWorkspace, FilWorkspace, ParamJvpWorkspace, Sequential, Wor
 pub trait Weight<S: Scalar>: Copy {
     /// The product `self · s`.
     fn times(self, s: S) -> S;
+    /// `acc + self · s` with the value rounded once ([`Scalar::mul_add`]); the tangent is
+    /// that of `acc + self.times(s)`.
+    fn times_add(self, s: S, acc: S) -> S;
     /// The parameter as an activation value (for biases).
     fn to_scalar(self) -> S;
     /// The value of the parameter.
@@ -138,6 +141,10 @@ impl<S: Scalar> Weight<S> for f64 {
     #[inline(always)]
     fn times(self, s: S) -> S {
         s * self
+    }
+    #[inline(always)]
+    fn times_add(self, s: S, acc: S) -> S {
+        s.mul_add_cst(self, acc)
     }
     #[inline(always)]
     fn to_scalar(self) -> S {
@@ -153,6 +160,10 @@ impl<const N: usize> Weight<Dual<N>> for Dual<N> {
     #[inline(always)]
     fn times(self, s: Dual<N>) -> Dual<N> {
         s * self
+    }
+    #[inline(always)]
+    fn times_add(self, s: Dual<N>, acc: Dual<N>) -> Dual<N> {
+        Scalar::mul_add(s, self, acc)
     }
     #[inline(always)]
     fn to_scalar(self) -> Dual<N> {

@@ -176,7 +176,7 @@ impl Sequential {
         for (d, &v) in y.iter_mut().zip(y64.iter()) {
             *d = Dual::constant(v);
         }
-        kernels::dense_forward(u0, ub0, x, y64);
+        tangent_forward(w0, u0, ub0, x, y64);
         for (d, &t) in y.iter_mut().zip(y64.iter()) {
             d.tangent[0] = t;
         }
@@ -197,5 +197,32 @@ impl Sequential {
             }
         }
         loss.value
+    }
+}
+
+/// The tangents of the dense layer y = W·x + b for `Dual<1>` parameters (W, U), (b, u_b) and a
+/// constant input x, term by term as `kernels::dense_forward` computes them with
+/// `W = S = Dual<1>`: lane r of the 8 interleaved accumulators adds 0·W_oi + x_i·U_oi (the
+/// tangent of the fused `Scalar::mul_add`, whose value part alone is fused) over i ≡ r mod 8,
+/// combined as ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)), then + u_b.
+fn tangent_forward(w: &[f64], u: &[f64], ub: &[f64], x: &[f64], y: &mut [f64]) {
+    let n = x.len();
+    if n == 0 {
+        return;
+    }
+    for (((yo, wrow), urow), &bo) in y
+        .iter_mut()
+        .zip(w.chunks_exact(n))
+        .zip(u.chunks_exact(n))
+        .zip(ub)
+    {
+        let mut acc = [0.0f64; 8];
+        for (i, ((&wv, &uv), &xv)) in wrow.iter().zip(urow).zip(x).enumerate() {
+            if let Some(s) = acc.get_mut(i % 8) {
+                *s += 0.0 * wv + xv * uv;
+            }
+        }
+        let [a0, a1, a2, a3, a4, a5, a6, a7] = acc;
+        *yo = (((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))) + bo;
     }
 }
