@@ -90,7 +90,7 @@ unsharded file; --shadows FILE reuses a set, refused unless it was trained with 
 θ₀ and training configuration.
 
 Defaults: --data data/mnist-10k (the vendored 10,000 digits), K = 1000, R = 100, params,
-non-private, N = 999, T = 100, lr 0.5, E = 60, P = 5, B = 64, H = 1000, η = 0.02, δ = 1e-5,
+non-private, N = 999, T = 100, lr 0.5, E = 60, P = 10, B = 64, H = 1000, η = 0.02, δ = 1e-5,
 seed 0.
 
 JSON keys: command, attack, data, data_fingerprint, train_size, steps, lr, init, sampling,
@@ -389,7 +389,7 @@ pub(crate) fn reconn(args: &[String]) -> Out {
         learning_rate: 1e-3,
         batch_size: count_in("batch-size", f.u64("batch-size")?.unwrap_or(64), 1, 100_000)?,
         max_epochs: count_in("epochs", f.u64("epochs")?.unwrap_or(60), 1, 100_000)?,
-        patience: count_in("patience", f.u64("patience")?.unwrap_or(5), 1, 100_000)?,
+        patience: count_in("patience", f.u64("patience")?.unwrap_or(10), 1, 100_000)?,
     };
     let eta = match f.f64("eta")? {
         None => defaults::ETA,

@@ -35,7 +35,7 @@ pub struct ReconstructorConfig {
     pub batch_size: usize,
     /// Most epochs ≥ 1 (60).
     pub max_epochs: usize,
-    /// Epochs without a better held-out MSE before stopping, ≥ 1 (5).
+    /// Epochs without a better held-out MSE before stopping, ≥ 1 (10).
     pub patience: usize,
 }
 
@@ -46,7 +46,7 @@ impl Default for ReconstructorConfig {
             learning_rate: 1e-3,
             batch_size: 64,
             max_epochs: 60,
-            patience: 5,
+            patience: 10,
         }
     }
 }
