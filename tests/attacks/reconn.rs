@@ -196,3 +196,98 @@ fn reconn_cli_refuses_bad_input_naming_the_flag() {
     crate::common::assert_refused(&args, "--images", &csv);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The shadow set of a real run: 3 parts (`--shard K/3 --save-shadows`) merged equal the
+/// unsharded file byte for byte, the attack on the merged set prints the bytes of the attack
+/// that trained its own, and a set of another D⁻ (seed), θ₀ (unknown), data, configuration
+/// (steps) or K, a part, or a truncated file is refused with exit 2, nothing written.
+#[test]
+fn reconn_shadow_set_shards_merge_exactly_and_foreign_sets_are_refused() {
+    let dir = crate::common::temp_dir("reconn", "shadows");
+    let p = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    let base = [
+        "attack",
+        "reconn",
+        "--shadow-models",
+        "12",
+        "--released",
+        "3",
+        "--train-size",
+        "19",
+        "--steps",
+        "5",
+        "--hidden",
+        "8",
+        "--epochs",
+        "2",
+        "--quiet",
+        "--seed",
+        "3",
+    ];
+    for k in 0..3 {
+        let part = p(&format!("part{k}.bin"));
+        let shard = format!("{k}/3");
+        let args = crate::common::args_with(&base, &["--shard", &shard, "--save-shadows", &part]);
+        let (code, out, err) = crate::common::run_cli_strings(&args);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.is_empty());
+    }
+    let (code, _, err) = crate::common::run_cli(&[
+        "merge",
+        &p("part2.bin"),
+        &p("part0.bin"),
+        &p("part1.bin"),
+        "--out",
+        &p("merged.bin"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let args = crate::common::args_with(&base, &["--json", "--save-shadows", &p("whole.bin")]);
+    let (code, own, err) = crate::common::run_cli_strings(&args);
+    assert_eq!(code, 0, "{err}");
+    let merged = std::fs::read(p("merged.bin")).unwrap();
+    assert!(
+        merged == std::fs::read(p("whole.bin")).unwrap(),
+        "merged parts differ from the whole"
+    );
+    let args = crate::common::args_with(&base, &["--json", "--shadows", &p("merged.bin")]);
+    let (code, reused, err) = crate::common::run_cli_strings(&args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(reused, own, "the attack on a reused set prints other bytes");
+    std::fs::write(p("short.bin"), &merged[..merged.len() - 100]).unwrap();
+    let merged_s = p("merged.bin");
+    let csv = dir.join("never.csv");
+    let csv_s = csv.to_string_lossy().into_owned();
+    let cases: &[(&[&str], &str)] = &[
+        (&["--seed", "4"], "--shadows"),
+        (&["--unknown-init"], "--shadows"),
+        (&["--steps", "6"], "steps"),
+        (&["--shadow-models", "13"], "--shadows"),
+        (&["--lr", "0.25"], "lr"),
+        (&["--train-size", "20"], "--shadows"),
+    ];
+    for (extra, needle) in cases {
+        let mut e: Vec<&str> = vec!["--shadows", &merged_s, "--csv", &csv_s];
+        e.extend_from_slice(extra);
+        crate::common::assert_refused(&crate::common::args_with(&base, &e), needle, &csv);
+    }
+    let short = p("short.bin");
+    let part0 = p("part0.bin");
+    for (file, needle) in [(&short, "truncated"), (&part0, "part 0/3")] {
+        let args = crate::common::args_with(&base, &["--shadows", file, "--csv", &csv_s]);
+        crate::common::assert_refused(&args, needle, &csv);
+    }
+    // Other data: the embedded 2,000 digits are refused by the data fingerprint.
+    let other = crate::common::args_with(
+        &base,
+        &[
+            "--data",
+            "embedded",
+            "--shadows",
+            &merged_s,
+            "--csv",
+            &csv_s,
+        ],
+    );
+    crate::common::assert_refused(&other, "--shadows", &csv);
+    let _ = std::fs::remove_dir_all(&dir);
+}
