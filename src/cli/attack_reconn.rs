@@ -185,6 +185,11 @@ struct Measured {
 }
 
 pub(crate) fn reconn(args: &[String]) -> Out {
+    run(args).map(|(text, _)| text)
+}
+
+/// [`reconn`]'s output and the image grid of its last point (for the report's section).
+pub(crate) fn run(args: &[String]) -> Result<(String, Option<String>), Failure> {
     let f = parse(
         args,
         &[
@@ -221,7 +226,7 @@ pub(crate) fn reconn(args: &[String]) -> Out {
         ],
     )?;
     if f.help {
-        return Ok(String::from(HELP));
+        return Ok((String::from(HELP), None));
     }
     let ks: Vec<usize> = count_list(&f, "shadow-models", defaults::SHADOW_MODELS)?
         .into_iter()
@@ -508,7 +513,7 @@ pub(crate) fn reconn(args: &[String]) -> Out {
                     started.elapsed().as_secs_f64()
                 ));
             }
-            return Ok(String::new());
+            return Ok((String::new(), None));
         }
         let rel = released_models(&data, &splits, &config, &progress)?;
         for &k in &ks {
@@ -536,10 +541,12 @@ pub(crate) fn reconn(args: &[String]) -> Out {
     if let Some(p) = f.raw("csv") {
         write_whole("csv", p, &csv(&measured))?;
     }
-    if let Some(p) = f.raw("images") {
-        if let Some(m) = measured.last() {
-            write_whole("images", p, &grid(m, &data, seed)?)?;
-        }
+    let images = match measured.last() {
+        Some(m) => Some(grid(m, &data, seed)?),
+        None => None,
+    };
+    if let (Some(p), Some(svg)) = (f.raw("images"), &images) {
+        write_whole("images", p, svg)?;
     }
     if let Some(p) = f.raw("plot") {
         write_whole("plot", p, &plot(&measured, seed))?;
@@ -554,9 +561,9 @@ pub(crate) fn reconn(args: &[String]) -> Out {
         control,
     };
     if f.has("json") {
-        return Ok(to_json(&header, &measured));
+        return Ok((to_json(&header, &measured), images));
     }
-    Ok(to_text(&header, &measured))
+    Ok((to_text(&header, &measured), images))
 }
 
 struct Header<'a> {

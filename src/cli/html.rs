@@ -17,6 +17,8 @@ pub(crate) struct Figures<'a> {
     pub(crate) histogram: &'a str,
     /// The most and least exposed training images.
     pub(crate) images: &'a str,
+    /// RecoNN's targets, reconstructions and NN-oracle images (empty without a RecoNN section).
+    pub(crate) reconn_images: &'a str,
 }
 
 /// The value at `path` (keys and array indices separated by dots) of `o`.
@@ -375,6 +377,38 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
         p.n("audit.epsilon_rdp", 4, Side::Up, "config"),
         p.t("audit.above_pld"),
     ));
+
+    // 5. RecoNN (with --reconn K).
+    if p.has("reconn.mse_mean") {
+        h.push_str("<section id=\"reconn\">\n<h2>5. RecoNN: a reconstruction attack on a released model</h2>\n");
+        h.push_str(&format!(
+            "<p>Balle, Cherubin, Hayes 2022 <a href=\"#ref-balle\">[2]</a> (§IV–VI): an informed adversary who knows D⁻ ({} MNIST digits of the vendored 10,000), the training (the MLP 784-10-10, full-batch gradient descent, {} steps at learning rate {}) and the initialisation trains {} shadow models on D⁻ plus an image of its own, learns a reconstructor network from a model's parameters to its image, and applies it to {} released models. This section's setting is its own (non-private, as Balle et al. Fig. 5c), not the run above: it shows what a model that leaks lets an attacker recover. A reconstruction counts only when it is closer to the target than the NN oracle, the closest image of the adversary's own data.</p>\n",
+            p.n("reconn.train_size", 1, Side::Nearest, "reconn"),
+            p.n("reconn.steps", 1, Side::Nearest, "reconn"),
+            p.n("reconn.lr", 3, Side::Nearest, "reconn"),
+            p.n("reconn.shadow_models", 1, Side::Nearest, "reconn"),
+            p.n("reconn.released", 1, Side::Nearest, "reconn"),
+        ));
+        h.push_str(&format!(
+            "<table>\n<tr><th>reconstruction MSE per pixel, mean / median</th><td>{} / {}</td></tr>\n<tr><th>NN oracle MSE, mean / median</th><td>{} / {}</td></tr>\n<tr><th>mean image MSE</th><td>{}</td></tr>\n<tr><th>targets closer than the NN oracle (95 % Clopper–Pearson)</th><td>{} [{}, {}]</td></tr>\n<tr><th>released models' test accuracy</th><td>{}</td></tr>\n</table>\n",
+            p.n("reconn.mse_mean", 4, Side::Nearest, "reconn"),
+            p.n("reconn.mse_median", 4, Side::Nearest, "reconn"),
+            p.n("reconn.nn_oracle_mse_mean", 4, Side::Nearest, "reconn"),
+            p.n("reconn.nn_oracle_mse_median", 4, Side::Nearest, "reconn"),
+            p.n("reconn.baseline_mse_mean", 4, Side::Nearest, "reconn"),
+            p.n("reconn.beats_nn_oracle_rate", 3, Side::Nearest, "reconn"),
+            p.n("reconn.beats_nn_oracle_lower", 3, Side::Down, "reconn"),
+            p.n("reconn.beats_nn_oracle_upper", 3, Side::Up, "reconn"),
+            p.n("reconn.test_accuracy", 3, Side::Nearest, "reconn"),
+        ));
+        if !figures.reconn_images.is_empty() {
+            h.push_str(&figure(
+                figures.reconn_images,
+                "Released targets (top), their reconstructions (middle) and the NN oracle's images (bottom), with each image's MSE to its target.",
+            ));
+        }
+        h.push_str("</section>\n");
+    }
 
     // 6. Reproduce.
     h.push_str("<section id=\"reproduce\">\n<h2>How to reproduce this page</h2>\n");

@@ -62,7 +62,7 @@ usage: reconbound report [--model mlp|mnist-convnet] [--data embedded|<idx dir>]
          [--sampling-rate Q] [--steps T] [--clip C] [--lr R]
          [--noise-multiplier S | --epsilon E [--delta D]] [--prior-size M]
          [--trials R] [--audit-trials A] [--fil-coords K] [--seed X] [--threads K]
-         [--out FILE.html] [--shard K/M] [--quiet] [--json]
+         [--reconn K] [--out FILE.html] [--shard K/M] [--quiet] [--json]
 
 How well could someone reconstruct a training example from this model, and how sure are we?
 One DP-SGD configuration (the training run of 'attack prior-aware' and 'audit': hard
@@ -80,7 +80,11 @@ self-contained HTML page (inline SVG, no scripts, readable offline and printable
      that fits the run (Nasr et al.'s gradient canary, crafter 4, read through the released
      gradients, distinguisher 3) next to ε;
   5. a plain-language summary at the top, every number linked to its section and paper;
-  6. how to reproduce it: the command, the seed, the crate version, the wall time.
+  6. how to reproduce it: the command, the seed, the crate version, the wall time;
+  with --reconn K, a RecoNN section ('attack reconn --shadow-models K': Balle et al. 2022's
+  model-based attack on the vendored 10,000 MNIST digits, its own non-private setting, judged
+  against the NN oracle). Off by default: K = 1000 adds about 10 minutes on 2 cores, past
+  the page's two-minute budget. Sharded reports run it in 'merge'.
 Every bound is for the run it is shown beside; 'bound' (the README's default, q = 256/60000,
 T = 14063) is another configuration. The terminal gets 'bound's table for the configuration;
 progress goes to stderr only when it is a terminal (--quiet silences it).
@@ -106,7 +110,8 @@ attack_success_rate, attack_success_lower, attack_success_upper, epsilon_rdp, ep
 epsilon_pld_lower, epsilon_empirical, epsilon_empirical_max, mse_lower_bound,
 fil_mse_bound_median}, bound ('bound --json'), rero_curve [{prior_size, kappa, gamma,
 gamma_lower, gamma_balle, gamma_balle_order}], attack ('attack prior-aware --json'), audit
-('audit --json'), train ('train --fil --json' without seconds), seconds (of a merged
+('audit --json'), train ('train --fil --json' without seconds), reconn ('attack reconn
+--json', with --reconn K only; config then has reconn too), seconds (of a merged
 report: the sum of its shards' wall times and the merge's own).
 Everything but seconds is identical across runs with the same flags.
 ";
@@ -120,6 +125,7 @@ fn flags() -> Vec<Spec> {
             v("prior-size"),
             v("audit-trials"),
             v("fil-coords"),
+            v("reconn"),
             v("out"),
             v("shard"),
             s("json"),
@@ -138,6 +144,8 @@ struct Config {
     audit_trials: u64,
     fil_coords: u64,
     seed: u64,
+    /// K of the RecoNN section (0: no section).
+    reconn: u64,
 }
 
 /// `x` as a flag value that reads back as the same f64.
@@ -167,6 +175,15 @@ impl Config {
         let (epsilon, sigma) = r.single("report")?;
         let audit_trials = f.u64("audit-trials")?.unwrap_or(defaults::AUDIT_TRIALS);
         let fil_coords = f.u64("fil-coords")?.unwrap_or(defaults::FIL_COORDS);
+        let reconn = match f.u64("reconn")? {
+            None => 0,
+            Some(k) if (10..=8000).contains(&k) => k,
+            Some(k) => {
+                return Err(usage(format!(
+                    "--reconn = {k} is out of range: must be in 10..=8000 (shadow models of the RecoNN section)"
+                )))
+            }
+        };
         Ok(Config {
             run: r.run,
             epsilon,
@@ -176,6 +193,7 @@ impl Config {
             audit_trials,
             fil_coords,
             seed: r.seed,
+            reconn,
         })
     }
 
@@ -217,6 +235,9 @@ impl Config {
             ("--fil-coords", self.fil_coords.to_string()),
             ("--seed", self.seed.to_string()),
         ]));
+        if self.reconn > 0 {
+            a.extend([String::from("--reconn"), self.reconn.to_string()]);
+        }
         a
     }
 
@@ -304,6 +325,9 @@ impl Config {
             .int("audit_trials", self.audit_trials)
             .int("fil_coords", self.fil_coords)
             .int("seed", self.seed);
+        if self.reconn > 0 {
+            o.int("reconn", self.reconn);
+        }
         o
     }
 }
@@ -331,6 +355,8 @@ struct CurvePoint {
 
 /// Everything on the page.
 pub(crate) struct Report {
+    /// `attack reconn --json` of the RecoNN section and its image grid (with `--reconn K`).
+    reconn: Option<(Object, String)>,
     config: Config,
     out: String,
     bound: Object,
@@ -440,6 +466,9 @@ impl Report {
             .put("attack", Value::Obj(self.attack.clone()))
             .put("audit", Value::Obj(self.audit.clone()))
             .put("train", Value::Obj(self.train.clone()));
+        if let Some((r, _)) = &self.reconn {
+            o.put("reconn", Value::Obj(r.clone()));
+        }
         if with_seconds {
             o.num("seconds", self.seconds);
         }
@@ -624,7 +653,22 @@ fn build(
         }
         Trials::Merged { attack, audit } => (attack, audit),
     };
+    let reconn = if c.reconn > 0 {
+        let mut a: Vec<String> = flat(std::vec![
+            ("--shadow-models", c.reconn.to_string()),
+            ("--seed", c.seed.to_string()),
+        ]);
+        a.push("--json".into());
+        if sub_quiet {
+            a.push("--quiet".into());
+        }
+        let (text, grid) = super::attack_reconn::run(&a)?;
+        Some((object(&text, "attack reconn")?, grid.unwrap_or_default()))
+    } else {
+        None
+    };
     let report = Report {
+        reconn,
         config: c.clone(),
         out: String::from(out),
         bound: bound_json,
@@ -658,6 +702,7 @@ fn finish(report: &Report, table: &str, json: bool) -> Out {
             rero: &report.rero_plot(),
             histogram: &report.histogram,
             images: &report.images,
+            reconn_images: report.reconn.as_ref().map_or("", |(_, g)| g.as_str()),
         },
     );
     write_whole("out", &report.out, &page)?;
