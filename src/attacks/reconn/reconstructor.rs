@@ -327,12 +327,15 @@ impl Reconstructor {
         matmul_threads(b, p, h, &work.h, w2, &mut work.o, threads);
         let scale = 1.0 / (b * p) as f64;
         let mut loss = 0.0;
-        for r in 0..b {
-            for j in 0..p {
-                let pre = work.o[r * p + j] + b2[j];
-                let y = sigmoid(pre);
-                work.o[r * p + j] = y;
-                let e = y - work.z[r * p + j];
+        for ((orow, zrow), drow) in work.o[..b * p]
+            .chunks_exact_mut(p)
+            .zip(work.z[..b * p].chunks_exact(p))
+            .zip(work.d2[..b * p].chunks_exact_mut(p))
+        {
+            for (((o, &z), d), &bias) in orow.iter_mut().zip(zrow).zip(drow.iter_mut()).zip(b2) {
+                let y = sigmoid(*o + bias);
+                *o = y;
+                let e = y - z;
                 loss += e * e + e.abs();
                 let sign = if e > 0.0 {
                     1.0
@@ -341,7 +344,7 @@ impl Reconstructor {
                 } else {
                     0.0
                 };
-                work.d2[r * p + j] = (2.0 * e + sign) * scale * y * (1.0 - y);
+                *d = (2.0 * e + sign) * scale * y * (1.0 - y);
             }
         }
         // Backward: second layer.
