@@ -513,7 +513,6 @@ fn adam(
     const EPS: f64 = 1e-8;
     let c1 = 1.0 - libm::pow(B1, f64::from(t));
     let c2 = 1.0 - libm::pow(B2, f64::from(t));
-    let n = params.len();
     let step = |p: &mut [f64], g: &[f64], a: &mut [f64], v: &mut [f64]| {
         for (((pv, &gv), av), vv) in p.iter_mut().zip(g).zip(a.iter_mut()).zip(v.iter_mut()) {
             *av = B1 * *av + (1.0 - B1) * gv;
@@ -521,9 +520,11 @@ fn adam(
             *pv -= lr * (*av / c1) / (libm::sqrt(*vv / c2) + EPS);
         }
     };
+    #[cfg(not(feature = "std"))]
+    let _ = threads;
     #[cfg(feature = "std")]
     if threads > 1 {
-        let chunk = n.div_ceil(threads);
+        let chunk = params.len().div_ceil(threads);
         std::thread::scope(|s| {
             for (((p, g), a), v) in params
                 .chunks_mut(chunk)
