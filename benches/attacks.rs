@@ -19,12 +19,19 @@
 //! whole 1,000 + 1,000-trial crafter-5 audit with Distinguisher 3 (goal < 10 s on 2 cores),
 //! full batch and Poisson at q = 0.1, on 2 threads, after the one-off precomputation
 //! (`crafter5_precompute`: crafting and the 1,000 clipped gradients at θ₀).
+//!
+//! `reconn_reconstructor`: one epoch of RecoNN's reconstructor (Balle et al. 2022 §IV-B:
+//! 7,960 → 1,000 ReLU → 784 sigmoid, MSE + MAE, Adam, batches of 64) over 1,024 (feature,
+//! image) pairs — 921 trained, 103 held out and scored — on 2 threads; an epoch over K pairs
+//! costs about K/1,024 times as much. The peer: `../shared/bench/jax_reconn_bench.py`, one
+//! epoch over 8,000 pairs at batch 128.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use reconbound::attacks::audit::canary::{Crafter, GradientShape};
 use reconbound::attacks::audit::run::{Audit, AuditConfig};
 use reconbound::attacks::gradient_matching::{GradientMatching, ObservedStep};
 use reconbound::attacks::prior_aware::PriorAwareSetup;
+use reconbound::attacks::reconn::reconstructor::{Reconstructor, ReconstructorConfig};
 use reconbound::attacks::trial::run_trials;
 use reconbound::data::embedded_mnist;
 use reconbound::nn::{arch, Activation};
@@ -169,5 +176,32 @@ fn audit(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, prior_aware_trial, gradient_matching, audit);
+fn reconn_reconstructor(c: &mut Criterion) {
+    let (k, f, p) = (1024, 7960, 784);
+    let mut rng = Rng::from_seed(3);
+    let features: Vec<f64> = (0..k * f).map(|_| rng.gaussian()).collect();
+    let images: Vec<f64> = (0..k * p).map(|_| rng.uniform()).collect();
+    let config = ReconstructorConfig {
+        max_epochs: 1,
+        ..ReconstructorConfig::default()
+    };
+    let mut g = c.benchmark_group("reconn_reconstructor");
+    g.sample_size(10);
+    g.bench_function("epoch_1024_pairs_2_threads", |b| {
+        b.iter(|| {
+            black_box(
+                Reconstructor::train(&config, &features, f, &images, p, 0, 2, &mut |_| {}).unwrap(),
+            )
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    prior_aware_trial,
+    gradient_matching,
+    audit,
+    reconn_reconstructor
+);
 criterion_main!(benches);
