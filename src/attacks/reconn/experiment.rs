@@ -4,7 +4,7 @@
 //! **κ(η) from the adversary's data.** Hayes et al. 2023 (App. J, Prop. 5) bound the prior's
 //! κ(η) = sup_{z₀} P_{z∼π}[MSE(z, z₀) ≤ η] from N samples by the largest number of samples
 //! within η of a single guess z₀, maximised over all z₀ (then
-//! [`kappa_from_samples`](crate::accounting::prior::kappa_from_samples) adds the confidence
+//! [`kappa_from_samples`] adds the confidence
 //! margin). We cannot maximise over every image z₀, so we count an upper bound on it: two
 //! samples within η of one z₀ are within 2√(Pη) of each other in ℓ₂ (P pixels), i.e. at MSE
 //! ≤ 4η, so the number of samples in any η-ball is at most the largest number of samples
@@ -162,7 +162,7 @@ fn train_models(
 }
 
 /// Trains the shadow models of `shard` (all of them with [`Shard::WHOLE`]): model i on
-/// D⁻ ∪ {data[splits.aux[i]]}, i < K.
+/// D⁻ ∪ {z_i}, z_i the example `splits.aux[i]` of the data, i < K.
 ///
 /// # Errors
 /// [`Error::InvalidCount`] `shadow_models` below 10 or above |D̄|; the trainer's errors.

@@ -14,7 +14,7 @@
 //!   after `patience` epochs without improvement or at `max_epochs` (the JAX run trains 60
 //!   epochs on every pair, without a held-out set).
 //!
-//! **Arithmetic.** The products are [`crate::nn::gemm`]'s, one fused multiply-add chain per
+//! **Arithmetic.** The products are the crate's `nn::gemm` kernels, one fused multiply-add chain per
 //! entry in a fixed order; threads split the rows of each product and the Adam update, so
 //! the result is the same bits for any number of threads.
 

@@ -339,7 +339,7 @@ impl<'a> ModelTrainer<'a> {
         &self.theta0
     }
 
-    /// Model `index` of `role`, trained on D⁻ ∪ {data[target]} (the target last).
+    /// Model `index` of `role`, trained on D⁻ ∪ {z} with z the example `target` of the data (last).
     ///
     /// # Errors
     /// `target` out of range; the trainer's errors.
