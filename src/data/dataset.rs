@@ -1,5 +1,6 @@
 //! The validated in-memory [`Dataset`].
 
+use super::support::Support;
 use crate::error::{Error, Result};
 use alloc::vec::Vec;
 
@@ -18,12 +19,20 @@ pub const MAX_CLASSES: usize = 1 << 20;
 /// [`Dataset::new`] (validated), a reader ([`crate::data::idx`], [`crate::data::cifar`]), the
 /// embedded default ([`crate::data::embedded_mnist`]) or a synthetic generator
 /// ([`crate::data::synthetic`]).
+///
+/// A sparse data set (at most half its features nonzero, as MNIST's 20 %) also keeps, built
+/// once when it is made, the indices of each example's nonzero features and its ‖x‖²: 4 bytes
+/// per nonzero feature and 48 per example (for the 10,000 vendored digits, 6.2 MB beside the
+/// features' 62.7 MB). Batched training skips the zero features with them and gets the same
+/// bits as the dense loops, faster (`nn::Sequential::clipped_grad_sum`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dataset {
     features: Vec<f64>,
     labels: Vec<u32>,
     shape: (usize, usize, usize),
     num_classes: usize,
+    /// The nonzero features of each example (none for dense data), derived from `features`.
+    support: Support,
 }
 
 impl Dataset {
@@ -89,12 +98,12 @@ impl Dataset {
                 expected: "finite and in [0, 1]",
             });
         }
-        Ok(Dataset {
+        Ok(Dataset::from_valid_parts(
             features,
             labels,
             shape,
             num_classes,
-        })
+        ))
     }
 
     /// Internal constructor for transformations that preserve the invariants (features
@@ -106,11 +115,13 @@ impl Dataset {
         num_classes: usize,
     ) -> Self {
         debug_assert!(labels.len() * shape.0 * shape.1 * shape.2 == features.len());
+        let support = Support::of(&features, shape.0 * shape.1 * shape.2);
         Dataset {
             features,
             labels,
             shape,
             num_classes,
+            support,
         }
     }
 
@@ -221,6 +232,20 @@ impl Dataset {
             .chunks_exact(self.dim())
             .map(|x| libm::sqrt(x.iter().map(|v| v * v).sum::<f64>()))
             .fold(0.0, f64::max)
+    }
+
+    /// The nonzero features of each example, for the dense layers that skip zero inputs (none
+    /// kept for dense data).
+    pub(crate) fn support(&self) -> &Support {
+        &self.support
+    }
+
+    /// The same data set without its support (every layer takes its dense loops): for tests
+    /// that compare the two.
+    #[cfg(test)]
+    pub(crate) fn without_support(mut self) -> Dataset {
+        self.support = Support::default();
+        self
     }
 
     /// `(features, labels, shape, num_classes)`, consuming the data set.

@@ -20,13 +20,45 @@
 //! products whose accumulators start from the running sums).
 //!
 //! Summation orders and the bits of the result: [`Sequential::clipped_grad_sum`].
+//!
+//! # Zero inputs (why skipping them changes no bit)
+//!
+//! Images are mostly background: 80 % of the embedded MNIST pixels are 0. A data set keeps
+//! each example's support — the indices of its nonzero features, grouped by the lane j mod 8
+//! of the 8-way dot products, and ‖x‖² computed once as [`interleaved_sum`] computes it —
+//! built with the data set (none for data with more than half its features nonzero:
+//! `data::support`). The first dense layer's sums over its input x then visit only the
+//! support: the forward dot products and the weight sum Σ_i e_i x_iᵀ, a fifth of the work, and
+//! ‖x‖² is read, not summed. They give exactly the bits of the dense loops, because a
+//! skipped term is a no-op and the kept terms of each accumulator come in the same order:
+//!
+//! - **Unfused sums** (the weight sum; ‖x‖²): s ← fl(s + t) with t = fl(u·v) a double. The sum
+//!   of two doubles is exactly 0 only as x + (−x), which rounds to +0, and is never a nonzero
+//!   value below 2⁻¹⁰⁷⁴ (both are multiples of 2⁻¹⁰⁷⁴), so an accumulator that starts at +0 is
+//!   never −0. A skipped term is t = e·(±0) = ±0 (e finite: checked per example), and
+//!   fl(s ± 0) = s for every s ≠ −0.
+//! - **The fused forward chain** a_r ← fma(w, x, a_r): fma rounds the exact w·x + a_r once, and
+//!   a nonzero exact value below 2⁻¹⁰⁷⁵ rounds to a signed zero, −0 for a negative one, after
+//!   which fma(w, 0, −0) = +0 for w > 0 is not a no-op. If every nonzero |w| and |x| is at
+//!   least 2⁻⁴⁸⁵ ([`MIN_SKIP`]), every product w·x is a multiple of 2⁻¹⁰⁷⁴, so is every exact
+//!   w·x + a_r, and the chain (from +0) is never −0: skipping is exact. The guard is checked
+//!   per call on the weights and per data set on the features (digits scaled by 1/255 pass
+//!   it); where it fails the forward pass takes the dense loop (the test
+//!   `ghost_sum_skips_no_zero_feature_where_an_fma_can_underflow_to_minus_zero` builds such a
+//!   case and shows that skipping there would turn a +0 into −0).
+//!
+//! Skipping is thus not part of the definition of the result (the bits are those of the dense
+//! loops, on every build, with or without a support); it only saves time. The forward pass
+//! advances four lanes' chains at a time with their `units` accumulators in registers, the
+//! weights transposed once per call (inputs × units, a feature's weights contiguous); the
+//! weight sum accumulates into a transposed copy, transposed back once at the end of the call.
 
 use super::{
     all_finite, check_loss, finite, first_non_finite, inconsistent, kernels, layer_params, Layer,
     Node, Sequential,
 };
 use crate::autodiff::interleaved_sum;
-use crate::data::Dataset;
+use crate::data::{Dataset, ExampleSupport};
 use crate::error::{check_positive, Error, Result};
 use crate::nn::gemm::fma;
 use crate::train::clip::clip_factor;
@@ -37,6 +69,26 @@ use alloc::vec::Vec;
 /// 784-pixel inputs, 200 kB, stays in L2 between the forward pass and the weight sums); the
 /// result does not depend on it (every sum runs in batch order across blocks).
 pub(crate) const BATCH_BLOCK: usize = 32;
+
+/// 2⁻⁴⁸⁵: where every nonzero weight and feature of the first dense layer is at least this in
+/// magnitude, its forward chains may skip zero features without changing a bit (module docs,
+/// "Zero inputs").
+const MIN_SKIP: f64 = f64::from_bits((1023 - 485) << 52);
+
+/// A weight that passes the guard of the skipping forward chains: 0, or finite and at least
+/// [`MIN_SKIP`] in magnitude (on the bits of |w|: 0, or in [bits(2⁻⁴⁸⁵), bits(+∞))).
+#[inline(always)]
+fn skippable(w: f64) -> bool {
+    let a = w.to_bits() & !(1 << 63);
+    a == 0 || (a >= MIN_SKIP.to_bits() && a < f64::INFINITY.to_bits())
+}
+
+/// How a call treats the first dense layer's zero features (module docs, "Zero inputs").
+#[derive(Clone, Copy, Debug)]
+struct Sparse {
+    /// The forward chains skip them too (the guard holds): weights transposed in `ws.wt`.
+    forward: bool,
+}
 
 /// Reusable buffers of [`Sequential::clipped_grad_sum`] for one model: every layer's output
 /// and output gradient for a block of 32 examples, 64·Σ layer sizes `f64`s
@@ -54,6 +106,14 @@ pub struct BatchWorkspace {
     /// Loss gradients with respect to the layer outputs, same layout; a dense layer's δ_i is
     /// scaled in place to c_i·δ_i once its example's clipping factor is known.
     douts: Vec<f64>,
+    /// The first layer's weights transposed (inputs × units), when the first layer is dense
+    /// (empty otherwise): the sparse forward pass reads a feature's `units` weights at once.
+    wt: Vec<f64>,
+    /// The first layer's weight sum transposed (inputs × units), same condition: the sparse
+    /// weight sum adds a feature's `units` terms at once.
+    gt: Vec<f64>,
+    /// The 8 lanes of the sparse forward chains, `units` accumulators each.
+    lanes: Vec<f64>,
 }
 
 /// Rows of a block: one slice per example.
@@ -83,11 +143,19 @@ impl Sequential {
             total = total.checked_add(n.out_len.checked_mul(BATCH_BLOCK)?)?;
         }
         offsets.push(total);
+        let (n, units) = match self.nodes.first() {
+            Some(node) if matches!(node.layer, Layer::Dense { .. }) => (node.in_len, node.out_len),
+            _ => (0, 0),
+        };
+        let t = n.checked_mul(units)?;
         Some(BatchWorkspace {
             lens: self.nodes.iter().map(|n| n.out_len).collect(),
             offsets,
             outs: alloc::vec![0.0; total],
             douts: alloc::vec![0.0; total],
+            wt: alloc::vec![0.0; t],
+            gt: alloc::vec![0.0; t],
+            lanes: alloc::vec![0.0; units.checked_mul(8)?],
         })
     }
 
@@ -164,7 +232,8 @@ impl Sequential {
     /// [`Error::Numerical`] for a non-finite loss, a non-finite gradient entry (exactly when
     /// `loss_and_grad` finds one), and with clipping a gradient norm whose square is not
     /// finite (as [`clip`](crate::train::clip::clip); at the threshold ‖g‖ ≈ 1.34e154 the two
-    /// norms may round to different sides). On an error `sum` holds a partial sum.
+    /// norms may round to different sides). On an error `sum` holds a partial sum (the first
+    /// layer's weight entries may still be 0 when its zero features are skipped: module docs).
     /// The sum itself is not checked for overflow (as the per-example loop does not).
     ///
     /// # Examples
@@ -235,6 +304,7 @@ impl Sequential {
                 .any(|(&l, n)| l != n.out_len)
             || ws.offsets.last() != Some(&ws.outs.len())
             || ws.douts.len() != ws.outs.len()
+            || ws.wt.len() != ws.gt.len()
         {
             return inconsistent(
                 "ws was not made by this model's batch_workspace()",
@@ -253,12 +323,44 @@ impl Sequential {
         }
         sum.fill(0.0);
         let mut loss_sum = 0.0;
+        let sparse = self.sparse_mode(params, data, ws);
         for chunk in batch.chunks(block.clamp(1, BATCH_BLOCK)) {
-            let losses = self.block_forward_backward(params, data, chunk, ws);
+            let losses = self.block_forward_backward(params, data, chunk, ws, sparse);
             loss_sum =
-                self.block_clip_and_add(data, chunk, &losses, clipping, sum, ws, loss_sum)?;
+                self.block_clip_and_add(data, chunk, &losses, clipping, sum, ws, loss_sum, sparse)?;
+        }
+        if sparse.is_some() {
+            // The first layer's weight sum, transposed back (units × inputs).
+            if let Some(node) = self.nodes.first() {
+                let gw = sum.get_mut(node.offset..node.offset + node.weights);
+                transpose(&ws.gt, node.in_len, gw.unwrap_or_default());
+            }
         }
         Ok(loss_sum)
+    }
+
+    /// Whether this call skips the first dense layer's zero features (the data set has a
+    /// support and the first layer is dense) and whether its forward chains may too (the
+    /// guard of the module docs holds for the weights and the features); prepares the
+    /// transposed weights and the transposed weight sum.
+    fn sparse_mode(
+        &self,
+        params: &[f64],
+        data: &Dataset,
+        ws: &mut BatchWorkspace,
+    ) -> Option<Sparse> {
+        let node = self.nodes.first()?;
+        if ws.wt.is_empty() || ws.wt.len() != node.weights || ws.lanes.len() != 8 * node.out_len {
+            return None;
+        }
+        let min_x = data.support().min_nonzero()?;
+        let (w, _) = layer_params(node, params);
+        let forward = min_x >= MIN_SKIP && w.iter().all(|&v| skippable(v));
+        if forward {
+            transpose(w, node.out_len, &mut ws.wt);
+        }
+        ws.gt.fill(0.0);
+        Some(Sparse { forward })
     }
 
     /// The inputs of a block (validated indices): features and labels.
@@ -286,6 +388,7 @@ impl Sequential {
         data: &Dataset,
         chunk: &[usize],
         ws: &mut BatchWorkspace,
+        sparse: Option<Sparse>,
     ) -> [f64; BATCH_BLOCK] {
         let mut losses = [f64::NAN; BATCH_BLOCK];
         let (xs, ys) = self.block_inputs(data, chunk);
@@ -305,7 +408,19 @@ impl Sequential {
             match node.layer {
                 Layer::Dense { .. } => {
                     let (w, b) = layer_params(node, params);
-                    dense_forward_rows(w, b, node.in_len, ins, y);
+                    if l == 0 && sparse.is_some_and(|s| s.forward) {
+                        let support = data.support();
+                        for ((x, &i), y) in
+                            ins.iter().zip(chunk).zip(y.chunks_exact_mut(node.out_len))
+                        {
+                            match support.example(i) {
+                                Some(nz) => sparse_forward(&ws.wt, b, x, nz, &mut ws.lanes, y),
+                                None => kernels::dense_forward(w, b, x, y),
+                            }
+                        }
+                    } else {
+                        dense_forward_rows(w, b, node.in_len, ins, y);
+                    }
                 }
                 Layer::Act(a) => {
                     for (x, y) in ins.iter().zip(y.chunks_exact_mut(node.out_len)) {
@@ -382,12 +497,15 @@ impl Sequential {
         sum: &mut [f64],
         ws: &mut BatchWorkspace,
         mut loss_sum: f64,
+        sparse: Option<Sparse>,
     ) -> Result<f64> {
         let (xs, _) = self.block_inputs(data, chunk);
         let bn = chunk.len().min(BATCH_BLOCK);
+        let support =
+            |i: usize| sparse.and_then(|_| data.support().example(chunk.get(i).copied()?));
         for (i, &loss) in losses.iter().enumerate().take(bn) {
             check_loss(loss)?;
-            let norm2 = self.example_norm2(&xs, ws, i)?;
+            let norm2 = self.example_norm2(&xs, ws, i, support(i))?;
             let factor = match clipping {
                 None => 1.0,
                 Some(c) => {
@@ -432,6 +550,12 @@ impl Sequential {
                 for (s, &v) in gb.iter_mut().zip(e_i) {
                     *s += v;
                 }
+            }
+            if l == 0 && sparse.is_some() {
+                for (i, (x, e_i)) in ins.iter().zip(e.chunks_exact(node.out_len)).enumerate() {
+                    sparse_add_outer(&mut ws.gt, x, e_i, support(i).map(|s| s.all()));
+                }
+                continue;
             }
             add_outer(
                 gw,
@@ -481,11 +605,22 @@ impl Sequential {
     /// square is at most ‖a‖²‖δ‖² ≲ 1.8e308). Exact test otherwise: a and δ finite and
     /// fl(max|δ|·max|a|) finite, which holds iff every fl(δ_o·a_k) is (rounding is
     /// monotone and the maximum is one of the products).
-    fn example_norm2(&self, xs: &Rows<'_>, ws: &BatchWorkspace, i: usize) -> Result<Option<f64>> {
+    /// With `support` (the example's support, when the first layer is dense), the first
+    /// layer's ‖x‖² is the one the data set computed with it: the same bits.
+    fn example_norm2(
+        &self,
+        xs: &Rows<'_>,
+        ws: &BatchWorkspace,
+        i: usize,
+        support: Option<ExampleSupport<'_>>,
+    ) -> Result<Option<f64>> {
         let mut n2 = 0.0;
         let mut reliable = true;
-        for (a, d) in self.example_pairs(xs, ws, i) {
-            let sa = interleaved_sum(a, |v: f64| v * v);
+        for (j, (a, d)) in self.example_pairs(xs, ws, i).enumerate() {
+            let sa = match support {
+                Some(nz) if j == 0 => nz.sq_norm,
+                _ => interleaved_sum(a, |v: f64| v * v),
+            };
             let sd = interleaved_sum(d, |v: f64| v * v);
             let prod = sa * sd;
             reliable &= finite(prod) && sd >= f64::MIN_POSITIVE;
@@ -555,6 +690,167 @@ fn scaled_l2(v: &[f64]) -> f64 {
     libm::scalbn(libm::sqrt(sq), e)
 }
 
+/// `w` (`rows` × n, row-major) transposed into `t` (n × `rows`).
+fn transpose(w: &[f64], rows: usize, t: &mut [f64]) {
+    let n = w.len().checked_div(rows).unwrap_or(0);
+    if n == 0 {
+        return;
+    }
+    for (r, row) in w.chunks_exact(n).enumerate() {
+        for (j, &v) in row.iter().enumerate() {
+            if let Some(slot) = t.get_mut(j * rows + r) {
+                *slot = v;
+            }
+        }
+    }
+}
+
+/// The tree that combines the 8 lanes of a dot product (as `kernels::dot`).
+#[inline(always)]
+fn tree([a0, a1, a2, a3, a4, a5, a6, a7]: [f64; 8]) -> f64 {
+    ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
+}
+
+/// `kernels::dense_forward(w, b, x, y)` bit for bit, visiting only the nonzero features
+/// (`nz`; the guard of the module docs holds): lane r of output o is the fma chain over the
+/// features j ≡ r mod 8 in increasing order, from +0 (`nz.lane(r)`); `wt` is W transposed
+/// (inputs × units). Compiled for 10 units (the MLPs of the attacks) with four lanes at a
+/// time in registers, and for any count with `lanes` (8 × units) as scratch.
+fn sparse_forward(
+    wt: &[f64],
+    b: &[f64],
+    x: &[f64],
+    nz: ExampleSupport<'_>,
+    lanes: &mut [f64],
+    y: &mut [f64],
+) {
+    if b.len() == 10 && y.len() == 10 {
+        if let (Some(b), Some(y)) = (b.first_chunk::<10>(), y.first_chunk_mut::<10>()) {
+            return sparse_forward_fixed(wt, b, x, nz, y);
+        }
+    }
+    sparse_forward_any(wt, b, x, nz.all(), lanes, y)
+}
+
+/// acc ← fma(w_j, x_j, acc) for the `U` weights of feature `j` (nothing if out of range).
+#[inline(always)]
+fn lane_step<const U: usize>(acc: &mut [f64; U], wt: &[f64], x: &[f64], j: u32) {
+    let j = j as usize;
+    if let (Some(&xv), Some(w)) = (x.get(j), wt.get(j * U..).and_then(|r| r.first_chunk::<U>())) {
+        for (a, &wv) in acc.iter_mut().zip(w) {
+            *a = fma(wv, xv, *a);
+        }
+    }
+}
+
+/// [`sparse_forward`] for `U` units: lanes 0–3, then 4–7, each four chains advanced together
+/// (independent accumulators, so the fma latency overlaps), then each chain's rest.
+#[inline(always)]
+fn sparse_forward_fixed<const U: usize>(
+    wt: &[f64],
+    b: &[f64; U],
+    x: &[f64],
+    nz: ExampleSupport<'_>,
+    y: &mut [f64; U],
+) {
+    let mut lanes = [[0.0f64; U]; 8];
+    for (g, out) in lanes.chunks_exact_mut(4).enumerate() {
+        let [l0, l1, l2, l3] = [0, 1, 2, 3].map(|q| nz.lane(4 * g + q));
+        let m = l0.len().min(l1.len()).min(l2.len()).min(l3.len());
+        let mut acc = [[0.0f64; U]; 4];
+        {
+            let [a0, a1, a2, a3] = &mut acc;
+            for (((&j0, &j1), &j2), &j3) in l0.iter().zip(l1).zip(l2).zip(l3).take(m) {
+                lane_step(a0, wt, x, j0);
+                lane_step(a1, wt, x, j1);
+                lane_step(a2, wt, x, j2);
+                lane_step(a3, wt, x, j3);
+            }
+        }
+        for ((a, l), o) in acc.iter_mut().zip([l0, l1, l2, l3]).zip(out.iter_mut()) {
+            for &j in l.get(m..).unwrap_or_default() {
+                lane_step(a, wt, x, j);
+            }
+            *o = *a;
+        }
+    }
+    for (o, (yo, &bo)) in y.iter_mut().zip(b).enumerate() {
+        *yo = tree(lanes.map(|l| l.get(o).copied().unwrap_or(0.0))) + bo;
+    }
+}
+
+/// [`sparse_forward`] for any number of units, the lanes in `lanes` (any order of the
+/// features in `nz` that is increasing within each lane).
+fn sparse_forward_any(
+    wt: &[f64],
+    b: &[f64],
+    x: &[f64],
+    nz: &[u32],
+    lanes: &mut [f64],
+    y: &mut [f64],
+) {
+    let units = b.len();
+    if units == 0 {
+        return;
+    }
+    lanes.fill(0.0);
+    for &j in nz {
+        let j = j as usize;
+        let (Some(&xv), Some(w), Some(acc)) = (
+            x.get(j),
+            wt.get(j * units..(j + 1) * units),
+            lanes.get_mut((j % 8) * units..(j % 8 + 1) * units),
+        ) else {
+            continue;
+        };
+        for (a, &wv) in acc.iter_mut().zip(w) {
+            *a = fma(wv, xv, *a);
+        }
+    }
+    for (o, (yo, &bo)) in y.iter_mut().zip(b).enumerate() {
+        let lane = |r: usize| lanes.get(r * units + o).copied().unwrap_or(0.0);
+        *yo = tree(core::array::from_fn(lane)) + bo;
+    }
+}
+
+/// Adds example x's terms to the transposed weight sum `gt` (inputs × units): for every
+/// feature j, gt[j, o] ← fl(gt[j, o] + fl(e_o·x_j)), as [`add_outer`] adds them; with
+/// `support` (x's nonzero features) and a finite `e`, only those j (the others add ±0 to a
+/// sum that is never −0: module docs, "Zero inputs").
+fn sparse_add_outer(gt: &mut [f64], x: &[f64], e: &[f64], support: Option<&[u32]>) {
+    let nz = support.filter(|_| e.iter().all(|&v| finite(v)));
+    match (e.first_chunk::<10>(), nz) {
+        (Some(e10), Some(nz)) if e.len() == 10 => {
+            for &j in nz {
+                let j = j as usize;
+                let (Some(&xv), Some(g)) = (
+                    x.get(j),
+                    gt.get_mut(j * 10..).and_then(|r| r.first_chunk_mut::<10>()),
+                ) else {
+                    continue;
+                };
+                for (s, &eo) in g.iter_mut().zip(e10) {
+                    *s += eo * xv;
+                }
+            }
+        }
+        _ => {
+            let units = e.len();
+            let mut add = |j: usize| {
+                if let (Some(&xv), Some(g)) = (x.get(j), gt.get_mut(j * units..(j + 1) * units)) {
+                    for (s, &eo) in g.iter_mut().zip(e) {
+                        *s += eo * xv;
+                    }
+                }
+            };
+            match nz {
+                Some(nz) => nz.iter().for_each(|&j| add(j as usize)),
+                None => (0..x.len()).for_each(add),
+            }
+        }
+    }
+}
+
 /// The inputs of layer `l` for a block: the examples' features for l = 0, else the previous
 /// layer's outputs in `outs` (a prefix of the workspace's `outs` reaching past them).
 fn input_rows<'a>(
@@ -584,6 +880,14 @@ fn input_rows<'a>(
 fn dense_forward_rows(w: &[f64], b: &[f64], n: usize, xs: &[&[f64]], y: &mut [f64]) {
     let units = b.len();
     if n == 0 || units == 0 {
+        return;
+    }
+    if n < 2 * 8 {
+        // Short rows (a hidden layer of the attacks' MLPs): one chunk at most, where sharing
+        // loads across a 2 × 2 block gains less than its out-of-line reduction costs.
+        for (x, y) in xs.iter().zip(y.chunks_exact_mut(units)) {
+            kernels::dense_forward(w, b, x, y);
+        }
         return;
     }
     let mut xp = xs.chunks_exact(2);

@@ -275,11 +275,11 @@ fn ghost_norm_fast_and_careful_formulas_agree() {
         let params = params_with_biases(&model, seed);
         let mut ws = model.batch_workspace().unwrap();
         let (xs, _) = model.block_inputs(&data, &chunk);
-        let _ = model.block_forward_backward(&params, &data, &chunk, &mut ws);
+        let _ = model.block_forward_backward(&params, &data, &chunk, &mut ws, None);
         let mut pws = model.workspace::<f64>();
         let mut g = vec![0.0; model.num_params()];
         for i in 0..BATCH_BLOCK {
-            let fast = libm::sqrt(model.example_norm2(&xs, &ws, i).unwrap().unwrap());
+            let fast = libm::sqrt(model.example_norm2(&xs, &ws, i, None).unwrap().unwrap());
             let careful = model.careful_norm(&xs, &ws, i);
             let (x, y) = data.example(i).unwrap();
             model
@@ -595,5 +595,127 @@ fn ghost_sum_careful_norm_where_squares_overflow() {
         assert_eq!(got_loss.to_bits(), want_loss.to_bits());
         let (entry, _) = errors(&got, &want, &abs);
         assert!(entry <= 1e-14, "{clipping:?}: {entry:e}");
+    }
+}
+
+/// The batched path with the zero-feature skipping turned off (the data set without its
+/// support: every loop dense).
+fn batched_dense(
+    model: &Sequential,
+    params: &[f64],
+    data: &Dataset,
+    batch: &[usize],
+    clipping: Option<Clipping>,
+) -> (Vec<f64>, f64) {
+    let data = data.clone().without_support();
+    assert!(data.support().min_nonzero().is_none());
+    batched(model, params, &data, batch, clipping).unwrap()
+}
+
+#[test]
+fn min_skip_is_two_to_the_minus_485() {
+    assert_eq!(super::MIN_SKIP, libm::scalbn(1.0, -485));
+    assert!(super::skippable(0.0) && super::skippable(-0.0) && super::skippable(-1.0 / 255.0));
+    assert!(super::skippable(super::MIN_SKIP) && super::skippable(f64::MAX));
+    assert!(!super::skippable(libm::scalbn(1.0, -486)) && !super::skippable(-f64::MIN_POSITIVE));
+    assert!(!super::skippable(f64::NAN) && !super::skippable(f64::NEG_INFINITY));
+}
+
+#[test]
+fn ghost_sum_skipping_zero_features_changes_no_bit() {
+    // Exact (module docs, "Zero inputs"): with and without skipping the zero pixels of MNIST
+    // digits (80 % of them), under every clipping (scaled δ included), for MLPs with ELU,
+    // tanh and ReLU, a batch with repeats and an odd length (one-example tails).
+    let data = mnist(300);
+    let nonzero = data.features().iter().filter(|&&v| v != 0.0).count();
+    assert!(nonzero * 4 < data.features().len(), "{nonzero}");
+    assert!(data.support().min_nonzero() == Some(1.0 / 255.0));
+    let batch = scrambled_batch(300, 251, 11);
+    for (model, seed) in [
+        (arch::mlp(784, &[10], 10, Activation::Elu).unwrap(), 1),
+        (arch::mlp(784, &[16, 12], 10, Activation::Tanh).unwrap(), 2),
+        (arch::mlp(784, &[7], 10, Activation::Relu).unwrap(), 3),
+    ] {
+        let params = params_with_biases(&model, seed);
+        for clipping in [None, hard(0.05), gelu(0.3)] {
+            let (want, want_loss) = batched_dense(&model, &params, &data, &batch, clipping);
+            let (got, got_loss) = batched(&model, &params, &data, &batch, clipping).unwrap();
+            assert_eq!(got_loss.to_bits(), want_loss.to_bits());
+            assert_eq!(bits(&got), bits(&want), "{clipping:?}");
+        }
+    }
+}
+
+/// Dense 16 → 2 → ELU → Dense 2 on two identical examples whose first 8 features are `x` and
+/// last 8 are 0; the first unit's weights are `w` on the first 8 and +1 on the last 8, its
+/// bias −0. Every product w·x is −2⁻¹⁰⁸⁰: each of the 8 fma chains rounds it to −0, and the
+/// next feature's fma(1, 0, −0) = +0 turns it back, so the dense loop gives the first hidden
+/// unit +0 + (−0) = +0 and a loop that skipped the zero features would give −0 + (−0) = −0.
+fn underflow_case(w: f64, x: f64) -> (Sequential, Vec<f64>, Dataset) {
+    let model = Sequential::new(
+        Shape::flat(16),
+        &[
+            Layer::Dense { units: 2 },
+            Layer::Act(Activation::Elu),
+            Layer::Dense { units: 2 },
+        ],
+        Loss::SoftmaxCrossEntropy,
+    )
+    .unwrap();
+    let mut params = vec![0.5; model.num_params()];
+    for (k, j) in model.param_range(0).unwrap().enumerate() {
+        params[j] = match k {
+            0..=7 => w,
+            8..=15 => 1.0,
+            32 => -0.0,
+            _ => 0.25,
+        };
+    }
+    let mut feats = vec![0.0; 32];
+    for e in 0..2 {
+        feats[16 * e..16 * e + 8].fill(x);
+    }
+    let data = Dataset::new(feats, vec![0, 1], (1, 1, 16), 2).unwrap();
+    (model, params, data)
+}
+
+/// The first hidden unit of both examples after the block's forward pass, as bits; the
+/// forward skipping forced on with `force`, else as the call decides it.
+fn first_unit_bits(model: &Sequential, params: &[f64], data: &Dataset, force: bool) -> [u64; 2] {
+    let mut ws = model.batch_workspace().unwrap();
+    let mut sparse = model.sparse_mode(params, data, &mut ws);
+    if force {
+        let (w, _) = super::layer_params(&model.nodes[0], params);
+        super::transpose(w, 2, &mut ws.wt);
+        sparse = Some(super::Sparse { forward: true });
+    }
+    let _ = model.block_forward_backward(params, data, &[0, 1], &mut ws, sparse);
+    [ws.outs[0].to_bits(), ws.outs[2].to_bits()]
+}
+
+#[test]
+fn ghost_sum_skips_no_zero_feature_where_an_fma_can_underflow_to_minus_zero() {
+    // The guard of the skipping forward chains (every nonzero |w|, |x| ≥ 2⁻⁴⁸⁵, module docs
+    // "Zero inputs") fails on the weights in the first case and on the features in the
+    // second: both must take the dense loop, whose first hidden unit is +0 (the per-example
+    // pass's bits; the second example is the same). Negative control: with skipping forced
+    // on, the sparse loop gives −0.
+    let plus_zero = [0.0f64.to_bits(); 2];
+    for (w, x) in [
+        (-libm::scalbn(1.0, -780), libm::scalbn(1.0, -300)),
+        (-libm::scalbn(1.0, -300), libm::scalbn(1.0, -780)),
+    ] {
+        let (model, params, data) = underflow_case(w, x);
+        assert!(data.support().min_nonzero().is_some());
+        assert_eq!(first_unit_bits(&model, &params, &data, false), plus_zero);
+        assert_eq!(
+            first_unit_bits(&model, &params, &data, true),
+            [(-0.0f64).to_bits(); 2],
+            "the control: skipping without the guard turns +0 into -0"
+        );
+        let (want, want_loss, _) = per_example(&model, &params, &data, &[0, 1], None).unwrap();
+        let (got, got_loss) = batched(&model, &params, &data, &[0, 1], None).unwrap();
+        assert_eq!(got_loss.to_bits(), want_loss.to_bits());
+        assert_eq!(bits(&got), bits(&want), "w = {w:e}, x = {x:e}");
     }
 }
