@@ -102,7 +102,7 @@ impl Rng {
             let v = 2.0 * self.uniform() - 1.0;
             let s = u * u + v * v;
             if s > 0.0 && s < 1.0 {
-                let f = libm::sqrt(-2.0 * libm::log(s) / s);
+                let f = crate::math::sqrt(-2.0 * libm::log(s) / s);
                 self.spare = Some(v * f);
                 return u * f;
             }

@@ -577,7 +577,7 @@ impl<'a> GradientMatching<'a> {
                     {
                         *m = BETA1 * *m + (1.0 - BETA1) * g;
                         *s = BETA2 * *s + (1.0 - BETA2) * (g * g);
-                        *zi -= lr * (*m / c1) / (libm::sqrt(*s / c2) + EPS);
+                        *zi -= lr * (*m / c1) / (crate::math::sqrt(*s / c2) + EPS);
                     }
                 }
             }

@@ -275,7 +275,7 @@ pub trait Scalar:
         })
     }
 
-    /// √x (`libm::sqrt`); derivative 1/(2√x) for x > 0. **At x = ±0 the tangent is 0** (the
+    /// √x (correctly rounded, as `libm::sqrt`); derivative 1/(2√x) for x > 0. **At x = ±0 the tangent is 0** (the
     /// derivative is +∞; see the trait docs for why 0 is the convention); for x < 0 the value
     /// is NaN.
     ///
@@ -289,7 +289,7 @@ pub trait Scalar:
     /// ```
     #[inline]
     fn sqrt(self) -> Self {
-        let y = libm::sqrt(self.re());
+        let y = crate::math::sqrt(self.re());
         self.chain(y, || if y == 0.0 { 0.0 } else { 0.5 / y })
     }
 

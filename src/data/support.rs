@@ -72,17 +72,38 @@ impl Support {
             min_nonzero: f64::INFINITY,
         };
         s.start.push(0);
+        let mut nonzero: Vec<u32> = Vec::new();
         for x in features.chunks_exact(dim) {
-            let first = s.index.len();
-            for r in 0..8 {
-                for (j, &v) in (0u32..).zip(x).skip(r).step_by(8) {
-                    if v != 0.0 {
-                        s.index.push(j);
-                        s.min_nonzero = s.min_nonzero.min(libm::fabs(v));
+            // One pass for the nonzero features, then a counting sort by lane (stable, so
+            // increasing within a lane).
+            nonzero.clear();
+            let mut count = [0usize; 8];
+            for (j, &v) in (0u32..).zip(x) {
+                if v != 0.0 {
+                    nonzero.push(j);
+                    s.min_nonzero = s.min_nonzero.min(libm::fabs(v));
+                    if let Some(c) = count.get_mut(j as usize % 8) {
+                        *c += 1;
                     }
                 }
+            }
+            let first = s.index.len();
+            let mut next = [0usize; 8];
+            let mut end = 0;
+            for (n, c) in next.iter_mut().zip(count) {
+                *n = first + end;
+                end += c;
                 // At most dim ≤ u32::MAX indices per example.
-                s.lane_end.push((s.index.len() - first) as u32);
+                s.lane_end.push(end as u32);
+            }
+            s.index.resize(first + end, 0);
+            for &j in &nonzero {
+                if let Some(n) = next.get_mut(j as usize % 8) {
+                    if let Some(slot) = s.index.get_mut(*n) {
+                        *slot = j;
+                    }
+                    *n += 1;
+                }
             }
             if s.index.len() > cap {
                 return none;

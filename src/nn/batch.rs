@@ -60,6 +60,7 @@ use super::{
 use crate::autodiff::interleaved_sum;
 use crate::data::{Dataset, ExampleSupport};
 use crate::error::{check_positive, Error, Result};
+use crate::math::sqrt;
 use crate::nn::gemm::fma;
 use crate::train::clip::clip_factor;
 use crate::train::dpsgd::Clipping;
@@ -510,7 +511,7 @@ impl Sequential {
                 None => 1.0,
                 Some(c) => {
                     let norm = match norm2 {
-                        Some(n2) => libm::sqrt(n2),
+                        Some(n2) => sqrt(n2),
                         None => self.careful_norm(&xs, ws, i),
                     };
                     if !finite(norm * norm) {
@@ -688,6 +689,26 @@ fn scaled_l2(v: &[f64]) -> f64 {
         y * y
     });
     libm::scalbn(libm::sqrt(sq), e)
+}
+
+/// `kernels::dense_forward(w, b, x, y)` bit for bit for 10 units, with `wt` = W transposed
+/// (inputs × 10): lane r of every output is the fma chain over the inputs j ≡ r mod 8 in
+/// increasing order from +0, ten outputs at a time, then the tree and the bias.
+#[inline(always)]
+fn short_forward(wt: &[f64], b: &[f64; 10], x: &[f64], y: &mut [f64; 10]) {
+    let mut lanes = [[0.0f64; 10]; 8];
+    for (j, (&xv, w)) in x.iter().zip(wt.chunks_exact(10)).enumerate() {
+        if let Some(acc) = lanes.get_mut(j % 8) {
+            for (a, &wv) in acc.iter_mut().zip(w) {
+                *a = fma(wv, xv, *a);
+            }
+        }
+    }
+    let [l0, l1, l2, l3, l4, l5, l6, l7] = &lanes;
+    for (o, (yo, &bo)) in y.iter_mut().zip(b).enumerate() {
+        let v = |l: &[f64; 10]| l.get(o).copied().unwrap_or(0.0);
+        *yo = tree([v(l0), v(l1), v(l2), v(l3), v(l4), v(l5), v(l6), v(l7)]) + bo;
+    }
 }
 
 /// `w` (`rows` × n, row-major) transposed into `t` (n × `rows`).
@@ -884,7 +905,20 @@ fn dense_forward_rows(w: &[f64], b: &[f64], n: usize, xs: &[&[f64]], y: &mut [f6
     }
     if n < 2 * 8 {
         // Short rows (a hidden layer of the attacks' MLPs): one chunk at most, where sharing
-        // loads across a 2 × 2 block gains less than its out-of-line reduction costs.
+        // loads across a 2 × 2 block gains less than its out-of-line reduction costs; for 10
+        // units, vectorised across the units instead.
+        if let (10, Some(b10)) = (units, b.first_chunk::<10>()) {
+            let mut wt = [0.0f64; 10 * 15];
+            if let Some(wt) = wt.get_mut(..10 * n) {
+                transpose(w, 10, wt);
+                for (x, y) in xs.iter().zip(y.chunks_exact_mut(10)) {
+                    if let Some(y) = y.first_chunk_mut::<10>() {
+                        short_forward(wt, b10, x, y);
+                    }
+                }
+                return;
+            }
+        }
         for (x, y) in xs.iter().zip(y.chunks_exact_mut(units)) {
             kernels::dense_forward(w, b, x, y);
         }

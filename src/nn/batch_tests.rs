@@ -353,8 +353,20 @@ fn random_model(r: &mut Rng) -> Sequential {
     Sequential::new(Shape::flat(d), &layers, loss).unwrap()
 }
 
+/// Uniform features, or for half the seeds sparse ones (each 0 with probability 0.8, so that
+/// the data set keeps a support and the first dense layer skips zero features).
 fn random_data(r: &mut Rng, d: usize, classes: usize, n: usize) -> Dataset {
-    let features: Vec<f64> = (0..n * d).map(|_| r.uniform()).collect();
+    let sparse = r.below(2).unwrap() == 0;
+    let features: Vec<f64> = (0..n * d)
+        .map(|_| {
+            let v = r.uniform();
+            if sparse && r.uniform() < 0.8 {
+                0.0
+            } else {
+                v
+            }
+        })
+        .collect();
     let labels: Vec<u32> = (0..n)
         .map(|_| r.below(classes as u64).unwrap() as u32)
         .collect();
@@ -362,8 +374,9 @@ fn random_data(r: &mut Rng, d: usize, classes: usize, n: usize) -> Dataset {
 }
 
 proptest! {
-    // Random small models, data, parameter scales, batches (odd lengths, repeats) and
-    // clippings (none, hard or GELU with C spread over 1e-3..1e3 times the median norm).
+    // Random small models, data (dense or sparse), parameter scales, batches (odd lengths,
+    // repeats) and clippings (none, hard or GELU with C spread over 1e-3..1e3 times the
+    // median norm).
     #[test]
     fn ghost_sum_matches_per_example_path_on_random_small_models(seed in any::<u64>()) {
         let mut r = Rng::from_seed(seed);
@@ -387,6 +400,10 @@ proptest! {
         let (want, want_loss, abs) = per_example(&model, &params, &data, &batch, clipping).unwrap();
         let (got, got_loss) = batched(&model, &params, &data, &batch, clipping).unwrap();
         prop_assert_eq!(got_loss.to_bits(), want_loss.to_bits());
+        // Skipping zero features changes no bit, whatever the clipping.
+        let (dense, dense_loss) = batched_dense(&model, &params, &data, &batch, clipping);
+        prop_assert_eq!(dense_loss.to_bits(), got_loss.to_bits());
+        prop_assert_eq!(bits(&dense), bits(&got));
         if clipping.is_none() || norms[norms.len() - 1] <= c * 0.999 && clipping == hard(c) {
             prop_assert_eq!(bits(&got), bits(&want));
         } else {

@@ -517,7 +517,7 @@ fn adam(
         for (((pv, &gv), av), vv) in p.iter_mut().zip(g).zip(a.iter_mut()).zip(v.iter_mut()) {
             *av = B1 * *av + (1.0 - B1) * gv;
             *vv = B2 * *vv + (1.0 - B2) * gv * gv;
-            *pv -= lr * (*av / c1) / (libm::sqrt(*vv / c2) + EPS);
+            *pv -= lr * (*av / c1) / (crate::math::sqrt(*vv / c2) + EPS);
         }
     };
     #[cfg(not(feature = "std"))]
