@@ -10,6 +10,10 @@ use alloc::vec::Vec;
 /// none: its indices would cost more than skipping saves).
 const MAX_DENSITY: (usize, usize) = (1, 2);
 
+/// Fewest features per example for which a support is kept (below, its 48 bytes per example
+/// would outweigh the features it lets a layer skip).
+const MIN_DIM: usize = 16;
+
 /// Per example: the indices of its nonzero features grouped by lane (feature j is in lane
 /// j mod 8, the lanes of the 8-way dot products of `nn::kernels::dot`), increasing within a
 /// lane, and ‖x‖² summed as `interleaved_sum` sums it; for the data set, the smallest nonzero
@@ -56,16 +60,22 @@ impl<'a> ExampleSupport<'a> {
 
 impl Support {
     /// The support of `features` (examples of `dim` values each), or none (every query gives
-    /// `None`) if more than half of them are nonzero or `dim` exceeds `u32::MAX`.
+    /// `None`) if more than half of them are nonzero, `dim` is below 16 or not below
+    /// `u32::MAX`. Counts the nonzero features first, so dense data costs one pass and no
+    /// allocation.
     pub(crate) fn of(features: &[f64], dim: usize) -> Support {
         let none = Support::default();
-        if dim == 0 || u32::try_from(dim).is_err() {
+        if dim < MIN_DIM || dim >= u32::MAX as usize {
             return none;
         }
         let cap = features.len() / MAX_DENSITY.1 * MAX_DENSITY.0;
+        let nonzeros = features.iter().filter(|&&v| v != 0.0).count();
+        if nonzeros > cap {
+            return none;
+        }
         let examples = features.len() / dim;
         let mut s = Support {
-            index: Vec::new(),
+            index: Vec::with_capacity(nonzeros),
             start: Vec::with_capacity(examples + 1),
             lane_end: Vec::with_capacity(8 * examples),
             sq_norm: Vec::with_capacity(examples),
@@ -111,7 +121,6 @@ impl Support {
             s.start.push(s.index.len());
             s.sq_norm.push(interleaved_sum(x, |v: f64| v * v));
         }
-        s.index.shrink_to_fit();
         s
     }
 
@@ -138,32 +147,37 @@ mod tests {
 
     #[test]
     fn support_lists_nonzero_indices_per_example_by_lane() {
-        // Example 0: nonzero at 1, 9, 3 (lanes 1, 1, 3); example 1: none; example 2: at 0.
-        let mut f = [0.0; 36];
-        (f[1], f[9], f[3], f[24]) = (0.5, 0.25, 1.0, 0.75);
-        let s = Support::of(&f, 12);
+        // 16 features per example. Example 0: nonzero at 1, 9, 3, 15 (lanes 1, 1, 3, 7);
+        // example 1: none; example 2: at 0.
+        let mut f = [0.0; 48];
+        (f[1], f[9], f[3], f[15], f[32]) = (0.5, 0.25, 1.0, 0.125, 0.75);
+        let s = Support::of(&f, 16);
         let e0 = s.example(0).unwrap();
-        assert_eq!(e0.all(), &[1, 9, 3]);
+        assert_eq!(e0.all(), &[1, 9, 3, 15]);
         assert_eq!(
-            (e0.lane(0), e0.lane(1), e0.lane(3), e0.lane(7)),
-            (&[][..], &[1, 9][..], &[3][..], &[][..])
+            (e0.lane(0), e0.lane(1), e0.lane(3), e0.lane(7), e0.lane(8)),
+            (&[][..], &[1, 9][..], &[3][..], &[15][..], &[][..])
         );
         assert_eq!(
             e0.sq_norm.to_bits(),
-            interleaved_sum(&f[..12], |v: f64| v * v).to_bits()
+            interleaved_sum(&f[..16], |v: f64| v * v).to_bits()
         );
         assert_eq!(s.example(1).unwrap().all(), &[] as &[u32]);
         assert_eq!(s.example(2).unwrap().lane(0), &[0]);
         assert!(s.example(3).is_none());
-        assert_eq!(s.min_nonzero(), Some(0.25));
+        assert_eq!(s.min_nonzero(), Some(0.125));
     }
 
     #[test]
-    fn support_is_not_kept_for_dense_data() {
-        // 2 of 3 nonzero: more than half, no support.
-        let s = Support::of(&[0.25, 0.5, 0.0], 3);
+    fn support_is_not_kept_for_dense_or_narrow_data() {
+        // 9 of 16 nonzero: more than half, no support; exactly half: kept.
+        let mut f = [0.0; 16];
+        f[..9].fill(0.5);
+        let s = Support::of(&f, 16);
         assert!(s.example(0).is_none() && s.min_nonzero().is_none());
-        // Exactly half: kept.
-        assert!(Support::of(&[0.25, 0.0], 2).example(0).is_some());
+        f[8] = 0.0;
+        assert!(Support::of(&f, 16).example(0).is_some());
+        // Fewer than 16 features: none.
+        assert!(Support::of(&[0.25, 0.0], 2).example(0).is_none());
     }
 }

@@ -116,8 +116,8 @@ impl Dataset {
     /// already stored row-major, so only the shape changes).
     pub fn flatten(self) -> Dataset {
         let d = self.dim();
-        let (features, labels, _, k) = self.into_parts();
-        Dataset::from_valid_parts(features, labels, (1, 1, d), k)
+        // The same features: the support (a function of the features and dim) is kept.
+        self.with_shape((1, 1, d))
     }
 
     /// Scale every example with ‖x‖₂ > 1 down onto the unit sphere, `x ← x / ‖x‖₂`, so that

@@ -38,7 +38,7 @@
 //!   never −0. A skipped term is t = e·(±0) = ±0 (e finite: checked per example), and
 //!   fl(s ± 0) = s for every s ≠ −0.
 //! - **The fused forward chain** a_r ← fma(w, x, a_r): fma rounds the exact w·x + a_r once, and
-//!   a nonzero exact value below 2⁻¹⁰⁷⁵ rounds to a signed zero, −0 for a negative one, after
+//!   a nonzero exact value of magnitude at most 2⁻¹⁰⁷⁵ rounds to a signed zero, −0 for a negative one, after
 //!   which fma(w, 0, −0) = +0 for w > 0 is not a no-op. If every nonzero |w| and |x| is at
 //!   least 2⁻⁴⁸⁵ ([`MIN_SKIP`]), every product w·x is a multiple of 2⁻¹⁰⁷⁴, so is every exact
 //!   w·x + a_r, and the chain (from +0) is never −0: skipping is exact. The guard is checked
@@ -92,8 +92,10 @@ struct Sparse {
 }
 
 /// Reusable buffers of [`Sequential::clipped_grad_sum`] for one model: every layer's output
-/// and output gradient for a block of 32 examples, 64·Σ layer sizes `f64`s
-/// (independent of the batch size). Make it with [`Sequential::batch_workspace`] and reuse
+/// and output gradient for a block of 32 examples, 64·Σ layer sizes `f64`s, and when the
+/// first layer is dense (n inputs, u units) its transposed weights and weight sum and the
+/// lanes of its skipping forward pass, 2·n·u + 8·u `f64`s (module docs, "Zero inputs"); all
+/// independent of the batch size. Make it with [`Sequential::batch_workspace`] and reuse
 /// it (the calls allocate nothing).
 #[derive(Clone, Debug)]
 pub struct BatchWorkspace {
@@ -125,7 +127,8 @@ impl Sequential {
     /// a layer other than [`Layer::Dense`] and [`Layer::Act`] (convolutions and pooling: use
     /// [`loss_and_grad`](Self::loss_and_grad) and [`clip`](crate::train::clip::clip) per
     /// example) or its buffers would overflow `usize`. Allocates 64·Σ layer sizes `f64`s
-    /// (blocks of 32 examples); reuse it.
+    /// (blocks of 32 examples) and 2·n·u + 8·u for a dense first layer of n inputs and u
+    /// units (the skipping of zero features); reuse it.
     ///
     /// ```
     /// use reconbound::nn::{arch, Activation};

@@ -337,9 +337,12 @@ fn random_model(r: &mut Rng) -> Sequential {
         layers.push(Layer::Act(acts[r.below(4).unwrap() as usize]));
     }
     for _ in 0..r.below(4).unwrap() {
-        layers.push(Layer::Dense {
-            units: 1 + r.below(7).unwrap() as usize,
-        });
+        // Sometimes 10 units: the layers of the attacks' MLPs have their own kernels.
+        let units = match r.below(8).unwrap() {
+            0 => 10,
+            k => k as usize,
+        };
+        layers.push(Layer::Dense { units });
         if r.below(5).unwrap() != 0 {
             layers.push(Layer::Act(acts[r.below(4).unwrap() as usize]));
         }
@@ -353,17 +356,18 @@ fn random_model(r: &mut Rng) -> Sequential {
     Sequential::new(Shape::flat(d), &layers, loss).unwrap()
 }
 
-/// Uniform features, or for half the seeds sparse ones (each 0 with probability 0.8, so that
-/// the data set keeps a support and the first dense layer skips zero features).
+/// Uniform features, or for half the seeds sparse ones (each 0 with probability 0.8, −0 one
+/// time in eight of those, so that a data set of 16 or more features keeps a support and the
+/// first dense layer skips zero features).
 fn random_data(r: &mut Rng, d: usize, classes: usize, n: usize) -> Dataset {
     let sparse = r.below(2).unwrap() == 0;
     let features: Vec<f64> = (0..n * d)
         .map(|_| {
             let v = r.uniform();
-            if sparse && r.uniform() < 0.8 {
-                0.0
-            } else {
-                v
+            match (sparse, r.uniform()) {
+                (true, u) if u < 0.1 => -0.0,
+                (true, u) if u < 0.8 => 0.0,
+                _ => v,
             }
         })
         .collect();
