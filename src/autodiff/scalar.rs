@@ -592,6 +592,12 @@ pub(crate) fn interleaved_sum<T: Copy, S: Scalar>(v: &[T], f: impl Fn(T) -> S) -
     for (a, &x) in acc.iter_mut().zip(rest) {
         *a += f(x);
     }
-    let [a0, a1, a2, a3, a4, a5, a6, a7] = acc;
+    tree8(acc)
+}
+
+/// The crate's one combining tree of 8 partial sums (lanes of a dot product or of
+/// [`interleaved_sum`]): ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)).
+#[inline(always)]
+pub(crate) fn tree8<S: Scalar>([a0, a1, a2, a3, a4, a5, a6, a7]: [S; 8]) -> S {
     ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
 }

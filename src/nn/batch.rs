@@ -57,7 +57,7 @@ use super::{
     all_finite, check_loss, finite, first_non_finite, inconsistent, kernels, layer_params, Layer,
     Node, Sequential,
 };
-use crate::autodiff::interleaved_sum;
+use crate::autodiff::{interleaved_sum, tree8};
 use crate::data::{Dataset, ExampleSupport};
 use crate::error::{check_positive, Error, Result};
 use crate::math::sqrt;
@@ -710,7 +710,7 @@ fn short_forward(wt: &[f64], b: &[f64; 10], x: &[f64], y: &mut [f64; 10]) {
     let [l0, l1, l2, l3, l4, l5, l6, l7] = &lanes;
     for (o, (yo, &bo)) in y.iter_mut().zip(b).enumerate() {
         let v = |l: &[f64; 10]| l.get(o).copied().unwrap_or(0.0);
-        *yo = tree([v(l0), v(l1), v(l2), v(l3), v(l4), v(l5), v(l6), v(l7)]) + bo;
+        *yo = tree8([v(l0), v(l1), v(l2), v(l3), v(l4), v(l5), v(l6), v(l7)]) + bo;
     }
 }
 
@@ -727,12 +727,6 @@ fn transpose(w: &[f64], rows: usize, t: &mut [f64]) {
             }
         }
     }
-}
-
-/// The tree that combines the 8 lanes of a dot product (as `kernels::dot`).
-#[inline(always)]
-fn tree([a0, a1, a2, a3, a4, a5, a6, a7]: [f64; 8]) -> f64 {
-    ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
 }
 
 /// `kernels::dense_forward(w, b, x, y)` bit for bit, visiting only the nonzero features
@@ -799,7 +793,7 @@ fn sparse_forward_fixed<const U: usize>(
         }
     }
     for (o, (yo, &bo)) in y.iter_mut().zip(b).enumerate() {
-        *yo = tree(lanes.map(|l| l.get(o).copied().unwrap_or(0.0))) + bo;
+        *yo = tree8(lanes.map(|l| l.get(o).copied().unwrap_or(0.0))) + bo;
     }
 }
 
@@ -833,7 +827,7 @@ fn sparse_forward_any(
     }
     for (o, (yo, &bo)) in y.iter_mut().zip(b).enumerate() {
         let lane = |r: usize| lanes.get(r * units + o).copied().unwrap_or(0.0);
-        *yo = tree(core::array::from_fn(lane)) + bo;
+        *yo = tree8(core::array::from_fn(lane)) + bo;
     }
 }
 
@@ -1047,8 +1041,7 @@ fn finish_2x2(acc: [[V4; 2]; 4], xt: [&[f64]; 2], wt: [&[f64]; 2]) -> [[f64; 2];
             for ((s, &xv), &wv) in a.iter_mut().zip(x).zip(w) {
                 *s = fma(xv, wv, *s);
             }
-            let [a0, a1, a2, a3, a4, a5, a6, a7] = a;
-            *o = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
+            *o = tree8(a);
         }
     }
     out

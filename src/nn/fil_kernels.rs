@@ -196,8 +196,7 @@ pub(super) fn sum8(x: &[f64]) -> f64 {
     for (a, &v) in acc.iter_mut().zip(r) {
         *a += v;
     }
-    let [a0, a1, a2, a3, a4, a5, a6, a7] = acc;
-    ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
+    crate::autodiff::tree8(acc)
 }
 
 /// Rows per register block for a product with m rows of A: 5 or 6 if that divides m (no

@@ -34,8 +34,7 @@ pub(crate) fn dot<W: Weight<S>, S: Scalar>(w: &[W], x: &[S]) -> S {
     for ((s, &wv), &xv) in acc.iter_mut().zip(wr).zip(xr) {
         *s = wv.times_add(xv, *s);
     }
-    let [a0, a1, a2, a3, a4, a5, a6, a7] = acc;
-    ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
+    crate::autodiff::tree8(acc)
 }
 
 /// Dense forward: y_o = (Σ_i W[o, i]·x_i) + b_o, the sum in the order of [`dot`] (8

@@ -222,7 +222,6 @@ fn tangent_forward(w: &[f64], u: &[f64], ub: &[f64], x: &[f64], y: &mut [f64]) {
                 *s += 0.0 * wv + xv * uv;
             }
         }
-        let [a0, a1, a2, a3, a4, a5, a6, a7] = acc;
-        *yo = (((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))) + bo;
+        *yo = crate::autodiff::tree8(acc) + bo;
     }
 }

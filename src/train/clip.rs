@@ -183,8 +183,7 @@ fn norm_of<S: Scalar>(v: &[S]) -> S {
         }
         pair.copy_from_slice(&[s0, s1]);
     }
-    let [a0, a1, a2, a3, a4, a5, a6, a7] = acc;
-    (((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))).sqrt()
+    crate::autodiff::tree8(acc).sqrt()
 }
 
 #[cfg(test)]
