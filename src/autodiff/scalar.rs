@@ -599,5 +599,11 @@ pub(crate) fn interleaved_sum<T: Copy, S: Scalar>(v: &[T], f: impl Fn(T) -> S) -
 /// [`interleaved_sum`]): ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)).
 #[inline(always)]
 pub(crate) fn tree8<S: Scalar>([a0, a1, a2, a3, a4, a5, a6, a7]: [S; 8]) -> S {
-    ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
+    tree4([a0, a1, a2, a3]) + tree4([a4, a5, a6, a7])
+}
+
+/// Each half of [`tree8`]: (a0 + a1) + (a2 + a3).
+#[inline(always)]
+pub(crate) fn tree4<S: Scalar>([a0, a1, a2, a3]: [S; 4]) -> S {
+    (a0 + a1) + (a2 + a3)
 }

@@ -2,6 +2,13 @@
 //! features so that dense layers can skip zero inputs without scanning them at every step
 //! (`nn::batch`, "Zero inputs"). Built once, when the [`Dataset`](super::Dataset) is made; a
 //! function of the features only.
+//!
+//! The unit is the quad: features 4q..4q + 4 (the last one cut at `dim`), the width of a
+//! 4-lane vector. The 8-way dot products of `nn::kernels::dot` put feature j in lane j mod 8,
+//! so an even quad fills lanes 0–3 and an odd one lanes 4–7: a kernel that visits a lane
+//! group's nonzero quads in increasing order visits each lane's nonzero features in
+//! increasing order, and the zero features it also visits (inside a nonzero quad) are the
+//! dense loop's own operations.
 
 use crate::autodiff::interleaved_sum;
 use alloc::vec::Vec;
@@ -10,115 +17,137 @@ use alloc::vec::Vec;
 /// none: its indices would cost more than skipping saves).
 const MAX_DENSITY: (usize, usize) = (1, 2);
 
-/// Fewest features per example for which a support is kept (below, its 48 bytes per example
+/// Largest fraction of nonzero quads for which a support is kept (scattered nonzero features
+/// leave few zero quads to skip).
+const MAX_QUAD_DENSITY: (usize, usize) = (3, 4);
+
+/// Fewest features per example for which a support is kept (below, its 24 bytes per example
 /// would outweigh the features it lets a layer skip).
 const MIN_DIM: usize = 16;
 
-/// Per example: the indices of its nonzero features grouped by lane (feature j is in lane
-/// j mod 8, the lanes of the 8-way dot products of `nn::kernels::dot`), increasing within a
-/// lane, and ‖x‖² summed as `interleaved_sum` sums it; for the data set, the smallest nonzero
-/// |feature| (the guard of the skipping fma chains of `nn::batch`).
+/// The number of quads of `dim` features, ⌈dim/4⌉.
+pub(crate) fn quads_of(dim: usize) -> usize {
+    dim.div_ceil(4)
+}
+
+/// Per example: the indices of its nonzero quads (a quad with at least one nonzero feature),
+/// the even ones (lanes 0–3) then the odd ones (lanes 4–7), increasing within each; and ‖x‖²
+/// summed as `interleaved_sum` sums it; for the data set, the smallest nonzero |feature| (the
+/// guard of the skipping fma chains of `nn::batch`).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct Support {
-    /// Every example's nonzero feature indices, lane by lane, one example after the other.
-    index: Vec<u32>,
-    /// Example i's indices are `index[start[i]..start[i + 1]]`; empty when there is no support.
+    /// Every example's nonzero quads, even then odd, one example after the other.
+    quads: Vec<u32>,
+    /// The features of each quad in `quads` (zeros past `dim`): the kernels read an
+    /// example's nonzero quads from here, contiguous, not from its scattered cache lines.
+    values: Vec<[f64; 4]>,
+    /// Example i's quads are `quads[start[i]..start[i + 1]]`; empty when there is no support.
     start: Vec<usize>,
-    /// The end of each lane r of example i, relative to `start[i]`: `lane_end[8i + r]`.
-    lane_end: Vec<u32>,
+    /// The number of even quads of example i.
+    even: Vec<u32>,
     /// ‖x_i‖², as `interleaved_sum(x_i, |v| v·v)` computes it.
     sq_norm: Vec<f64>,
     /// The smallest nonzero |feature| (+∞ if every feature is 0).
     min_nonzero: f64,
 }
 
-/// One example's support: its nonzero features lane by lane.
+/// One example's support: its nonzero quads by lane group.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ExampleSupport<'a> {
-    index: &'a [u32],
-    lane_end: &'a [u32],
+    quads: &'a [u32],
+    values: &'a [[f64; 4]],
+    even: usize,
     /// ‖x‖² (the bits of `interleaved_sum(x, |v| v·v)`).
     pub(crate) sq_norm: f64,
 }
 
 impl<'a> ExampleSupport<'a> {
-    /// All nonzero feature indices (lane by lane, increasing within a lane).
-    pub(crate) fn all(&self) -> &'a [u32] {
-        self.index
+    /// All nonzero quads, the even ones then the odd ones, increasing within each, and
+    /// their features.
+    pub(crate) fn all(&self) -> (&'a [u32], &'a [[f64; 4]]) {
+        (self.quads, self.values)
     }
 
-    /// The nonzero feature indices j ≡ r mod 8, increasing (empty for r ≥ 8).
-    pub(crate) fn lane(&self, r: usize) -> &'a [u32] {
-        let from = match r.checked_sub(1) {
-            None => 0,
-            Some(p) => self.lane_end.get(p).map_or(0, |&e| e as usize),
-        };
-        let to = self.lane_end.get(r).map_or(from, |&e| e as usize);
-        self.index.get(from..to).unwrap_or_default()
+    /// The nonzero quads of lane group `h` (0: even quads, lanes 0–3; 1: odd quads, lanes
+    /// 4–7), increasing, and their features; empty for h ≥ 2.
+    pub(crate) fn group(&self, h: usize) -> (&'a [u32], &'a [[f64; 4]]) {
+        let split = self.even.min(self.quads.len());
+        let (even, odd) = self.quads.split_at(split);
+        let (ev, ov) = self.values.split_at(split.min(self.values.len()));
+        match h {
+            0 => (even, ev),
+            1 => (odd, ov),
+            _ => (&[], &[]),
+        }
     }
 }
 
 impl Support {
     /// The support of `features` (examples of `dim` values each), or none (every query gives
-    /// `None`) if more than half of them are nonzero, `dim` is below 16 or not below
-    /// `u32::MAX`. Counts the nonzero features first, so dense data costs one pass and no
-    /// allocation.
+    /// `None`) if more than half of the features or three quarters of the quads are nonzero,
+    /// or `dim` is below 16 or not below `u32::MAX`. Counts first, so dense data costs one
+    /// pass and no allocation.
     pub(crate) fn of(features: &[f64], dim: usize) -> Support {
         let none = Support::default();
         if dim < MIN_DIM || dim >= u32::MAX as usize {
             return none;
         }
-        let cap = features.len() / MAX_DENSITY.1 * MAX_DENSITY.0;
-        let nonzeros = features.iter().filter(|&&v| v != 0.0).count();
-        if nonzeros > cap {
+        let examples = features.len() / dim;
+        let total_quads = examples * quads_of(dim);
+        let (mut nonzeros, mut nonzero_quads) = (0usize, 0usize);
+        for x in features.chunks_exact(dim) {
+            for c in x.chunks(4) {
+                let k = c.iter().filter(|&&v| v != 0.0).count();
+                nonzeros += k;
+                nonzero_quads += usize::from(k > 0);
+            }
+        }
+        if nonzeros > features.len() / MAX_DENSITY.1 * MAX_DENSITY.0
+            || nonzero_quads > total_quads / MAX_QUAD_DENSITY.1 * MAX_QUAD_DENSITY.0
+        {
             return none;
         }
-        let examples = features.len() / dim;
         let mut s = Support {
-            index: Vec::with_capacity(nonzeros),
+            quads: Vec::with_capacity(nonzero_quads),
+            values: Vec::with_capacity(nonzero_quads),
             start: Vec::with_capacity(examples + 1),
-            lane_end: Vec::with_capacity(8 * examples),
+            even: Vec::with_capacity(examples),
             sq_norm: Vec::with_capacity(examples),
             min_nonzero: f64::INFINITY,
         };
         s.start.push(0);
-        let mut nonzero: Vec<u32> = Vec::new();
+        let (mut odd, mut odd_values): (Vec<u32>, Vec<[f64; 4]>) = (Vec::new(), Vec::new());
         for x in features.chunks_exact(dim) {
-            // One pass for the nonzero features, then a counting sort by lane (stable, so
-            // increasing within a lane).
-            nonzero.clear();
-            let mut count = [0usize; 8];
-            for (j, &v) in (0u32..).zip(x) {
-                if v != 0.0 {
-                    nonzero.push(j);
+            odd.clear();
+            odd_values.clear();
+            let first = s.quads.len();
+            for (q, c) in (0u32..).zip(x.chunks(4)) {
+                let mut any = false;
+                for &v in c.iter().filter(|&&v| v != 0.0) {
+                    any = true;
                     s.min_nonzero = s.min_nonzero.min(libm::fabs(v));
-                    if let Some(c) = count.get_mut(j as usize % 8) {
-                        *c += 1;
+                }
+                let mut quad = [0.0; 4];
+                for (d, &v) in quad.iter_mut().zip(c) {
+                    *d = v;
+                }
+                match (any, q % 2) {
+                    (false, _) => {}
+                    (true, 0) => {
+                        s.quads.push(q);
+                        s.values.push(quad);
+                    }
+                    (true, _) => {
+                        odd.push(q);
+                        odd_values.push(quad);
                     }
                 }
             }
-            let first = s.index.len();
-            let mut next = [0usize; 8];
-            let mut end = 0;
-            for (n, c) in next.iter_mut().zip(count) {
-                *n = first + end;
-                end += c;
-                // At most dim ≤ u32::MAX indices per example.
-                s.lane_end.push(end as u32);
-            }
-            s.index.resize(first + end, 0);
-            for &j in &nonzero {
-                if let Some(n) = next.get_mut(j as usize % 8) {
-                    if let Some(slot) = s.index.get_mut(*n) {
-                        *slot = j;
-                    }
-                    *n += 1;
-                }
-            }
-            if s.index.len() > cap {
-                return none;
-            }
-            s.start.push(s.index.len());
+            // At most ⌈dim/4⌉ < u32::MAX quads per example.
+            s.even.push((s.quads.len() - first) as u32);
+            s.quads.extend_from_slice(&odd);
+            s.values.extend_from_slice(&odd_values);
+            s.start.push(s.quads.len());
             s.sq_norm.push(interleaved_sum(x, |v: f64| v * v));
         }
         s
@@ -128,8 +157,9 @@ impl Support {
     pub(crate) fn example(&self, i: usize) -> Option<ExampleSupport<'_>> {
         let (&a, &b) = (self.start.get(i)?, self.start.get(i + 1)?);
         Some(ExampleSupport {
-            index: self.index.get(a..b)?,
-            lane_end: self.lane_end.get(8 * i..8 * i + 8)?,
+            quads: self.quads.get(a..b)?,
+            values: self.values.get(a..b)?,
+            even: *self.even.get(i)? as usize,
             sq_norm: *self.sq_norm.get(i)?,
         })
     }
@@ -146,24 +176,35 @@ mod tests {
     use crate::autodiff::interleaved_sum;
 
     #[test]
-    fn support_lists_nonzero_indices_per_example_by_lane() {
-        // 16 features per example. Example 0: nonzero at 1, 9, 3, 15 (lanes 1, 1, 3, 7);
-        // example 1: none; example 2: at 0.
-        let mut f = [0.0; 48];
-        (f[1], f[9], f[3], f[15], f[32]) = (0.5, 0.25, 1.0, 0.125, 0.75);
-        let s = Support::of(&f, 16);
+    fn support_lists_nonzero_quads_per_example_even_then_odd() {
+        // 18 features per example (quads 0..4, the last one of 2 features). Example 0: nonzero
+        // at 1, 9, 3, 15, 17 (quads 0, 2, 0, 3, 4); example 1: none; example 2: at 0.
+        let mut f = [0.0; 54];
+        (f[1], f[9], f[3], f[15], f[17], f[36]) = (0.5, 0.25, 1.0, 0.125, 2.0, 0.75);
+        let s = Support::of(&f, 18);
         let e0 = s.example(0).unwrap();
-        assert_eq!(e0.all(), &[1, 9, 3, 15]);
+        assert_eq!(e0.all().0, &[0, 2, 4, 3]);
         assert_eq!(
-            (e0.lane(0), e0.lane(1), e0.lane(3), e0.lane(7), e0.lane(8)),
-            (&[][..], &[1, 9][..], &[3][..], &[15][..], &[][..])
+            (e0.group(0).0, e0.group(1).0, e0.group(2).0),
+            (&[0, 2, 4][..], &[3][..], &[][..])
         );
+        // Each quad's features, zeros past dim.
+        assert_eq!(
+            e0.all().1,
+            &[
+                [0.0, 0.5, 0.0, 1.0],
+                [0.0, 0.25, 0.0, 0.0],
+                [0.0, 2.0, 0.0, 0.0],
+                [0.0, 0.0, 0.0, 0.125]
+            ]
+        );
+        assert_eq!(e0.group(1).1, &[[0.0, 0.0, 0.0, 0.125]]);
         assert_eq!(
             e0.sq_norm.to_bits(),
-            interleaved_sum(&f[..16], |v: f64| v * v).to_bits()
+            interleaved_sum(&f[..18], |v: f64| v * v).to_bits()
         );
-        assert_eq!(s.example(1).unwrap().all(), &[] as &[u32]);
-        assert_eq!(s.example(2).unwrap().lane(0), &[0]);
+        assert_eq!(s.example(1).unwrap().all().0, &[] as &[u32]);
+        assert_eq!(s.example(2).unwrap().group(0).0, &[0]);
         assert!(s.example(3).is_none());
         assert_eq!(s.min_nonzero(), Some(0.125));
     }
@@ -177,6 +218,9 @@ mod tests {
         assert!(s.example(0).is_none() && s.min_nonzero().is_none());
         f[8] = 0.0;
         assert!(Support::of(&f, 16).example(0).is_some());
+        // Half the features but every quad nonzero: none.
+        let g: [f64; 16] = core::array::from_fn(|j| if j % 2 == 0 { 0.5 } else { 0.0 });
+        assert!(Support::of(&g, 16).example(0).is_none());
         // Fewer than 16 features: none.
         assert!(Support::of(&[0.25, 0.0], 2).example(0).is_none());
     }

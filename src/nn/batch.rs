@@ -24,13 +24,18 @@
 //! # Zero inputs (why skipping them changes no bit)
 //!
 //! Images are mostly background: 80 % of the embedded MNIST pixels are 0. A data set keeps
-//! each example's support — the indices of its nonzero features, grouped by the lane j mod 8
-//! of the 8-way dot products, and ‖x‖² computed once as [`interleaved_sum`] computes it —
-//! built with the data set (none for data with more than half its features nonzero:
-//! `data::support`). The first dense layer's sums over its input x then visit only the
-//! support: the forward dot products and the weight sum Σ_i e_i x_iᵀ, a fifth of the work, and
-//! ‖x‖² is read, not summed. They give exactly the bits of the dense loops, because a
-//! skipped term is a no-op and the kept terms of each accumulator come in the same order:
+//! each example's support — its nonzero quads (features 4q..4q + 4 with a nonzero one; 57 of
+//! 196 for an average digit) with their features, the even quads (lanes 0–3 of the 8-way dot
+//! products, feature j in lane j mod 8) before the odd ones (lanes 4–7), and ‖x‖² computed
+//! once as [`interleaved_sum`] computes it — built with the data set (none for data with more
+//! than half its features or three quarters of its quads nonzero: `data::support`). The
+//! first dense layer's sums over its input x then visit only those quads, four lanes at a
+//! time: the forward dot products and the weight sum Σ_i e_i x_iᵀ, under a third of the work,
+//! and ‖x‖² is read, not summed. They give exactly the bits of the dense loops, because a
+//! skipped term is a no-op, the zero features inside a visited quad are the dense loop's own
+//! operations (and the padding past the last feature, weight 0 times feature 0, a no-op like
+//! a skipped term), and the kept terms of each accumulator come in the same order (a lane
+//! group's quads in increasing order):
 //!
 //! - **Unfused sums** (the weight sum; ‖x‖²): s ← fl(s + t) with t = fl(u·v) a double. The sum
 //!   of two doubles is exactly 0 only as x + (−x), which rounds to +0, and is never a nonzero
@@ -48,17 +53,20 @@
 //!   case and shows that skipping there would turn a +0 into −0).
 //!
 //! Skipping is thus not part of the definition of the result (the bits are those of the dense
-//! loops, on every build, with or without a support); it only saves time. The forward pass
-//! advances four lanes' chains at a time with their `units` accumulators in registers, the
-//! weights transposed once per call (inputs × units, a feature's weights contiguous); the
-//! weight sum accumulates into a transposed copy, transposed back once at the end of the call.
+//! loops, on every build, with or without a support); it only saves time. The weights are
+//! rearranged once per call into quads (a feature quad's 4-lane weights for every unit
+//! contiguous); the forward pass advances one lane group's `units` chains at a time in
+//! registers, for 10 units the even quads of a whole block and then the odd ones (half the
+//! weights in use at a time); the weight sum accumulates into quads of the same layout,
+//! rearranged back once at the end of the call. A quad's features are read from the support,
+//! contiguous, not from the example's scattered cache lines.
 
 use super::{
     all_finite, check_loss, finite, first_non_finite, inconsistent, kernels, layer_params, Layer,
     Node, Sequential,
 };
-use crate::autodiff::{interleaved_sum, tree8};
-use crate::data::{Dataset, ExampleSupport};
+use crate::autodiff::{interleaved_sum, tree4, tree8};
+use crate::data::{quads_of, Dataset, ExampleSupport, Support};
 use crate::error::{check_positive, Error, Result};
 use crate::math::sqrt;
 use crate::nn::gemm::fma;
@@ -87,14 +95,14 @@ fn skippable(w: f64) -> bool {
 /// How a call treats the first dense layer's zero features (module docs, "Zero inputs").
 #[derive(Clone, Copy, Debug)]
 struct Sparse {
-    /// The forward chains skip them too (the guard holds): weights transposed in `ws.wt`.
+    /// The forward chains skip them too (the guard holds): the weights in quads in `ws.wt`.
     forward: bool,
 }
 
 /// Reusable buffers of [`Sequential::clipped_grad_sum`] for one model: every layer's output
 /// and output gradient for a block of 32 examples, 64·Σ layer sizes `f64`s, and when the
-/// first layer is dense (n inputs, u units) its transposed weights and weight sum and the
-/// lanes of its skipping forward pass, 2·n·u + 8·u `f64`s (module docs, "Zero inputs"); all
+/// first layer is dense (n inputs, u units) its weights and weight sum in quads and the
+/// lanes of its skipping forward pass, 8·⌈n/4⌉·u + 8·u `f64`s (module docs, "Zero inputs"); all
 /// independent of the batch size. Make it with [`Sequential::batch_workspace`] and reuse
 /// it (the calls allocate nothing).
 #[derive(Clone, Debug)]
@@ -109,14 +117,15 @@ pub struct BatchWorkspace {
     /// Loss gradients with respect to the layer outputs, same layout; a dense layer's δ_i is
     /// scaled in place to c_i·δ_i once its example's clipping factor is known.
     douts: Vec<f64>,
-    /// The first layer's weights transposed (inputs × units), when the first layer is dense
-    /// (empty otherwise): the sparse forward pass reads a feature's `units` weights at once.
-    wt: Vec<f64>,
-    /// The first layer's weight sum transposed (inputs × units), same condition: the sparse
-    /// weight sum adds a feature's `units` terms at once.
-    gt: Vec<f64>,
-    /// The 8 lanes of the sparse forward chains, `units` accumulators each.
-    lanes: Vec<f64>,
+    /// The first layer's weights in quads (⌈inputs/4⌉ × units quads of 4 features: `to_quads`),
+    /// when the first layer is dense (empty otherwise): the sparse forward pass reads a
+    /// feature quad's weights for every unit at once.
+    wt: Vec<[f64; 4]>,
+    /// The first layer's weight sum in quads, same condition and layout: the sparse weight
+    /// sum adds a feature quad's terms for every unit at once.
+    gt: Vec<[f64; 4]>,
+    /// The two lane groups (lanes 0–3, 4–7) of the sparse forward chains, `units` quads each.
+    lanes: Vec<[f64; 4]>,
 }
 
 /// Rows of a block: one slice per example.
@@ -127,7 +136,7 @@ impl Sequential {
     /// a layer other than [`Layer::Dense`] and [`Layer::Act`] (convolutions and pooling: use
     /// [`loss_and_grad`](Self::loss_and_grad) and [`clip`](crate::train::clip::clip) per
     /// example) or its buffers would overflow `usize`. Allocates 64·Σ layer sizes `f64`s
-    /// (blocks of 32 examples) and 2·n·u + 8·u for a dense first layer of n inputs and u
+    /// (blocks of 32 examples) and 8·⌈n/4⌉·u + 8·u for a dense first layer of n inputs and u
     /// units (the skipping of zero features); reuse it.
     ///
     /// ```
@@ -151,15 +160,18 @@ impl Sequential {
             Some(node) if matches!(node.layer, Layer::Dense { .. }) => (node.in_len, node.out_len),
             _ => (0, 0),
         };
-        let t = n.checked_mul(units)?;
+        let t = quads_of(n).checked_mul(units)?;
+        if t > isize::MAX as usize / 32 {
+            return None; // more bytes than an allocation can hold
+        }
         Some(BatchWorkspace {
             lens: self.nodes.iter().map(|n| n.out_len).collect(),
             offsets,
             outs: alloc::vec![0.0; total],
             douts: alloc::vec![0.0; total],
-            wt: alloc::vec![0.0; t],
-            gt: alloc::vec![0.0; t],
-            lanes: alloc::vec![0.0; units.checked_mul(8)?],
+            wt: alloc::vec![[0.0; 4]; t],
+            gt: alloc::vec![[0.0; 4]; t],
+            lanes: alloc::vec![[0.0; 4]; units.checked_mul(2)?],
         })
     }
 
@@ -334,10 +346,10 @@ impl Sequential {
                 self.block_clip_and_add(data, chunk, &losses, clipping, sum, ws, loss_sum, sparse)?;
         }
         if sparse.is_some() {
-            // The first layer's weight sum, transposed back (units × inputs).
+            // The first layer's weight sum, from quads back to units × inputs.
             if let Some(node) = self.nodes.first() {
                 let gw = sum.get_mut(node.offset..node.offset + node.weights);
-                transpose(&ws.gt, node.in_len, gw.unwrap_or_default());
+                from_quads(&ws.gt, node.out_len, gw.unwrap_or_default());
             }
         }
         Ok(loss_sum)
@@ -346,7 +358,7 @@ impl Sequential {
     /// Whether this call skips the first dense layer's zero features (the data set has a
     /// support and the first layer is dense) and whether its forward chains may too (the
     /// guard of the module docs holds for the weights and the features); prepares the
-    /// transposed weights and the transposed weight sum.
+    /// weights in quads and zeroes the weight sum in quads.
     fn sparse_mode(
         &self,
         params: &[f64],
@@ -354,16 +366,19 @@ impl Sequential {
         ws: &mut BatchWorkspace,
     ) -> Option<Sparse> {
         let node = self.nodes.first()?;
-        if ws.wt.is_empty() || ws.wt.len() != node.weights || ws.lanes.len() != 8 * node.out_len {
+        if ws.wt.is_empty()
+            || ws.wt.len() != quads_of(node.in_len) * node.out_len
+            || ws.lanes.len() != 2 * node.out_len
+        {
             return None;
         }
         let min_x = data.support().min_nonzero()?;
         let (w, _) = layer_params(node, params);
         let forward = min_x >= MIN_SKIP && w.iter().all(|&v| skippable(v));
         if forward {
-            transpose(w, node.out_len, &mut ws.wt);
+            to_quads(w, node.out_len, &mut ws.wt);
         }
-        ws.gt.fill(0.0);
+        ws.gt.fill([0.0; 4]);
         Some(Sparse { forward })
     }
 
@@ -414,14 +429,7 @@ impl Sequential {
                     let (w, b) = layer_params(node, params);
                     if l == 0 && sparse.is_some_and(|s| s.forward) {
                         let support = data.support();
-                        for ((x, &i), y) in
-                            ins.iter().zip(chunk).zip(y.chunks_exact_mut(node.out_len))
-                        {
-                            match support.example(i) {
-                                Some(nz) => sparse_forward(&ws.wt, b, x, nz, &mut ws.lanes, y),
-                                None => kernels::dense_forward(w, b, x, y),
-                            }
-                        }
+                        sparse_forward_rows(&ws.wt, (w, b), support, chunk, ins, &mut ws.lanes, y);
                     } else {
                         dense_forward_rows(w, b, node.in_len, ins, y);
                     }
@@ -729,143 +737,217 @@ fn transpose(w: &[f64], rows: usize, t: &mut [f64]) {
     }
 }
 
-/// `kernels::dense_forward(w, b, x, y)` bit for bit, visiting only the nonzero features
-/// (`nz`; the guard of the module docs holds): lane r of output o is the fma chain over the
-/// features j ≡ r mod 8 in increasing order, from +0 (`nz.lane(r)`); `wt` is W transposed
-/// (inputs × units). Compiled for 10 units (the MLPs of the attacks) with four lanes at a
-/// time in registers, and for any count with `lanes` (8 × units) as scratch.
-fn sparse_forward(
-    wt: &[f64],
-    b: &[f64],
-    x: &[f64],
-    nz: ExampleSupport<'_>,
-    lanes: &mut [f64],
-    y: &mut [f64],
-) {
-    if b.len() == 10 && y.len() == 10 {
-        if let (Some(b), Some(y)) = (b.first_chunk::<10>(), y.first_chunk_mut::<10>()) {
-            return sparse_forward_fixed(wt, b, x, nz, y);
-        }
+/// `w` (`units` × `dim`, row-major) in quads (`wq`, ⌈dim/4⌉ × `units` quads): quad
+/// q·units + o holds W[o, 4q..4q + 4], zeros past `dim`. A feature quad's weights for every
+/// unit are contiguous.
+fn to_quads(w: &[f64], units: usize, wq: &mut [[f64; 4]]) {
+    let dim = w.len().checked_div(units).unwrap_or(0);
+    if dim == 0 {
+        return;
     }
-    sparse_forward_any(wt, b, x, nz.all(), lanes, y)
-}
-
-/// acc ← fma(w_j, x_j, acc) for the `U` weights of feature `j` (nothing if out of range).
-#[inline(always)]
-fn lane_step<const U: usize>(acc: &mut [f64; U], wt: &[f64], x: &[f64], j: u32) {
-    let j = j as usize;
-    if let (Some(&xv), Some(w)) = (x.get(j), wt.get(j * U..).and_then(|r| r.first_chunk::<U>())) {
-        for (a, &wv) in acc.iter_mut().zip(w) {
-            *a = fma(wv, xv, *a);
-        }
-    }
-}
-
-/// [`sparse_forward`] for `U` units: lanes 0–3, then 4–7, each four chains advanced together
-/// (independent accumulators, so the fma latency overlaps), then each chain's rest.
-#[inline(always)]
-fn sparse_forward_fixed<const U: usize>(
-    wt: &[f64],
-    b: &[f64; U],
-    x: &[f64],
-    nz: ExampleSupport<'_>,
-    y: &mut [f64; U],
-) {
-    let mut lanes = [[0.0f64; U]; 8];
-    for (g, out) in lanes.chunks_exact_mut(4).enumerate() {
-        let [l0, l1, l2, l3] = [0, 1, 2, 3].map(|q| nz.lane(4 * g + q));
-        let m = l0.len().min(l1.len()).min(l2.len()).min(l3.len());
-        let mut acc = [[0.0f64; U]; 4];
-        {
-            let [a0, a1, a2, a3] = &mut acc;
-            for (((&j0, &j1), &j2), &j3) in l0.iter().zip(l1).zip(l2).zip(l3).take(m) {
-                lane_step(a0, wt, x, j0);
-                lane_step(a1, wt, x, j1);
-                lane_step(a2, wt, x, j2);
-                lane_step(a3, wt, x, j3);
+    for (o, row) in w.chunks_exact(dim).enumerate() {
+        for (q, c) in row.chunks(4).enumerate() {
+            if let Some(slot) = wq.get_mut(q * units + o) {
+                *slot = [0.0; 4];
+                if let Some(s) = slot.get_mut(..c.len()) {
+                    s.copy_from_slice(c);
+                }
             }
         }
-        for ((a, l), o) in acc.iter_mut().zip([l0, l1, l2, l3]).zip(out.iter_mut()) {
-            for &j in l.get(m..).unwrap_or_default() {
-                lane_step(a, wt, x, j);
-            }
-            *o = *a;
-        }
-    }
-    for (o, (yo, &bo)) in y.iter_mut().zip(b).enumerate() {
-        *yo = tree8(lanes.map(|l| l.get(o).copied().unwrap_or(0.0))) + bo;
     }
 }
 
-/// [`sparse_forward`] for any number of units, the lanes in `lanes` (any order of the
-/// features in `nz` that is increasing within each lane).
-fn sparse_forward_any(
-    wt: &[f64],
-    b: &[f64],
-    x: &[f64],
-    nz: &[u32],
-    lanes: &mut [f64],
+/// The inverse of [`to_quads`]: `gw` (`units` × `dim`) from its quads `gq` (the padding
+/// past `dim` dropped).
+fn from_quads(gq: &[[f64; 4]], units: usize, gw: &mut [f64]) {
+    let dim = gw.len().checked_div(units).unwrap_or(0);
+    if dim == 0 {
+        return;
+    }
+    for (o, row) in gw.chunks_exact_mut(dim).enumerate() {
+        for (q, c) in row.chunks_mut(4).enumerate() {
+            if let Some(slot) = gq.get(q * units + o) {
+                let n = c.len();
+                c.copy_from_slice(slot.get(..n).unwrap_or_default());
+            }
+        }
+    }
+}
+
+/// Features 4q..4q + 4 of `x`, zeros past its end (`None` past the last quad).
+#[inline(always)]
+fn quad_of(x: &[f64], q: usize) -> Option<[f64; 4]> {
+    let rest = x.get(4 * q..)?;
+    if let Some(c) = rest.first_chunk::<4>() {
+        return Some(*c);
+    }
+    if rest.is_empty() {
+        return None;
+    }
+    let mut c = [0.0; 4];
+    for (s, &v) in c.iter_mut().zip(rest) {
+        *s = v;
+    }
+    Some(c)
+}
+
+/// acc_o ← fma(w_o, x, acc_o) for the weight quads `w` of one feature quad `x`, lane by
+/// lane.
+#[inline(always)]
+fn quad_madd(acc: &mut [[f64; 4]], w: &[[f64; 4]], x: &[f64; 4]) {
+    for (a, wo) in acc.iter_mut().zip(w) {
+        for ((s, &wv), &xv) in a.iter_mut().zip(wo).zip(x) {
+            *s = fma(wv, xv, *s);
+        }
+    }
+}
+
+/// y_o = tree8(lanes 0–3 of `lo[o]`, lanes 4–7 of `hi[o]`) + b_o: the end of
+/// `kernels::dense_forward`.
+#[inline(always)]
+fn finish_quads(lo: &[[f64; 4]], hi: &[[f64; 4]], b: &[f64], y: &mut [f64]) {
+    for (((yo, &bo), l), h) in y.iter_mut().zip(b).zip(lo).zip(hi) {
+        let ([a0, a1, a2, a3], [a4, a5, a6, a7]) = (*l, *h);
+        *yo = tree8([a0, a1, a2, a3, a4, a5, a6, a7]) + bo;
+    }
+}
+
+/// The first dense layer's outputs for a block (`y`, example-major) by
+/// [`sparse_forward`], every entry the bits of `kernels::dense_forward` (an example without
+/// a support takes that loop). For 10 units (the MLPs of the attacks), lane group by lane
+/// group: the even quads of every example of the block, then the odd ones, so that only
+/// half the weights (31 kB for 784 inputs) are in use at a time and they stay in the L1
+/// cache; tree8 of lanes 0–7 is tree4(lanes 0–3) + tree4(lanes 4–7), so each group's
+/// chains are reduced as soon as they end.
+fn sparse_forward_rows(
+    wq: &[[f64; 4]],
+    (w, b): (&[f64], &[f64]),
+    support: &Support,
+    chunk: &[usize],
+    ins: &[&[f64]],
+    lanes: &mut [[f64; 4]],
     y: &mut [f64],
 ) {
     let units = b.len();
-    if units == 0 {
+    if units == 10 {
+        for h in 0..2 {
+            for ((&i, x), y) in chunk.iter().zip(ins).zip(y.chunks_exact_mut(10)) {
+                let Some(nz) = support.example(i) else {
+                    if h == 1 {
+                        kernels::dense_forward(w, b, x, y);
+                    }
+                    continue;
+                };
+                let (quads, values) = nz.group(h);
+                let acc = quad_chains::<10>(wq, quads, values);
+                for ((yo, &a), &bo) in y.iter_mut().zip(&acc).zip(b) {
+                    let s = tree4(a);
+                    *yo = if h == 0 { s } else { (*yo + s) + bo };
+                }
+            }
+        }
         return;
     }
-    lanes.fill(0.0);
-    for &j in nz {
-        let j = j as usize;
-        let (Some(&xv), Some(w), Some(acc)) = (
-            x.get(j),
-            wt.get(j * units..(j + 1) * units),
-            lanes.get_mut((j % 8) * units..(j % 8 + 1) * units),
-        ) else {
-            continue;
-        };
-        for (a, &wv) in acc.iter_mut().zip(w) {
-            *a = fma(wv, xv, *a);
+    for ((&i, x), y) in chunk.iter().zip(ins).zip(y.chunks_exact_mut(units.max(1))) {
+        match support.example(i) {
+            Some(nz) => sparse_forward(wq, b, nz, lanes, y),
+            None => kernels::dense_forward(w, b, x, y),
         }
-    }
-    for (o, (yo, &bo)) in y.iter_mut().zip(b).enumerate() {
-        let lane = |r: usize| lanes.get(r * units + o).copied().unwrap_or(0.0);
-        *yo = tree8(core::array::from_fn(lane)) + bo;
     }
 }
 
-/// Adds example x's terms to the transposed weight sum `gt` (inputs × units): for every
-/// feature j, gt[j, o] ← fl(gt[j, o] + fl(e_o·x_j)), as [`add_outer`] adds them; with
-/// `support` (x's nonzero features) and a finite `e`, only those j (the others add ±0 to a
-/// sum that is never −0: module docs, "Zero inputs").
-fn sparse_add_outer(gt: &mut [f64], x: &[f64], e: &[f64], support: Option<&[u32]>) {
-    let nz = support.filter(|_| e.iter().all(|&v| finite(v)));
+/// `kernels::dense_forward(w, b, x, y)` bit for bit, visiting only the nonzero quads of x
+/// (`nz`, which holds their features; the guard of the module docs holds): lane r of output
+/// o is the fma chain over the features j ≡ r mod 8 in increasing order, from +0, which the
+/// even quads (lanes 0–3) and the odd ones (lanes 4–7), each in increasing order, advance
+/// four lanes at a time; `wq` is W in quads ([`to_quads`]), `lanes` (2 × units quads)
+/// scratch.
+fn sparse_forward(
+    wq: &[[f64; 4]],
+    b: &[f64],
+    nz: ExampleSupport<'_>,
+    lanes: &mut [[f64; 4]],
+    y: &mut [f64],
+) {
+    let units = b.len();
+    lanes.fill([0.0; 4]);
+    for (h, acc) in lanes.chunks_exact_mut(units.max(1)).take(2).enumerate() {
+        let (quads, values) = nz.group(h);
+        for (&q, xq) in quads.iter().zip(values) {
+            let q = q as usize;
+            if let Some(w) = wq.get(q * units..(q + 1) * units) {
+                quad_madd(acc, w, xq);
+            }
+        }
+    }
+    let (lo, hi) = lanes.split_at(units.min(lanes.len()));
+    finish_quads(lo, hi, b, y);
+}
+
+/// The `U` four-lane fma chains of one lane group of [`sparse_forward_rows`] over its
+/// nonzero `quads` (features `values`), from +0, in registers (independent, so the fma
+/// latency overlaps). Kept out of line: inlined beside the reduction, the vectoriser
+/// shuffles lanes across the accumulators inside the loop (measured 13 % slower).
+#[inline(never)]
+fn quad_chains<const U: usize>(
+    wq: &[[f64; 4]],
+    quads: &[u32],
+    values: &[[f64; 4]],
+) -> [[f64; 4]; U] {
+    let mut acc = [[0.0f64; 4]; U];
+    for (&q, xq) in quads.iter().zip(values) {
+        let q = q as usize;
+        if let Some(w) = wq.get(q * U..).and_then(|r| r.first_chunk::<U>()) {
+            quad_madd(&mut acc, w, xq);
+        }
+    }
+    acc
+}
+
+/// Adds example x's terms to the weight sum in quads `gq` ([`to_quads`] layout): for every
+/// feature j, G[o, j] ← fl(G[o, j] + fl(e_o·x_j)), as [`add_outer`] adds them; with `nz`
+/// (x's nonzero quads and their features) and a finite `e`, only those quads (a skipped
+/// term adds ±0 to a sum that is never −0: module docs, "Zero inputs"), else every quad.
+fn sparse_add_outer(gq: &mut [[f64; 4]], x: &[f64], e: &[f64], nz: Option<(&[u32], &[[f64; 4]])>) {
+    let nz = nz.filter(|_| e.iter().all(|&v| finite(v)));
+    let units = e.len();
     match (e.first_chunk::<10>(), nz) {
-        (Some(e10), Some(nz)) if e.len() == 10 => {
-            for &j in nz {
-                let j = j as usize;
-                let (Some(&xv), Some(g)) = (
-                    x.get(j),
-                    gt.get_mut(j * 10..).and_then(|r| r.first_chunk_mut::<10>()),
-                ) else {
-                    continue;
-                };
-                for (s, &eo) in g.iter_mut().zip(e10) {
-                    *s += eo * xv;
+        (Some(&e10), Some((quads, values))) if units == 10 => {
+            // A local copy: its broadcasts stay in registers across the stores to gq.
+            for (&q, xq) in quads.iter().zip(values) {
+                let q = q as usize;
+                if let Some(g) = gq.get_mut(q * 10..).and_then(|r| r.first_chunk_mut::<10>()) {
+                    outer_quad(g, &e10, *xq);
                 }
             }
         }
-        _ => {
-            let units = e.len();
-            let mut add = |j: usize| {
-                if let (Some(&xv), Some(g)) = (x.get(j), gt.get_mut(j * units..(j + 1) * units)) {
-                    for (s, &eo) in g.iter_mut().zip(e) {
-                        *s += eo * xv;
-                    }
+        (_, Some((quads, values))) => {
+            for (&q, xq) in quads.iter().zip(values) {
+                let q = q as usize;
+                if let Some(g) = gq.get_mut(q * units..(q + 1) * units) {
+                    outer_quad(g, e, *xq);
                 }
-            };
-            match nz {
-                Some(nz) => nz.iter().for_each(|&j| add(j as usize)),
-                None => (0..x.len()).for_each(add),
             }
         }
+        (_, None) => {
+            for q in 0..quads_of(x.len()) {
+                let g = gq.get_mut(q * units..(q + 1) * units);
+                if let (Some(g), Some(xq)) = (g, quad_of(x, q)) {
+                    outer_quad(g, e, xq);
+                }
+            }
+        }
+    }
+}
+
+/// g_o ← fl(g_o + fl(e_o·x)) lane by lane, for the quads `g` of one feature quad `x` (whole
+/// quads read and written, which the vectoriser maps onto one 4-lane multiply and add).
+#[inline(always)]
+fn outer_quad(g: &mut [[f64; 4]], e: &[f64], x: [f64; 4]) {
+    let [x0, x1, x2, x3] = x;
+    for (go, &eo) in g.iter_mut().zip(e) {
+        let [g0, g1, g2, g3] = *go;
+        *go = [g0 + eo * x0, g1 + eo * x1, g2 + eo * x2, g3 + eo * x3];
     }
 }
 

@@ -707,7 +707,7 @@ fn first_unit_bits(model: &Sequential, params: &[f64], data: &Dataset, force: bo
     let mut sparse = model.sparse_mode(params, data, &mut ws);
     if force {
         let (w, _) = super::layer_params(&model.nodes[0], params);
-        super::transpose(w, 2, &mut ws.wt);
+        super::to_quads(w, 2, &mut ws.wt);
         sparse = Some(super::Sparse { forward: true });
     }
     let _ = model.block_forward_backward(params, data, &[0, 1], &mut ws, sparse);
