@@ -478,7 +478,7 @@ impl Sequential {
                         .chunks_exact(node.out_len)
                         .zip(dx.chunks_exact_mut(node.in_len))
                     {
-                        kernels::dense_input_grad(w, node.in_len, dy, dx);
+                        input_grad(w, node.in_len, dy, dx);
                     }
                 }
                 Layer::Act(a) => {
@@ -631,9 +631,9 @@ impl Sequential {
         for (j, (a, d)) in self.example_pairs(xs, ws, i).enumerate() {
             let sa = match support {
                 Some(nz) if j == 0 => nz.sq_norm,
-                _ => interleaved_sum(a, |v: f64| v * v),
+                _ => sq_sum(a),
             };
-            let sd = interleaved_sum(d, |v: f64| v * v);
+            let sd = sq_sum(d);
             let prod = sa * sd;
             reliable &= finite(prod) && sd >= f64::MIN_POSITIVE;
             n2 += prod + sd;
@@ -671,6 +671,35 @@ impl Sequential {
         }
         norm
     }
+}
+
+/// Σ v_k² as [`interleaved_sum`] sums it, the 10-entry case (a 10-unit layer: the MLPs of
+/// the attacks) compiled for its length: the general loop's masked tail goes through memory
+/// and stalled the per-example norms.
+#[inline(always)]
+fn sq_sum(v: &[f64]) -> f64 {
+    match v.first_chunk::<10>() {
+        Some(c) if v.len() == 10 => interleaved_sum(c, |x: f64| x * x),
+        _ => interleaved_sum(v, |x: f64| x * x),
+    }
+}
+
+/// `kernels::dense_input_grad(w, n, dy, dx)` (δx_i the fma chain over o from 0), the
+/// 10-input case (the MLPs' 10 → 10 layer) with the chains in registers: the general loop
+/// keeps δx in memory and waits on a store and a load per unit.
+#[inline(always)]
+fn input_grad(w: &[f64], n: usize, dy: &[f64], dx: &mut [f64]) {
+    if let (10, Some(dx10)) = (n, dx.first_chunk_mut::<10>()) {
+        let mut acc = [0.0f64; 10];
+        for (row, &d) in w.chunks_exact(10).zip(dy) {
+            for (a, &wv) in acc.iter_mut().zip(row) {
+                *a = fma(d, wv, *a);
+            }
+        }
+        *dx10 = acc;
+        return;
+    }
+    kernels::dense_input_grad(w, n, dy, dx);
 }
 
 fn non_finite_gradient(value: f64) -> Error {
