@@ -25,6 +25,13 @@ const MAX_QUAD_DENSITY: (usize, usize) = (3, 4);
 /// would outweigh the features it lets a layer skip).
 const MIN_DIM: usize = 16;
 
+/// Four features (or weights, or sums) of one quad, aligned to 32 bytes so that a 4-lane
+/// vector load or store never straddles two cache lines (unaligned, every other one did, and
+/// the stores of the weight sum stalled on them).
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+#[repr(C, align(32))]
+pub(crate) struct Quad(pub(crate) [f64; 4]);
+
 /// The number of quads of `dim` features, ⌈dim/4⌉.
 pub(crate) fn quads_of(dim: usize) -> usize {
     dim.div_ceil(4)
@@ -40,7 +47,7 @@ pub(crate) struct Support {
     quads: Vec<u32>,
     /// The features of each quad in `quads` (zeros past `dim`): the kernels read an
     /// example's nonzero quads from here, contiguous, not from its scattered cache lines.
-    values: Vec<[f64; 4]>,
+    values: Vec<Quad>,
     /// Example i's quads are `quads[start[i]..start[i + 1]]`; empty when there is no support.
     start: Vec<usize>,
     /// The number of even quads of example i.
@@ -55,7 +62,7 @@ pub(crate) struct Support {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ExampleSupport<'a> {
     quads: &'a [u32],
-    values: &'a [[f64; 4]],
+    values: &'a [Quad],
     even: usize,
     /// ‖x‖² (the bits of `interleaved_sum(x, |v| v·v)`).
     pub(crate) sq_norm: f64,
@@ -64,13 +71,13 @@ pub(crate) struct ExampleSupport<'a> {
 impl<'a> ExampleSupport<'a> {
     /// All nonzero quads, the even ones then the odd ones, increasing within each, and
     /// their features.
-    pub(crate) fn all(&self) -> (&'a [u32], &'a [[f64; 4]]) {
+    pub(crate) fn all(&self) -> (&'a [u32], &'a [Quad]) {
         (self.quads, self.values)
     }
 
     /// The nonzero quads of lane group `h` (0: even quads, lanes 0–3; 1: odd quads, lanes
     /// 4–7), increasing, and their features; empty for h ≥ 2.
-    pub(crate) fn group(&self, h: usize) -> (&'a [u32], &'a [[f64; 4]]) {
+    pub(crate) fn group(&self, h: usize) -> (&'a [u32], &'a [Quad]) {
         let split = self.even.min(self.quads.len());
         let (even, odd) = self.quads.split_at(split);
         let (ev, ov) = self.values.split_at(split.min(self.values.len()));
@@ -116,7 +123,7 @@ impl Support {
             min_nonzero: f64::INFINITY,
         };
         s.start.push(0);
-        let (mut odd, mut odd_values): (Vec<u32>, Vec<[f64; 4]>) = (Vec::new(), Vec::new());
+        let (mut odd, mut odd_values): (Vec<u32>, Vec<Quad>) = (Vec::new(), Vec::new());
         for x in features.chunks_exact(dim) {
             odd.clear();
             odd_values.clear();
@@ -135,11 +142,11 @@ impl Support {
                     (false, _) => {}
                     (true, 0) => {
                         s.quads.push(q);
-                        s.values.push(quad);
+                        s.values.push(Quad(quad));
                     }
                     (true, _) => {
                         odd.push(q);
-                        odd_values.push(quad);
+                        odd_values.push(Quad(quad));
                     }
                 }
             }
@@ -172,7 +179,7 @@ impl Support {
 
 #[cfg(test)]
 mod tests {
-    use super::Support;
+    use super::{Quad, Support};
     use crate::autodiff::interleaved_sum;
 
     #[test]
@@ -192,13 +199,14 @@ mod tests {
         assert_eq!(
             e0.all().1,
             &[
-                [0.0, 0.5, 0.0, 1.0],
-                [0.0, 0.25, 0.0, 0.0],
-                [0.0, 2.0, 0.0, 0.0],
-                [0.0, 0.0, 0.0, 0.125]
+                Quad([0.0, 0.5, 0.0, 1.0]),
+                Quad([0.0, 0.25, 0.0, 0.0]),
+                Quad([0.0, 2.0, 0.0, 0.0]),
+                Quad([0.0, 0.0, 0.0, 0.125])
             ]
         );
-        assert_eq!(e0.group(1).1, &[[0.0, 0.0, 0.0, 0.125]]);
+        assert_eq!(e0.group(1).1, &[Quad([0.0, 0.0, 0.0, 0.125])]);
+        assert_eq!(core::mem::align_of::<Quad>(), 32);
         assert_eq!(
             e0.sq_norm.to_bits(),
             interleaved_sum(&f[..18], |v: f64| v * v).to_bits()

@@ -66,7 +66,7 @@ use super::{
     Node, Sequential,
 };
 use crate::autodiff::{interleaved_sum, tree4, tree8};
-use crate::data::{quads_of, Dataset, ExampleSupport, Support};
+use crate::data::{quads_of, Dataset, ExampleSupport, Quad, Support};
 use crate::error::{check_positive, Error, Result};
 use crate::math::sqrt;
 use crate::nn::gemm::fma;
@@ -120,10 +120,10 @@ pub struct BatchWorkspace {
     /// The first layer's weights in quads (⌈inputs/4⌉ × units quads of 4 features: `to_quads`),
     /// when the first layer is dense (empty otherwise): the sparse forward pass reads a
     /// feature quad's weights for every unit at once.
-    wt: Vec<[f64; 4]>,
+    wt: Vec<Quad>,
     /// The first layer's weight sum in quads, same condition and layout: the sparse weight
     /// sum adds a feature quad's terms for every unit at once.
-    gt: Vec<[f64; 4]>,
+    gt: Vec<Quad>,
     /// The two lane groups (lanes 0–3, 4–7) of the sparse forward chains, `units` quads each.
     lanes: Vec<[f64; 4]>,
 }
@@ -169,8 +169,8 @@ impl Sequential {
             offsets,
             outs: alloc::vec![0.0; total],
             douts: alloc::vec![0.0; total],
-            wt: alloc::vec![[0.0; 4]; t],
-            gt: alloc::vec![[0.0; 4]; t],
+            wt: alloc::vec![Quad::default(); t],
+            gt: alloc::vec![Quad::default(); t],
             lanes: alloc::vec![[0.0; 4]; units.checked_mul(2)?],
         })
     }
@@ -378,7 +378,7 @@ impl Sequential {
         if forward {
             to_quads(w, node.out_len, &mut ws.wt);
         }
-        ws.gt.fill([0.0; 4]);
+        ws.gt.fill(Quad::default());
         Some(Sparse { forward })
     }
 
@@ -769,7 +769,7 @@ fn transpose(w: &[f64], rows: usize, t: &mut [f64]) {
 /// `w` (`units` × `dim`, row-major) in quads (`wq`, ⌈dim/4⌉ × `units` quads): quad
 /// q·units + o holds W[o, 4q..4q + 4], zeros past `dim`. A feature quad's weights for every
 /// unit are contiguous.
-fn to_quads(w: &[f64], units: usize, wq: &mut [[f64; 4]]) {
+fn to_quads(w: &[f64], units: usize, wq: &mut [Quad]) {
     let dim = w.len().checked_div(units).unwrap_or(0);
     if dim == 0 {
         return;
@@ -777,8 +777,8 @@ fn to_quads(w: &[f64], units: usize, wq: &mut [[f64; 4]]) {
     for (o, row) in w.chunks_exact(dim).enumerate() {
         for (q, c) in row.chunks(4).enumerate() {
             if let Some(slot) = wq.get_mut(q * units + o) {
-                *slot = [0.0; 4];
-                if let Some(s) = slot.get_mut(..c.len()) {
+                *slot = Quad::default();
+                if let Some(s) = slot.0.get_mut(..c.len()) {
                     s.copy_from_slice(c);
                 }
             }
@@ -788,7 +788,7 @@ fn to_quads(w: &[f64], units: usize, wq: &mut [[f64; 4]]) {
 
 /// The inverse of [`to_quads`]: `gw` (`units` × `dim`) from its quads `gq` (the padding
 /// past `dim` dropped).
-fn from_quads(gq: &[[f64; 4]], units: usize, gw: &mut [f64]) {
+fn from_quads(gq: &[Quad], units: usize, gw: &mut [f64]) {
     let dim = gw.len().checked_div(units).unwrap_or(0);
     if dim == 0 {
         return;
@@ -797,7 +797,7 @@ fn from_quads(gq: &[[f64; 4]], units: usize, gw: &mut [f64]) {
         for (q, c) in row.chunks_mut(4).enumerate() {
             if let Some(slot) = gq.get(q * units + o) {
                 let n = c.len();
-                c.copy_from_slice(slot.get(..n).unwrap_or_default());
+                c.copy_from_slice(slot.0.get(..n).unwrap_or_default());
             }
         }
     }
@@ -823,9 +823,9 @@ fn quad_of(x: &[f64], q: usize) -> Option<[f64; 4]> {
 /// acc_o ← fma(w_o, x, acc_o) for the weight quads `w` of one feature quad `x`, lane by
 /// lane.
 #[inline(always)]
-fn quad_madd(acc: &mut [[f64; 4]], w: &[[f64; 4]], x: &[f64; 4]) {
+fn quad_madd(acc: &mut [[f64; 4]], w: &[Quad], x: &Quad) {
     for (a, wo) in acc.iter_mut().zip(w) {
-        for ((s, &wv), &xv) in a.iter_mut().zip(wo).zip(x) {
+        for ((s, &wv), &xv) in a.iter_mut().zip(&wo.0).zip(&x.0) {
             *s = fma(wv, xv, *s);
         }
     }
@@ -849,7 +849,7 @@ fn finish_quads(lo: &[[f64; 4]], hi: &[[f64; 4]], b: &[f64], y: &mut [f64]) {
 /// cache; tree8 of lanes 0–7 is tree4(lanes 0–3) + tree4(lanes 4–7), so each group's
 /// chains are reduced as soon as they end.
 fn sparse_forward_rows(
-    wq: &[[f64; 4]],
+    wq: &[Quad],
     (w, b): (&[f64], &[f64]),
     support: &Support,
     chunk: &[usize],
@@ -892,7 +892,7 @@ fn sparse_forward_rows(
 /// four lanes at a time; `wq` is W in quads ([`to_quads`]), `lanes` (2 × units quads)
 /// scratch.
 fn sparse_forward(
-    wq: &[[f64; 4]],
+    wq: &[Quad],
     b: &[f64],
     nz: ExampleSupport<'_>,
     lanes: &mut [[f64; 4]],
@@ -918,11 +918,7 @@ fn sparse_forward(
 /// latency overlaps). Kept out of line: inlined beside the reduction, the vectoriser
 /// shuffles lanes across the accumulators inside the loop (measured 13 % slower).
 #[inline(never)]
-fn quad_chains<const U: usize>(
-    wq: &[[f64; 4]],
-    quads: &[u32],
-    values: &[[f64; 4]],
-) -> [[f64; 4]; U] {
+fn quad_chains<const U: usize>(wq: &[Quad], quads: &[u32], values: &[Quad]) -> [[f64; 4]; U] {
     let mut acc = [[0.0f64; 4]; U];
     for (&q, xq) in quads.iter().zip(values) {
         let q = q as usize;
@@ -937,7 +933,7 @@ fn quad_chains<const U: usize>(
 /// feature j, G[o, j] ← fl(G[o, j] + fl(e_o·x_j)), as [`add_outer`] adds them; with `nz`
 /// (x's nonzero quads and their features) and a finite `e`, only those quads (a skipped
 /// term adds ±0 to a sum that is never −0: module docs, "Zero inputs"), else every quad.
-fn sparse_add_outer(gq: &mut [[f64; 4]], x: &[f64], e: &[f64], nz: Option<(&[u32], &[[f64; 4]])>) {
+fn sparse_add_outer(gq: &mut [Quad], x: &[f64], e: &[f64], nz: Option<(&[u32], &[Quad])>) {
     let nz = nz.filter(|_| e.iter().all(|&v| finite(v)));
     let units = e.len();
     match (e.first_chunk::<10>(), nz) {
@@ -946,7 +942,7 @@ fn sparse_add_outer(gq: &mut [[f64; 4]], x: &[f64], e: &[f64], nz: Option<(&[u32
             for (&q, xq) in quads.iter().zip(values) {
                 let q = q as usize;
                 if let Some(g) = gq.get_mut(q * 10..).and_then(|r| r.first_chunk_mut::<10>()) {
-                    outer_quad(g, &e10, *xq);
+                    outer_quad(g, &e10, xq.0);
                 }
             }
         }
@@ -954,7 +950,7 @@ fn sparse_add_outer(gq: &mut [[f64; 4]], x: &[f64], e: &[f64], nz: Option<(&[u32
             for (&q, xq) in quads.iter().zip(values) {
                 let q = q as usize;
                 if let Some(g) = gq.get_mut(q * units..(q + 1) * units) {
-                    outer_quad(g, e, *xq);
+                    outer_quad(g, e, xq.0);
                 }
             }
         }
@@ -972,11 +968,11 @@ fn sparse_add_outer(gq: &mut [[f64; 4]], x: &[f64], e: &[f64], nz: Option<(&[u32
 /// g_o ← fl(g_o + fl(e_o·x)) lane by lane, for the quads `g` of one feature quad `x` (whole
 /// quads read and written, which the vectoriser maps onto one 4-lane multiply and add).
 #[inline(always)]
-fn outer_quad(g: &mut [[f64; 4]], e: &[f64], x: [f64; 4]) {
+fn outer_quad(g: &mut [Quad], e: &[f64], x: [f64; 4]) {
     let [x0, x1, x2, x3] = x;
     for (go, &eo) in g.iter_mut().zip(e) {
-        let [g0, g1, g2, g3] = *go;
-        *go = [g0 + eo * x0, g1 + eo * x1, g2 + eo * x2, g3 + eo * x3];
+        let [g0, g1, g2, g3] = go.0;
+        go.0 = [g0 + eo * x0, g1 + eo * x1, g2 + eo * x2, g3 + eo * x3];
     }
 }
 
