@@ -777,10 +777,15 @@ fn to_quads(w: &[f64], units: usize, wq: &mut [Quad]) {
     for (o, row) in w.chunks_exact(dim).enumerate() {
         for (q, c) in row.chunks(4).enumerate() {
             if let Some(slot) = wq.get_mut(q * units + o) {
-                *slot = Quad::default();
-                if let Some(s) = slot.0.get_mut(..c.len()) {
-                    s.copy_from_slice(c);
-                }
+                // Whole quads by value (a slice copy here is a call to memcpy per quad).
+                *slot = match c.first_chunk::<4>() {
+                    Some(&a) => Quad(a),
+                    None => {
+                        let mut a = [0.0; 4];
+                        a.iter_mut().zip(c).for_each(|(d, &v)| *d = v);
+                        Quad(a)
+                    }
+                };
             }
         }
     }
@@ -796,8 +801,10 @@ fn from_quads(gq: &[Quad], units: usize, gw: &mut [f64]) {
     for (o, row) in gw.chunks_exact_mut(dim).enumerate() {
         for (q, c) in row.chunks_mut(4).enumerate() {
             if let Some(slot) = gq.get(q * units + o) {
-                let n = c.len();
-                c.copy_from_slice(slot.0.get(..n).unwrap_or_default());
+                match c.first_chunk_mut::<4>() {
+                    Some(d) => *d = slot.0,
+                    None => c.iter_mut().zip(&slot.0).for_each(|(d, &v)| *d = v),
+                }
             }
         }
     }

@@ -740,3 +740,20 @@ fn ghost_sum_skips_no_zero_feature_where_an_fma_can_underflow_to_minus_zero() {
         assert_eq!(bits(&got), bits(&want), "w = {w:e}, x = {x:e}");
     }
 }
+
+#[test]
+fn quads_layout_round_trips_and_pads_with_zeros() {
+    // 3 units × 18 inputs: 5 quads, the last one of 2 inputs padded with +0. Quad q·3 + o
+    // holds W[o, 4q..4q + 4]; from_quads drops the padding.
+    let w: Vec<f64> = (0..54).map(|k| k as f64 + 0.5).collect();
+    let mut wq = vec![super::Quad([f64::NAN; 4]); 15];
+    super::to_quads(&w, 3, &mut wq);
+    assert_eq!(wq[3 + 2].0, [40.5, 41.5, 42.5, 43.5]); // q = 1, o = 2: W[2, 4..8]
+    assert_eq!(wq[12 + 1].0, [34.5, 35.5, 0.0, 0.0]); // q = 4, o = 1: W[1, 16..18]
+    assert!(wq
+        .iter()
+        .all(|q| q.0.iter().all(|v| v.to_bits() != (-0.0f64).to_bits())));
+    let mut back = vec![0.0; 54];
+    super::from_quads(&wq, 3, &mut back);
+    assert_eq!(bits(&back), bits(&w));
+}
