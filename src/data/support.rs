@@ -21,7 +21,7 @@ const MAX_DENSITY: (usize, usize) = (1, 2);
 /// leave few zero quads to skip).
 const MAX_QUAD_DENSITY: (usize, usize) = (3, 4);
 
-/// Fewest features per example for which a support is kept (below, its 24 bytes per example
+/// Fewest features per example for which a support is kept (below, its 20 bytes per example
 /// would outweigh the features it lets a layer skip).
 const MIN_DIM: usize = 16;
 
