@@ -32,7 +32,8 @@ pub struct Dataset {
     labels: Vec<u32>,
     shape: (usize, usize, usize),
     num_classes: usize,
-    /// The nonzero features of each example (none for dense data), derived from `features`.
+    /// The nonzero quads of each example with their features (none for dense data), derived
+    /// from `features`.
     support: Support,
 }
 
@@ -243,7 +244,7 @@ impl Dataset {
         self
     }
 
-    /// The nonzero features of each example, for the dense layers that skip zero inputs (none
+    /// The nonzero quads of each example, for the dense layers that skip zero inputs (none
     /// kept for dense data).
     pub(crate) fn support(&self) -> &Support {
         &self.support

@@ -1,4 +1,4 @@
-//! The support (nonzero features) of each example of a sparse data set, kept beside the
+//! The support (nonzero quads of features) of each example of a sparse data set, kept beside the
 //! features so that dense layers can skip zero inputs without scanning them at every step
 //! (`nn::batch`, "Zero inputs"). Built once, when the [`Dataset`](super::Dataset) is made; a
 //! function of the features only.
@@ -31,6 +31,22 @@ const MIN_DIM: usize = 16;
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 #[repr(C, align(32))]
 pub(crate) struct Quad(pub(crate) [f64; 4]);
+
+impl Quad {
+    /// The first four values of `c`, zeros past its end (a quad cut at `dim`). By value: a
+    /// slice copy here is a call to `memcpy` per quad.
+    #[inline(always)]
+    pub(crate) fn padded(c: &[f64]) -> Quad {
+        match c.first_chunk::<4>() {
+            Some(&a) => Quad(a),
+            None => {
+                let mut a = [0.0; 4];
+                a.iter_mut().zip(c).for_each(|(d, &v)| *d = v);
+                Quad(a)
+            }
+        }
+    }
+}
 
 /// The number of quads of `dim` features, ⌈dim/4⌉.
 pub(crate) fn quads_of(dim: usize) -> usize {
@@ -134,19 +150,15 @@ impl Support {
                     any = true;
                     s.min_nonzero = s.min_nonzero.min(libm::fabs(v));
                 }
-                let mut quad = [0.0; 4];
-                for (d, &v) in quad.iter_mut().zip(c) {
-                    *d = v;
-                }
                 match (any, q % 2) {
                     (false, _) => {}
                     (true, 0) => {
                         s.quads.push(q);
-                        s.values.push(Quad(quad));
+                        s.values.push(Quad::padded(c));
                     }
                     (true, _) => {
                         odd.push(q);
-                        odd_values.push(Quad(quad));
+                        odd_values.push(Quad::padded(c));
                     }
                 }
             }

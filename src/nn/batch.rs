@@ -24,7 +24,7 @@
 //! # Zero inputs (why skipping them changes no bit)
 //!
 //! Images are mostly background: 80 % of the embedded MNIST pixels are 0. A data set keeps
-//! each example's support — its nonzero quads (features 4q..4q + 4 with a nonzero one; 57 of
+//! each example's support — its nonzero quads (features 4q..4q + 4 with a nonzero one; 56 of
 //! 196 for an average digit) with their features, the even quads (lanes 0–3 of the 8-way dot
 //! products, feature j in lane j mod 8) before the odd ones (lanes 4–7), and ‖x‖² computed
 //! once as [`interleaved_sum`] computes it — built with the data set (none for data with more
@@ -161,8 +161,10 @@ impl Sequential {
             _ => (0, 0),
         };
         let t = quads_of(n).checked_mul(units)?;
-        if t > isize::MAX as usize / 32 {
-            return None; // more bytes than an allocation can hold
+        // More bytes than an allocation can hold: `None`, not a capacity-overflow panic.
+        let limit = isize::MAX as usize;
+        if t > limit / 32 || units > limit / 64 || total > limit / 8 {
+            return None;
         }
         Some(BatchWorkspace {
             lens: self.nodes.iter().map(|n| n.out_len).collect(),
@@ -366,7 +368,10 @@ impl Sequential {
         ws: &mut BatchWorkspace,
     ) -> Option<Sparse> {
         let node = self.nodes.first()?;
-        if ws.wt.is_empty()
+        // Only a first layer that is dense reads the features (a workspace of another
+        // model can match this one's sizes: module docs of `example_norm2`'s ‖x‖²).
+        if !matches!(node.layer, Layer::Dense { .. })
+            || ws.wt.is_empty()
             || ws.wt.len() != quads_of(node.in_len) * node.out_len
             || ws.lanes.len() != 2 * node.out_len
         {
@@ -777,15 +782,7 @@ fn to_quads(w: &[f64], units: usize, wq: &mut [Quad]) {
     for (o, row) in w.chunks_exact(dim).enumerate() {
         for (q, c) in row.chunks(4).enumerate() {
             if let Some(slot) = wq.get_mut(q * units + o) {
-                // Whole quads by value (a slice copy here is a call to memcpy per quad).
-                *slot = match c.first_chunk::<4>() {
-                    Some(&a) => Quad(a),
-                    None => {
-                        let mut a = [0.0; 4];
-                        a.iter_mut().zip(c).for_each(|(d, &v)| *d = v);
-                        Quad(a)
-                    }
-                };
+                *slot = Quad::padded(c);
             }
         }
     }
@@ -813,18 +810,8 @@ fn from_quads(gq: &[Quad], units: usize, gw: &mut [f64]) {
 /// Features 4q..4q + 4 of `x`, zeros past its end (`None` past the last quad).
 #[inline(always)]
 fn quad_of(x: &[f64], q: usize) -> Option<[f64; 4]> {
-    let rest = x.get(4 * q..)?;
-    if let Some(c) = rest.first_chunk::<4>() {
-        return Some(*c);
-    }
-    if rest.is_empty() {
-        return None;
-    }
-    let mut c = [0.0; 4];
-    for (s, &v) in c.iter_mut().zip(rest) {
-        *s = v;
-    }
-    Some(c)
+    let rest = x.get(4 * q..).filter(|r| !r.is_empty())?;
+    Some(Quad::padded(rest).0)
 }
 
 /// acc_o ← fma(w_o, x, acc_o) for the weight quads `w` of one feature quad `x`, lane by

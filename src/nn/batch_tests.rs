@@ -757,3 +757,90 @@ fn quads_layout_round_trips_and_pads_with_zeros() {
     super::from_quads(&wq, 3, &mut back);
     assert_eq!(bits(&back), bits(&w));
 }
+
+#[test]
+fn ghost_sum_skipping_is_exact_on_partial_quads_and_every_unit_kernel() {
+    // Widths whose last quad is partial (17, 18, 21, 23: in lanes 0–3 or 4–7) or not (20),
+    // first layers of 1, 3 and 11 units (the general loops) and 10 (their own kernels);
+    // sparse features with −0 among the zeros and the last feature often nonzero (so the
+    // padded quad is visited). Skipping against the dense loops, bit for bit, under every
+    // clipping. Seeds fixed (20261127 + width·100 + units).
+    for d in [17usize, 18, 20, 21, 23] {
+        for units in [1usize, 3, 10, 11] {
+            let seed = 20_261_127 + 100 * d as u64 + units as u64;
+            let mut r = Rng::from_seed(seed);
+            let model = Sequential::new(
+                Shape::flat(d),
+                &[
+                    Layer::Dense { units },
+                    Layer::Act(Activation::Elu),
+                    Layer::Dense { units: 3 },
+                ],
+                Loss::SoftmaxCrossEntropy,
+            )
+            .unwrap();
+            let n = 40;
+            let features: Vec<f64> = (0..n * d)
+                .map(|k| {
+                    let (u, v) = (r.uniform(), 0.05 + 0.95 * r.uniform());
+                    match (k % d == d - 1, u) {
+                        (true, u) if u < 0.6 => v,
+                        (_, u) if u < 0.1 => -0.0,
+                        (_, u) if u < 0.8 => 0.0,
+                        _ => v,
+                    }
+                })
+                .collect();
+            let labels: Vec<u32> = (0..n).map(|i| (i % 3) as u32).collect();
+            let data = Dataset::new(features, labels, (1, 1, d), 3).unwrap();
+            assert!(data.support().min_nonzero().is_some(), "d = {d}");
+            let params = params_with_biases(&model, seed);
+            let batch = scrambled_batch(n, 37, seed);
+            for clipping in [None, hard(0.05), gelu(0.3)] {
+                let (want, want_loss) = batched_dense(&model, &params, &data, &batch, clipping);
+                let (got, got_loss) = batched(&model, &params, &data, &batch, clipping).unwrap();
+                assert_eq!(
+                    got_loss.to_bits(),
+                    want_loss.to_bits(),
+                    "d = {d}, u = {units}"
+                );
+                assert_eq!(
+                    bits(&got),
+                    bits(&want),
+                    "d = {d}, u = {units}, {clipping:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn ghost_sum_with_a_workspace_of_another_model_of_the_same_sizes_skips_nothing() {
+    // A = Dense 16 → 16, tanh, Dense 2 and B = tanh, Dense 16 → 16, Dense 2 have workspaces
+    // of the same sizes. B's first layer is not dense, so nothing of its features may be
+    // skipped (its first dense layer's input is tanh(x), not x): with A's workspace, B's
+    // sum must be the one with its own.
+    let dense = |u| Layer::Dense { units: u };
+    let act = Layer::Act(Activation::Tanh);
+    let loss = Loss::SoftmaxCrossEntropy;
+    let a = Sequential::new(Shape::flat(16), &[dense(16), act, dense(2)], loss).unwrap();
+    let b = Sequential::new(Shape::flat(16), &[act, dense(16), dense(2)], loss).unwrap();
+    let mut feats = vec![0.0; 4 * 16];
+    for (k, v) in feats.iter_mut().enumerate() {
+        if k % 8 < 2 {
+            *v = 0.25 + 0.1 * (k % 7) as f64;
+        }
+    }
+    let data = Dataset::new(feats, vec![0, 1, 0, 1], (1, 1, 16), 2).unwrap();
+    assert!(data.support().min_nonzero().is_some());
+    let params = params_with_biases(&b, 3);
+    let mut ws = a.batch_workspace().unwrap();
+    assert!(b.sparse_mode(&params, &data, &mut ws).is_none());
+    let mut sum = vec![f64::NAN; b.num_params()];
+    let got = b
+        .clipped_grad_sum(&params, &data, &[0, 1, 2, 3], hard(0.1), &mut sum, &mut ws)
+        .unwrap();
+    let (want, want_loss) = batched(&b, &params, &data, &[0, 1, 2, 3], hard(0.1)).unwrap();
+    assert_eq!(got.to_bits(), want_loss.to_bits());
+    assert_eq!(bits(&sum), bits(&want));
+}
