@@ -839,9 +839,10 @@ fn finish_quads(lo: &[[f64; 4]], hi: &[[f64; 4]], b: &[f64], y: &mut [f64]) {
 /// [`sparse_forward`], every entry the bits of `kernels::dense_forward` (an example without
 /// a support takes that loop). For 10 units (the MLPs of the attacks), lane group by lane
 /// group: the even quads of every example of the block, then the odd ones, so that only
-/// half the weights (31 kB for 784 inputs) are in use at a time and they stay in the L1
-/// cache; tree8 of lanes 0–7 is tree4(lanes 0–3) + tree4(lanes 4–7), so each group's
-/// chains are reduced as soon as they end.
+/// half the weights (31 kB for 784 inputs) are in use at a time (meant to keep them in the
+/// L1 cache; measured no faster than example by example, and kept as the simpler loop for
+/// the register-resident chains); tree8 of lanes 0–7 is tree4(lanes 0–3) + tree4(lanes
+/// 4–7), so each group's chains are reduced as soon as they end.
 fn sparse_forward_rows(
     wq: &[Quad],
     (w, b): (&[f64], &[f64]),
