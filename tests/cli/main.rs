@@ -5,6 +5,7 @@ mod common;
 
 mod epsilon_fixed;
 mod fil_logreg;
+mod json_snapshots;
 mod merge_strict;
 mod messages;
 mod safety;

@@ -91,6 +91,31 @@ pub fn args_with(base: &[&str], extra: &[&str]) -> Vec<String> {
     args
 }
 
+/// The repository's root: the nearest folder above this crate's manifest that holds
+/// `Cargo.lock` (the workspace's root, where `data/` and `tests/vectors/` are).
+pub fn repo_root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .ancestors()
+        .find(|d| d.join("Cargo.lock").is_file())
+        .unwrap_or(&manifest)
+        .to_path_buf()
+}
+
+/// [`run_cli`] with owned arguments, run in the working directory `dir`.
+pub fn run_cli_in(dir: &Path, args: &[String]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_reconbound"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run reconbound");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
 /// [`run_cli`] with owned arguments.
 pub fn run_cli_strings(args: &[String]) -> (i32, String, String) {
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
