@@ -1,8 +1,11 @@
-//! Fingerprints the build: an FNV-1a hash of every file under `src/` (sorted relative paths,
-//! each path, its length and its bytes) and of `Cargo.toml` and `Cargo.lock`, given to the
-//! crate as `RECONBOUND_SOURCE_HASH`. Shard files record it, and `reconbound merge` refuses
-//! shards of another build (a git commit is not available in a source tarball; the sources
-//! are). No build dependencies.
+//! Fingerprints the core's computation: an FNV-1a hash of every file under the core's `src/`
+//! (sorted relative paths, each path, its length and its bytes, without the lines that are
+//! comments: a line whose first non-blank characters are `//`) and of `Cargo.toml` and
+//! `Cargo.lock`, given to the crate as `RECONBOUND_SOURCE_HASH`
+//! ([`reconbound::fingerprint::SOURCE`]). Shard and shadow-set files record it, and the
+//! command line refuses files of another computation. Documentation, the command line's
+//! renderers (`crates/reconbound-cli`) and the tests do not change it (a git commit is not
+//! available in a source tarball; the sources are). No build dependencies.
 
 #[allow(dead_code)]
 #[path = "src/fingerprint.rs"]
@@ -22,6 +25,19 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
             out.push(p);
         }
     }
+}
+
+/// `bytes` without its comment lines (first non-blank characters `//`): a change to the docs
+/// is not a change to the computation. Other bytes are kept as they are.
+fn code_lines(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    for line in bytes.split_inclusive(|&b| b == b'\n') {
+        let start = line.iter().position(|b| !b" \t".contains(b));
+        if !start.is_some_and(|i| line[i..].starts_with(b"//")) {
+            out.extend_from_slice(line);
+        }
+    }
+    out
 }
 
 fn main() {
@@ -49,7 +65,7 @@ fn main() {
     named.sort();
     let mut h = fingerprint::FNV_OFFSET;
     for (name, path) in &named {
-        let bytes = std::fs::read(path).unwrap_or_default();
+        let bytes = code_lines(&std::fs::read(path).unwrap_or_default());
         h = fingerprint::fnv1a64(h, name.as_bytes());
         h = fingerprint::fnv1a64(h, &(bytes.len() as u64).to_le_bytes());
         h = fingerprint::fnv1a64(h, &bytes);

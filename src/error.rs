@@ -153,7 +153,7 @@ pub(crate) fn error_name(e: Error) -> &'static str {
 pub type Result<T> = core::result::Result<T, Error>;
 
 /// `Err(InvalidParameter)` for `name = value` with the range `expected`.
-pub(crate) fn invalid<T>(name: &'static str, value: f64, expected: &'static str) -> Result<T> {
+pub fn invalid<T>(name: &'static str, value: f64, expected: &'static str) -> Result<T> {
     Err(Error::InvalidParameter {
         name,
         value,
@@ -162,7 +162,7 @@ pub(crate) fn invalid<T>(name: &'static str, value: f64, expected: &'static str)
 }
 
 /// Finite and strictly positive (σ, sensitivity, diameter, …).
-pub(crate) fn check_positive(name: &'static str, value: f64) -> Result<f64> {
+pub fn check_positive(name: &'static str, value: f64) -> Result<f64> {
     if value.is_finite() && value > 0.0 {
         Ok(value)
     } else {
@@ -171,7 +171,7 @@ pub(crate) fn check_positive(name: &'static str, value: f64) -> Result<f64> {
 }
 
 /// Finite and non-negative.
-pub(crate) fn check_non_negative(name: &'static str, value: f64) -> Result<f64> {
+pub fn check_non_negative(name: &'static str, value: f64) -> Result<f64> {
     if value.is_finite() && value >= 0.0 {
         Ok(value)
     } else {
@@ -180,7 +180,7 @@ pub(crate) fn check_non_negative(name: &'static str, value: f64) -> Result<f64> 
 }
 
 /// Finite (any sign).
-pub(crate) fn check_finite(name: &'static str, value: f64) -> Result<f64> {
+pub fn check_finite(name: &'static str, value: f64) -> Result<f64> {
     if value.is_finite() {
         Ok(value)
     } else {
@@ -189,7 +189,7 @@ pub(crate) fn check_finite(name: &'static str, value: f64) -> Result<f64> {
 }
 
 /// A probability in the open interval (0, 1) (δ, confidence levels).
-pub(crate) fn check_open_unit(name: &'static str, value: f64) -> Result<f64> {
+pub fn check_open_unit(name: &'static str, value: f64) -> Result<f64> {
     if value > 0.0 && value < 1.0 {
         Ok(value)
     } else {
@@ -198,7 +198,7 @@ pub(crate) fn check_open_unit(name: &'static str, value: f64) -> Result<f64> {
 }
 
 /// A rate or probability in (0, 1] (sampling rate q, baseline κ).
-pub(crate) fn check_unit_rate(name: &'static str, value: f64) -> Result<f64> {
+pub fn check_unit_rate(name: &'static str, value: f64) -> Result<f64> {
     if value > 0.0 && value <= 1.0 {
         Ok(value)
     } else {
@@ -207,7 +207,7 @@ pub(crate) fn check_unit_rate(name: &'static str, value: f64) -> Result<f64> {
 }
 
 /// A probability in the closed interval [0, 1].
-pub(crate) fn check_probability(name: &'static str, value: f64) -> Result<f64> {
+pub fn check_probability(name: &'static str, value: f64) -> Result<f64> {
     if (0.0..=1.0).contains(&value) {
         Ok(value)
     } else {
@@ -216,7 +216,7 @@ pub(crate) fn check_probability(name: &'static str, value: f64) -> Result<f64> {
 }
 
 /// A Rényi order α: finite and > 1.
-pub(crate) fn check_order(name: &'static str, value: f64) -> Result<f64> {
+pub fn check_order(name: &'static str, value: f64) -> Result<f64> {
     if value.is_finite() && value > 1.0 {
         Ok(value)
     } else {
@@ -225,7 +225,7 @@ pub(crate) fn check_order(name: &'static str, value: f64) -> Result<f64> {
 }
 
 /// A count that must be at least `min` (`expected` names the range in words).
-pub(crate) fn check_count(
+pub fn check_count(
     name: &'static str,
     value: u64,
     min: u64,
@@ -243,13 +243,13 @@ pub(crate) fn check_count(
 }
 
 /// Number of composition steps T ≥ 1.
-pub(crate) fn check_steps(value: u64) -> Result<u64> {
+pub fn check_steps(value: u64) -> Result<u64> {
     check_count("steps", value, 1, ">= 1")
 }
 
 /// The DP-SGD triple every accountant takes, checked in this order: `sampling_rate` ∈ (0, 1],
 /// `noise_multiplier` finite and > 0, `steps` ≥ 1.
-pub(crate) fn check_dpsgd(
+pub fn check_dpsgd(
     sampling_rate: f64,
     noise_multiplier: f64,
     steps: u64,
@@ -262,7 +262,7 @@ pub(crate) fn check_dpsgd(
 }
 
 /// A result that must be finite before it is returned as a bound.
-pub(crate) fn check_result(what: &'static str, value: f64) -> Result<f64> {
+pub fn check_result(what: &'static str, value: f64) -> Result<f64> {
     if value.is_finite() {
         Ok(value)
     } else {

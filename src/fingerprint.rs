@@ -8,7 +8,7 @@
 //! fingerprints come from one implementation.
 
 /// FNV-1a's offset basis (64 bits).
-pub(crate) const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+pub const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 
 /// FNV-1a (64 bits) of `bytes`, continuing from `state` ([`FNV_OFFSET`] to start).
@@ -16,7 +16,7 @@ const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 /// # Citations
 /// Fowler, Noll, Vo, "FNV hash" (IETF draft-eastlake-fnv), FNV-1a with the 64-bit prime
 /// 2⁴⁰ + 2⁸ + 0xb3.
-pub(crate) fn fnv1a64(mut state: u64, bytes: &[u8]) -> u64 {
+pub fn fnv1a64(mut state: u64, bytes: &[u8]) -> u64 {
     for &b in bytes {
         state ^= u64::from(b);
         state = state.wrapping_mul(FNV_PRIME);
@@ -51,7 +51,7 @@ const CRC32_TABLE: [u32; 256] = crc32_table();
 ///
 /// # Citations
 /// ISO/IEC/IEEE 8802-3 (Ethernet FCS); `crc32("123456789") = 0xCBF43926`.
-pub(crate) fn crc32(bytes: &[u8]) -> u32 {
+pub fn crc32(bytes: &[u8]) -> u32 {
     let mut c = 0xffff_ffffu32;
     for &b in bytes {
         let idx = usize::from((c as u8) ^ b);

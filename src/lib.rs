@@ -35,10 +35,18 @@
 //!
 //! ## Features
 //!
-//! `std` (default, implies `alloc`): the command line (module `cli`). `alloc`: the PLD accountant
+//! `std` (default, implies `alloc`): threads for independent trials, file readers (IDX,
+//! CIFAR-10, schedules), interruption between trials. `alloc`: the PLD accountant
 //! and FFT, Monte Carlo estimators. With `--no-default-features` the scalar accountants
 //! (RDP, analytic Gaussian, ReRo from RDP/DP and full batch, Fano, MSE, κ) remain, and every
 //! result is bit-identical to the `std` build: all math goes through `libm`.
+
+//! ## Layers
+//!
+//! This crate is the numerical core: every formula, bound, attack and verdict. The command
+//! line (`reconbound`, crate `reconbound-cli` in `crates/reconbound-cli`) and the Python
+//! package (`python/`) are its clients: they parse input, call this crate's public API and
+//! render the results; no bound is computed in them.
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
@@ -47,18 +55,23 @@ pub mod accounting;
 #[cfg(feature = "alloc")]
 pub mod attacks;
 pub mod autodiff;
-#[cfg(feature = "std")]
-pub mod cli;
 #[cfg(feature = "alloc")]
 pub mod data;
 pub mod error;
 #[cfg(feature = "alloc")]
-pub(crate) mod fingerprint;
+pub mod fingerprint;
 pub mod math;
 pub mod nn;
 pub mod rng;
 #[cfg(feature = "alloc")]
-pub(crate) mod text;
+pub mod text;
 pub mod train;
 
 pub use error::{Error, Result};
+
+/// The fingerprint of the core's computation: FNV-1a (64 bits, 16 hex digits) of the core's
+/// sources without their comment lines, `Cargo.toml` and `Cargo.lock`, computed by `build.rs`.
+/// Files whose content depends on the computation (shards, shadow sets) record it, so that a
+/// reader can refuse a file written by another computation; a change to the docs, the tests
+/// or the command line's renderers does not change it.
+pub const SOURCE_FINGERPRINT: &str = env!("RECONBOUND_SOURCE_HASH");

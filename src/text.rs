@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 /// The non-negative integer a decimal string denotes exactly (`12`, `+12`, `1.2e1`, `1e6`,
 /// `120e-1`), `None` for anything else: a fraction, a sign, an exponent that leaves non-zero
 /// digits after the point (`1e-400`), or a value beyond `u64::MAX`.
-pub(crate) fn exact_u64(s: &str) -> Option<u64> {
+pub fn exact_u64(s: &str) -> Option<u64> {
     let s = s.strip_prefix('+').unwrap_or(s);
     let (mant, exp) = match s.find(['e', 'E']) {
         Some(k) => (&s[..k], s[k + 1..].parse::<i64>().ok()?),

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use reconbound::cli::args::{parse, Spec};
+use reconbound_cli::args::{parse, Spec};
 
 const SPECS: &[Spec] = &[
     Spec { name: "noise-multiplier", takes_value: true },
@@ -28,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Some(cmd) = args.first() {
         let help = vec![cmd.clone(), String::from("--help")];
-        let out = reconbound::cli::run(&help);
+        let out = reconbound_cli::run(&help);
         assert!(out.code == 0 || out.code == 2);
     }
 });

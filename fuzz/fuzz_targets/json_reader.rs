@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use reconbound::cli::json::{parse, Value};
+use reconbound_cli::json::{parse, Value};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

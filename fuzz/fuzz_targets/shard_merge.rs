@@ -8,7 +8,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use reconbound::cli;
+use reconbound_cli as cli;
 
 fuzz_target!(|data: &[u8]| {
     let (a, b) = match data.iter().position(|&c| c == 0) {

@@ -1,7 +1,7 @@
 """reconbound: differential-privacy accounting, reconstruction bounds, attacks and audits.
 
 Every function runs one command of the ``reconbound`` command line *in-process*
-(``reconbound::cli::run``, the whole logic of the binary) with ``--json`` and returns the
+(``reconbound_cli::run``, the whole logic of the binary) with ``--json`` and returns the
 parsed JSON object as a dict: the same keys, and the same numbers bit for bit, as
 ``reconbound <command> ... --json`` (the CLI prints floats in shortest round-trip form, which
 ``json.loads`` reads back exactly; a non-finite value is printed as ``null`` and becomes

@@ -1,5 +1,5 @@
 //! `reconbound._native`: the one entry point of the Python package. [`run`] hands the
-//! argument list to `reconbound::cli::run` — the whole command line, in-process — on a worker
+//! argument list to `reconbound_cli::run` — the whole command line, in-process — on a worker
 //! thread with the GIL released, and returns its exit status, standard output and standard
 //! error. The keyword-to-flag translation and the JSON parsing are in
 //! `reconbound/__init__.py`.
@@ -22,13 +22,13 @@ use std::time::Duration;
 #[pyfunction]
 fn run(py: Python<'_>, args: Vec<String>) -> PyResult<(i32, String, String)> {
     let flag = Arc::new(AtomicBool::new(false));
-    let (tx, rx) = mpsc::channel::<reconbound::cli::Outcome>();
+    let (tx, rx) = mpsc::channel::<reconbound_cli::Outcome>();
     let worker_flag = Arc::clone(&flag);
     let worker = std::thread::Builder::new()
         .name(String::from("reconbound"))
         .spawn(move || {
             let out = reconbound::attacks::trial::with_interrupt(worker_flag, || {
-                reconbound::cli::run(&args)
+                reconbound_cli::run(&args)
             });
             let _ = tx.send(out);
         })

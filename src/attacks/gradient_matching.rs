@@ -234,7 +234,7 @@ fn check_label(model: &Sequential, label: usize) -> Result<()> {
 ///
 /// # Citations
 ///
-/// DESIGN.md, "Gradient matching" (∇_z⟨clip(∇_θℓ(θ; z)), v⟩ = Jᵀv by one dual pass with
+/// `docs/DESIGN.md`, "Gradient matching" (∇_z⟨clip(∇_θℓ(θ; z)), v⟩ = Jᵀv by one dual pass with
 /// parameter tangents); Hayes, Mahloujifar, Balle 2023, §2, Eq. 1.
 ///
 /// # Errors
@@ -368,7 +368,7 @@ impl<'a> GradientMatching<'a> {
     ///
     /// # Citations
     ///
-    /// Hayes, Mahloujifar, Balle 2023, §2, Eq. 1 (the loss); DESIGN.md, "Gradient matching".
+    /// Hayes, Mahloujifar, Balle 2023, §2, Eq. 1 (the loss); `docs/DESIGN.md`, "Gradient matching".
     ///
     /// # Errors
     ///

@@ -441,7 +441,7 @@ pub fn check_sampling(sampling: Sampling) -> Result<()> {
 /// # Citations
 ///
 /// Hayes, Mahloujifar, Balle 2023, Sec. 3.3 (the attack) — the integral is the order
-/// statistic of m independent Gaussian scores; `../shared/DESIGN.md`, "Attacks".
+/// statistic of m independent Gaussian scores; `docs/DESIGN.md`, "Attacks".
 ///
 /// # Errors
 ///

@@ -5,7 +5,7 @@
 //! backward). Run with `S = f64` they compute numbers; run with `S = Dual<N>`, inputs seeded
 //! with unit tangents, they also compute N directional derivatives of every intermediate,
 //! e.g. N columns of ∂(per-example gradient)/∂(input) in one pass (forward-over-reverse;
-//! see `DESIGN.md`). No tape, no allocation.
+//! see `docs/DESIGN.md`). No tape, no allocation.
 //!
 //! - [`Scalar`]: arithmetic (also mixed with `f64`), `cst`, `re`, and the elementary
 //!   functions `exp, ln, ln_1p, exp_m1, tanh, sqrt, powi, erf, normal_cdf, gelu, sigmoid,

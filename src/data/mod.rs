@@ -79,5 +79,5 @@ pub use embedded::{
     embedded_mnist, EMBEDDED_MNIST_IMAGES, EMBEDDED_MNIST_LABELS, EMBEDDED_MNIST_LEN,
 };
 #[cfg(feature = "std")]
-pub(crate) use transform::complement;
+pub use transform::complement;
 pub use transform::{split, split_by_size, stratified_split};

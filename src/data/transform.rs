@@ -160,8 +160,9 @@ impl Dataset {
     }
 }
 
-/// Complement of the sorted index list `test` in `0..n`.
-pub(crate) fn complement(n: usize, test: &[usize]) -> Vec<usize> {
+/// The indices of `0..n` that are not in `test`, in increasing order. `test` must be sorted
+/// increasingly (as [`crate::rng::Rng::subset`] returns it); entries at or beyond `n` are ignored.
+pub fn complement(n: usize, test: &[usize]) -> Vec<usize> {
     let mut out = Vec::with_capacity(n.saturating_sub(test.len()));
     let mut t = test.iter().peekable();
     for i in 0..n {

@@ -9,8 +9,5 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-mod cli;
-mod glm;
 mod gradient_matching;
 mod prior_aware;
-mod reconn;

@@ -11,8 +11,6 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-mod cli;
 mod epsilon;
-mod estimate;
 mod one_run;
 mod run;

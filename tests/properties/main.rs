@@ -6,7 +6,6 @@ mod common;
 mod rdp_properties;
 
 mod pld_properties;
-mod reader_properties;
 mod rero_properties;
 
 /// `cargo test` runs the property tests with the fixed seed of `.cargo/config.toml`, so every

@@ -71,7 +71,29 @@ pub fn gamma_numerical(kappa: f64, schedule: &Schedule, config: &PldConfig) -> R
 }
 
 /// γ's limit as every σ_i → 0: 1 − Π_i(1 − q_i)^{T_i}(1 − κ) (the target is in no batch with
-/// probability Π_i(1 − q_i)^{T_i}), rounded up; as [`dpsgd::gamma_noiseless_limit`].
+/// probability Π_i(1 − q_i)^{T_i}), rounded up; as [`dpsgd::gamma_noiseless_limit`]. Every γ
+/// of the schedule's sampling is at most this, whatever its noise: a target γ at or above it
+/// is met by every noise scale.
+///
+/// # Errors
+/// `kappa` ∉ (0, 1].
+///
+/// # Examples
+/// ```
+/// use reconbound::accounting::{rero::schedule::gamma_noiseless_limit, schedule::Schedule};
+/// // 10 steps at q = 0.1 (σ = 1), then the full batch: the limit is 1
+/// let s = Schedule::parse_csv("0.1,1,10\n1,1,1\n").unwrap();
+/// assert_eq!(gamma_noiseless_limit(0.1, &s).unwrap(), 1.0);
+/// let s = Schedule::parse_csv("0.1,1,10\n").unwrap();
+/// let limit = 1.0 - 0.9f64.powi(10) * 0.9;
+/// assert!((gamma_noiseless_limit(0.1, &s).unwrap() - limit).abs() < 1e-12);
+/// ```
+pub fn gamma_noiseless_limit(kappa: f64, schedule: &Schedule) -> Result<f64> {
+    let kappa = check_unit_rate("kappa", kappa)?;
+    Ok(noiseless_limit(kappa, schedule))
+}
+
+/// [`gamma_noiseless_limit`] for a validated κ.
 fn noiseless_limit(kappa: f64, schedule: &Schedule) -> f64 {
     let phases: alloc::vec::Vec<(f64, u64)> = schedule
         .phases()

@@ -9,7 +9,7 @@
 //!
 //! # Citations
 //!
-//! Nasr et al. 2021, §III-C, Eqs. 4–5; Nasr et al. 2023 (GDP); `../shared/DESIGN.md`, "Audits".
+//! Nasr et al. 2021, §III-C, Eqs. 4–5; Nasr et al. 2023 (GDP); `docs/DESIGN.md`, "Audits".
 
 use super::epsilon::{
     bonferroni_candidates, epsilon_at_threshold, epsilon_bonferroni, epsilon_from_counts,

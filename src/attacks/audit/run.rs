@@ -70,7 +70,7 @@
 //! # Citations
 //!
 //! Nasr, Song, Thakurta, Papernot, Carlini 2021, §IV, Distinguishers 1–3, Protocols 1–4
-//! (`nasr2021-adversary-instantiation.txt`); `../shared/DESIGN.md`, "Audits".
+//! (`nasr2021-adversary-instantiation.txt`); `docs/DESIGN.md`, "Audits".
 
 use super::canary::{craft, AdaptiveConfig, Canary, CanaryWorkspace, Crafter};
 use crate::accounting::fil::fisher::dot;
@@ -166,7 +166,7 @@ pub fn named_scores(scores: &WorldScores) -> Named<Distinguisher, f64, 4> {
 ///
 /// # Citations
 ///
-/// Nasr et al. 2021, Distinguisher 3 and Eq. 6 (the watermark likelihood); DESIGN.md, "Audits".
+/// Nasr et al. 2021, Distinguisher 3 and Eq. 6 (the watermark likelihood); `docs/DESIGN.md`, "Audits".
 ///
 /// # Errors
 ///

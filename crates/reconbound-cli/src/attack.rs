@@ -1,0 +1,1174 @@
+//! `reconbound attack <name>`: run an attack against the bound it must not beat.
+//!
+//! `attack prior-aware` runs the prior-aware attacks of Hayes et al. 2023 on the crate's own
+//! DP-SGD (trials spread over threads, or one shard of them written as JSON lines for
+//! `reconbound merge`), and prints each success rate with its Clopper–Pearson interval beside
+//! the certified ReRo bound γ (Hayes et al.) and Balle et al.'s γ from RDP.
+
+use super::args::{parse, switch as s, value as v, Flags, Spec, UsageError};
+use super::commands::{shown, Failure};
+use super::format::{sig, Side};
+use super::json::{self, Object, Value};
+use super::output::{check_writable, write_whole};
+use super::shard::{named_json, run_groups, ShardedRun, Sharding};
+use super::svg;
+use reconbound::accounting::{rdp, rero};
+use reconbound::attacks::game::Named;
+use reconbound::attacks::prior_aware::{PriorAwareOutcome, PriorAwareSetup, Score};
+use reconbound::attacks::trial::{success_rate, SuccessRate};
+use reconbound::data::Dataset;
+use reconbound::nn::{arch, Activation, Sequential};
+use reconbound::train::clip::ClipMethod;
+use reconbound::train::dpsgd::{Clipping, DpSgdConfig};
+use reconbound::train::sampling::Sampling;
+use std::format;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+type Out = Result<String, Failure>;
+
+fn usage(msg: String) -> Failure {
+    Failure::Usage(UsageError(msg))
+}
+
+/// The attacks `reconbound attack` runs.
+const ATTACKS: &str = "glm, gradient-matching, prior-aware, reconn";
+
+const HELP: &str = "\
+usage: reconbound attack <attack> [flags]    (reconbound attack <attack> --help)
+
+attacks:
+  glm          Balle et al. 2022 §III on output-perturbed logistic regression, against the
+               per-example FIL bound (Guo et al. 2022 §7.2)
+  gradient-matching
+               Hayes et al. 2023 §2 on DP-SGD, scored by App. D against the ReRo bound γ, and MSE
+  prior-aware  Hayes et al. 2023 Alg. 2 / Alg. 3 / App. G on DP-SGD, against the ReRo bound γ
+  reconn       Balle et al. 2022 §IV–VI: shadow models and a reconstructor network, against
+               the NN oracle (and γ under DP)
+";
+
+/// `reconbound attack <name> …`.
+pub(crate) fn attack(args: &[String]) -> Out {
+    match args.first().map(String::as_str) {
+        None => Err(usage(format!(
+            "attack: missing attack name (attacks: {ATTACKS}; try 'reconbound attack --help')"
+        ))),
+        Some("--help" | "-h" | "help") => Ok(String::from(HELP)),
+        Some("glm") => super::attack_glm::attack_glm(args.get(1..).unwrap_or_default()),
+        Some("gradient-matching") => {
+            super::attack_gm::gradient_matching(args.get(1..).unwrap_or_default())
+        }
+        Some("prior-aware") => prior_aware(args.get(1..).unwrap_or_default()),
+        Some("reconn") => super::attack_reconn::reconn(args.get(1..).unwrap_or_default()),
+        Some(other) => Err(usage(format!(
+            "unknown attack '{}' (attacks: {ATTACKS})",
+            other
+                .chars()
+                .filter(|c| !c.is_control())
+                .take(40)
+                .collect::<String>()
+        ))),
+    }
+}
+
+/// Documented defaults of `attack prior-aware`: Hayes et al. 2023 App. A on MNIST (`audit`
+/// shares the learning rate, C, T, ε and δ).
+pub(crate) mod defaults {
+    /// |D⁻|.
+    pub const TRAIN_SIZE: u64 = 999;
+    /// m.
+    pub const PRIOR_SIZE: u64 = 10;
+    /// T.
+    pub const STEPS: u64 = 100;
+    /// C.
+    pub const CLIP: f64 = 0.1;
+    /// Learning rate (no momentum, as Hayes et al.; they sweep it per ε).
+    pub const LR: f64 = 10.0;
+    /// ε when neither --epsilon nor --noise-multiplier is given.
+    pub const EPSILON: f64 = 8.0;
+    /// δ.
+    pub const DELTA: f64 = 1e-5;
+    /// Trials per point.
+    pub const TRIALS: u64 = 500;
+}
+
+const PRIOR_AWARE_HELP: &str = "\
+usage: reconbound attack prior-aware [--model mlp|mnist-convnet] [--data embedded|<idx dir>]
+         [--prior-size M] [--train-size N] [--sampling-rate Q] [--steps T] [--clip C] [--lr R]
+         [--noise-multiplier S | --epsilon E1,E2,... [--delta D]] [--trials R] [--seed X]
+         [--score sum|top|loglik] [--threads K] [--shard K/M] [--csv FILE] [--plot FILE.svg]
+         [--quiet] [--json]
+
+The prior-aware reconstruction attack of Hayes, Mahloujifar, Balle 2023 against the bound it
+must not beat. Per trial (a pure function of the seed and the trial index): draw D⁻ (N
+examples) and a uniform prior of M further candidates from the data, pick the target
+uniformly from the prior, train the model by DP-SGD on D⁻ plus the target (hard clipping at
+C, noise multiplier S, T steps, Poisson sampling at rate Q, or the full batch for Q = 1, no
+momentum), and let the adversary — who knows D⁻, which of D⁻ is in each batch, every θ_t and
+released gradient, Q, C, S and the prior — guess the target by
+
+  sum     Alg. 2: Σ_t ⟨clip(∇ℓ(θ_t; z)), r_t⟩/C², r_t the released gradient sum minus D⁻'s part
+  top     Alg. 3: the sum of the ⌈QT⌉ largest per-step terms
+  loglik  App. G: Σ_t ln(1 − Q + Q·exp((‖r_t‖² − ‖r_t − g_t^z‖²)/(2S²C²))) + ln(1/M)
+
+All three are computed in every trial; --score picks the one in the table (default sum).
+Success rates carry two-sided 95 % Clopper–Pearson intervals, beside the certified ReRo bound
+γ of Hayes et al. (κ = 1/M) and Balle et al.'s γ from RDP: an attack whose interval lies above
+γ is a bug. With a list of ε, S is calibrated per point by RDP (δ = D) and the trials of every
+point share their draws (same seed and indices).
+
+Defaults (Hayes et al. App. A): MLP 784-10-10 (ELU), embedded MNIST, N = 999, M = 10, Q = 1,
+T = 100, C = 0.1, learning rate 10, ε = 8 at δ = 1e-5, 500 trials, seed 0, all cores.
+Q·(N + 1) must be an integer (the expected batch size B).
+
+--shard K/M runs only the trials with index ≡ K (mod M) and prints them as JSON lines (a
+header with the whole configuration, then one line per trial) for 'reconbound merge', which
+prints exactly what the unsharded run prints. Threads never change a result.
+
+JSON keys: command, attack, model, data, train_size, prior_size, sampling_rate, batch_size,
+steps, clip, lr, delta, seed, score, kappa, confidence, points (one object per ε or σ:
+epsilon, noise_multiplier, trials, successes, success_rate, success_lower, success_upper,
+gamma, gamma_lower, gamma_balle, gamma_balle_order, above_bound, scores {sum, top, loglik}:
+{successes, success_rate, success_lower, success_upper}); with one point its keys are also
+at the top level.
+";
+
+/// The DP-SGD training every trial of a command runs (shared by `attack prior-aware` and
+/// `audit`), as its shard header records it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Training {
+    pub(crate) model: String,
+    pub(crate) data: String,
+    pub(crate) train_size: u64,
+    pub(crate) sampling_rate: f64,
+    pub(crate) batch_size: u64,
+    pub(crate) steps: u64,
+    pub(crate) clip: f64,
+    pub(crate) lr: f64,
+    pub(crate) delta: f64,
+}
+
+impl Training {
+    /// `model`, `data`, `train_size`.
+    pub(crate) fn write_data(&self, o: &mut Object) {
+        o.str("model", &self.model)
+            .str("data", &self.data)
+            .int("train_size", self.train_size);
+    }
+
+    /// `sampling_rate`, `batch_size`, `steps`, `clip`, `lr`, `delta`.
+    pub(crate) fn write_dpsgd(&self, o: &mut Object) {
+        o.num("sampling_rate", self.sampling_rate)
+            .int("batch_size", self.batch_size)
+            .int("steps", self.steps)
+            .num("clip", self.clip)
+            .num("lr", self.lr)
+            .num("delta", self.delta);
+    }
+
+    /// The keys of [`write_data`](Self::write_data) and [`write_dpsgd`](Self::write_dpsgd).
+    pub(crate) fn read(o: &Object) -> Result<Self, String> {
+        Ok(Training {
+            model: o.get_str("model")?.to_string(),
+            data: o.get_str("data")?.to_string(),
+            train_size: o.get_u64("train_size")?,
+            sampling_rate: o.get_f64("sampling_rate")?,
+            batch_size: o.get_u64("batch_size")?,
+            steps: o.get_u64("steps")?,
+            clip: o.get_f64("clip")?,
+            lr: o.get_f64("lr")?,
+            delta: o.get_f64("delta")?,
+        })
+    }
+
+    /// The trainer's configuration at noise multiplier `sigma` ([`dpsgd_config`]).
+    pub(crate) fn dpsgd(&self, sigma: f64) -> DpSgdConfig {
+        dpsgd_config(
+            self.lr,
+            self.clip,
+            sigma,
+            self.sampling_rate,
+            self.batch_size,
+            self.steps,
+        )
+    }
+
+    /// The model as the tables name it.
+    pub(crate) fn model_label(&self) -> &str {
+        if self.model == "mlp" {
+            "MLP (ELU, 10 hidden)"
+        } else {
+            self.model.as_str()
+        }
+    }
+
+    /// `full batch` or `Poisson q = … (B = …)`, as the tables say it.
+    pub(crate) fn batch_label(&self) -> String {
+        if self.sampling_rate == 1.0 {
+            String::from("full batch")
+        } else {
+            format!(
+                "Poisson q = {} (B = {})",
+                shown(self.sampling_rate),
+                self.batch_size
+            )
+        }
+    }
+
+    /// `full batch` or `q = …`, as the plots' subtitles say it.
+    pub(crate) fn sampling_label(&self) -> String {
+        if self.sampling_rate == 1.0 {
+            String::from("full batch")
+        } else {
+            format!("q = {}", shown(self.sampling_rate))
+        }
+    }
+}
+
+/// Everything that determines the trials and the summary of a prior-aware run (the shard
+/// header): two runs with equal configurations give equal outcomes for equal indices.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PriorAwareConfig {
+    run: Training,
+    prior_size: u64,
+    /// The ε of each point (`None` when σ was given).
+    epsilons: Option<Vec<f64>>,
+    noise_multipliers: Vec<f64>,
+    trials: u64,
+    seed: u64,
+    score: Score,
+}
+
+impl PriorAwareConfig {
+    fn to_json(&self) -> Object {
+        let mut o = Object::new();
+        self.run.write_data(&mut o);
+        o.int("prior_size", self.prior_size);
+        self.run.write_dpsgd(&mut o);
+        match &self.epsilons {
+            Some(e) => o.put("epsilons", nums(e)),
+            None => o.put("epsilons", Value::Null),
+        };
+        o.put("noise_multipliers", nums(&self.noise_multipliers))
+            .int("trials", self.trials)
+            .int("seed", self.seed)
+            .str("score", self.score.name());
+        o
+    }
+
+    fn from_json(o: &Object) -> Result<Self, String> {
+        let epsilons = match o.get("epsilons") {
+            Some(Value::Null) => None,
+            _ => Some(o.get_f64s("epsilons")?),
+        };
+        let score = o.get_str("score")?;
+        let c = PriorAwareConfig {
+            run: Training::read(o)?,
+            prior_size: o.get_u64("prior_size")?,
+            epsilons,
+            noise_multipliers: o.get_f64s("noise_multipliers")?,
+            trials: o.get_u64("trials")?,
+            seed: o.get_u64("seed")?,
+            score: Score::from_name(score).ok_or_else(|| format!("unknown score '{score}'"))?,
+        };
+        c.check_size()?;
+        Ok(c)
+    }
+
+    fn points(&self) -> usize {
+        self.noise_multipliers.len()
+    }
+
+    /// The limits every configuration (parsed or read from a shard header) must meet, so
+    /// that a run — and a merge, which holds one slot per trial — stays within memory.
+    fn check_size(&self) -> Result<(), String> {
+        super::shard::check_size(
+            self.points() as u64,
+            "--epsilon / --noise-multiplier",
+            "values",
+            self.trials,
+        )
+    }
+}
+
+/// At most this many training examples |D⁻|.
+const MAX_TRAIN_SIZE: u64 = 100_000_000;
+/// At most this many per-step scores m·T kept per trial (Alg. 3 keeps every step's score of
+/// every candidate: 8 bytes each, per thread).
+const MAX_SCORES: u64 = 10_000_000;
+
+fn nums(xs: &[f64]) -> Value {
+    Value::Arr(xs.iter().map(|&x| Value::Num(x)).collect())
+}
+
+/// The model of `--model` for data of dimension `dim` with `classes` classes.
+fn build_model(name: &str, data: &Dataset) -> Result<Sequential, Failure> {
+    match name {
+        "mlp" => Ok(arch::mlp(
+            data.dim(),
+            &[10],
+            data.num_classes().max(2),
+            Activation::Elu,
+        )?),
+        "mnist-convnet" => {
+            if data.shape() != (1, 28, 28) {
+                return Err(usage(format!(
+                    "--model mnist-convnet needs 1×28×28 images; --data gives {:?}",
+                    data.shape()
+                )));
+            }
+            Ok(arch::mnist_tanh_convnet()?)
+        }
+        other => Err(usage(format!(
+            "flag '--model': '{}' is not one of mlp, mnist-convnet",
+            other.chars().take(20).collect::<String>()
+        ))),
+    }
+}
+
+/// The DP-SGD configuration of the attack commands: hard clipping at C, no momentum or weight
+/// decay, Poisson sampling at rate q (the full batch for q = 1).
+pub(crate) fn dpsgd_config(
+    lr: f64,
+    clip: f64,
+    sigma: f64,
+    sampling_rate: f64,
+    batch_size: u64,
+    steps: u64,
+) -> DpSgdConfig {
+    DpSgdConfig {
+        learning_rate: lr,
+        momentum: 0.0,
+        weight_decay: 0.0,
+        clipping: Some(Clipping {
+            method: ClipMethod::Hard,
+            norm: clip,
+        }),
+        noise_multiplier: sigma,
+        sampling: if sampling_rate == 1.0 {
+            Sampling::FullBatch
+        } else {
+            Sampling::Poisson
+        },
+        batch_size: batch_size as usize,
+        steps,
+        seed: 0,
+    }
+}
+
+fn setup<'a>(
+    c: &PriorAwareConfig,
+    model: &'a Sequential,
+    pool: &'a Dataset,
+    sigma: f64,
+) -> PriorAwareSetup<'a> {
+    PriorAwareSetup {
+        model,
+        pool,
+        train_size: c.run.train_size as usize,
+        prior_size: c.prior_size as usize,
+        dpsgd: c.run.dpsgd(sigma),
+    }
+}
+
+/// (channels, height, width) of the data's images.
+pub(crate) type Shape3 = (usize, usize, usize);
+
+/// The model and the pool of `run`'s `--data` for its `--model` (flattened for the MLP), with
+/// at least `--train-size` + `extra` examples (`what` names the flags that need them), and
+/// the data's image shape.
+pub(crate) fn load_pool(
+    run: &Training,
+    extra: u64,
+    what: &str,
+) -> Result<(Sequential, Dataset, Shape3), Failure> {
+    let need = run.train_size.saturating_add(extra);
+    let pool = super::train::load_data(&run.data)?;
+    let shape = pool.shape();
+    let pool = if run.model == "mlp" {
+        pool.flatten()
+    } else {
+        pool
+    };
+    let net = build_model(&run.model, &pool)?;
+    if (pool.len() as u64) < need {
+        return Err(usage(format!(
+            "{what} = {need} is out of range: --data has only {} examples",
+            pool.len()
+        )));
+    }
+    Ok((net, pool, shape))
+}
+
+/// The DP-SGD run every trial of an attack command trains (flags shared by
+/// `attack prior-aware` and `attack gradient-matching`), validated.
+pub(crate) struct RunFlags {
+    pub(crate) run: Training,
+    pub(crate) epsilons: Option<Vec<f64>>,
+    pub(crate) noise_multipliers: Vec<f64>,
+    pub(crate) trials: u64,
+    pub(crate) seed: u64,
+}
+
+/// The largest noise multiplier a trial-running command trains with: 1e8, the upper end of
+/// `rdp::calibrate_noise_multiplier`'s search.
+pub(crate) const MAX_NOISE_MULTIPLIER: f64 = 1e8;
+
+/// The flags [`parse_run_flags`] reads, and `--threads` and `--quiet` of every trial-running
+/// command.
+pub(crate) const RUN_FLAGS: [Spec; 14] = [
+    v("model"),
+    v("data"),
+    v("train-size"),
+    v("sampling-rate"),
+    v("steps"),
+    v("clip"),
+    v("lr"),
+    v("noise-multiplier"),
+    v("epsilon"),
+    v("delta"),
+    v("trials"),
+    v("seed"),
+    v("threads"),
+    s("quiet"),
+];
+
+/// The flags of [`RUN_FLAGS`] and `extra`.
+pub(crate) fn run_flags_and(extra: &[Spec]) -> Vec<Spec> {
+    RUN_FLAGS.iter().chain(extra).copied().collect()
+}
+
+/// The flags of a sharded trial-running command ([`RUN_FLAGS`], `--shard`, `--csv`,
+/// `--plot`, `--json`) and `extra`.
+pub(crate) fn sharded_flags_and(extra: &[Spec]) -> Vec<Spec> {
+    run_flags_and(&[v("shard"), v("csv"), v("plot"), s("json")])
+        .into_iter()
+        .chain(extra.iter().copied())
+        .collect()
+}
+
+/// `--shard`, `--threads`, `--quiet` and the output files of a sharded command, checked
+/// before any work.
+pub(crate) fn parse_sharding(f: &Flags) -> Result<(Sharding, OutputOptions), Failure> {
+    Ok((Sharding::parse(f)?, OutputOptions::parse(f)?))
+}
+
+impl RunFlags {
+    /// (ε, σ) of a command that takes one value of `--epsilon` / `--noise-multiplier`
+    /// (ε is `None` when σ was given).
+    pub(crate) fn single(&self, command: &str) -> Result<(Option<f64>, f64), Failure> {
+        match self.noise_multipliers.as_slice() {
+            [one] => Ok((
+                self.epsilons.as_ref().and_then(|e| e.first().copied()),
+                *one,
+            )),
+            _ => Err(usage(format!(
+                "--epsilon / --noise-multiplier: {command} takes one value"
+            ))),
+        }
+    }
+}
+
+/// The defaults of [`RunFlags`] that differ between commands.
+pub(crate) struct RunDefaults {
+    pub(crate) train_size: u64,
+    pub(crate) lr: f64,
+    pub(crate) trials: u64,
+    /// `--delta` is accepted with `--noise-multiplier` (`audit`, whose δ is also the δ of
+    /// the empirical ε); otherwise it applies only with `--epsilon`.
+    pub(crate) delta_with_sigma: bool,
+}
+
+fn positive_flag(f: &Flags, name: &str, default: f64) -> Result<f64, Failure> {
+    let x = f.f64(name)?.unwrap_or(default);
+    if !(x > 0.0 && x.is_finite()) {
+        return Err(usage(format!(
+            "--{name} = {} is out of range: must be finite and > 0",
+            shown(x)
+        )));
+    }
+    Ok(x)
+}
+
+/// `--model --data --train-size --sampling-rate --steps --clip --lr (--noise-multiplier |
+/// --epsilon [--delta]) --trials --seed`.
+pub(crate) fn parse_run_flags(f: &Flags, d: &RunDefaults) -> Result<RunFlags, Failure> {
+    let model = f.raw("model").unwrap_or("mlp").to_string();
+    if !matches!(model.as_str(), "mlp" | "mnist-convnet") {
+        return Err(usage(format!(
+            "flag '--model': '{}' is not one of mlp, mnist-convnet",
+            model.chars().take(20).collect::<String>()
+        )));
+    }
+    let data = f.raw("data").unwrap_or("embedded").to_string();
+    let train_size = f.u64("train-size")?.unwrap_or(d.train_size);
+    if !(1..=MAX_TRAIN_SIZE).contains(&train_size) {
+        return Err(usage(format!(
+            "--train-size = {train_size} is out of range: must be in 1..={MAX_TRAIN_SIZE}"
+        )));
+    }
+    let q = f.f64("sampling-rate")?.unwrap_or(1.0);
+    if !(q > 0.0 && q <= 1.0) {
+        return Err(usage(format!(
+            "--sampling-rate = {} is out of range: must be in (0, 1]",
+            shown(q)
+        )));
+    }
+    let n1 = (train_size + 1) as f64;
+    let b = libm::round(q * n1);
+    if libm::fabs(q * n1 - b) > 1e-9 * q * n1 || b < 1.0 {
+        return Err(usage(format!(
+            "--sampling-rate = {} is out of range: Q·(N + 1) = {} must be an integer >= 1 (the expected batch size B of the {} training examples)",
+            shown(q),
+            shown(q * n1),
+            train_size + 1
+        )));
+    }
+    let sampling_rate = if q == 1.0 { 1.0 } else { b / n1 };
+    let steps = f.u64("steps")?.unwrap_or(defaults::STEPS);
+    if steps == 0 || steps > 10_000_000 {
+        return Err(usage(format!(
+            "--steps = {steps} is out of range: must be in 1..=10000000"
+        )));
+    }
+    let clip = positive_flag(f, "clip", defaults::CLIP)?;
+    let lr = positive_flag(f, "lr", d.lr)?;
+    f.exclusive("noise-multiplier", "epsilon")?;
+    let delta = f.f64("delta")?.unwrap_or(defaults::DELTA);
+    if !(delta > 0.0 && delta < 1.0) {
+        return Err(usage(format!(
+            "--delta = {} is out of range: must be in (0, 1)",
+            shown(delta)
+        )));
+    }
+    if f.has("noise-multiplier") && f.has("delta") && !d.delta_with_sigma {
+        return Err(usage(String::from(
+            "flag '--delta' applies only with '--epsilon' (σ is calibrated to (ε, δ))",
+        )));
+    }
+    // a point given twice would run its trials twice and print two identical rows
+    for name in ["noise-multiplier", "epsilon"] {
+        if let Some(list) = f.f64_list(name)? {
+            for (i, x) in list.iter().enumerate() {
+                if list.get(..i).is_some_and(|before| before.contains(x)) {
+                    return Err(usage(format!(
+                        "--{name}: {} is given twice (each point once)",
+                        shown(*x)
+                    )));
+                }
+            }
+        }
+    }
+    let (epsilons, noise_multipliers) = match f.f64_list("noise-multiplier")? {
+        Some(sigmas) => {
+            for &s in &sigmas {
+                // 1e8: the largest σ calibration returns; far beyond it DP-SGD's noise
+                // overflows the model (σ = 1e300 gives non-finite losses)
+                if !(s > 0.0 && s <= MAX_NOISE_MULTIPLIER) {
+                    return Err(usage(format!(
+                        "--noise-multiplier = {} is out of range: must be in (0, 1e8] (the largest σ calibration gives)",
+                        shown(s)
+                    )));
+                }
+            }
+            (None, sigmas)
+        }
+        None => {
+            let eps = f
+                .f64_list("epsilon")?
+                .unwrap_or_else(|| std::vec![defaults::EPSILON]);
+            let mut sigmas = Vec::with_capacity(eps.len());
+            for &e in &eps {
+                if !(e > 0.0 && e.is_finite()) {
+                    return Err(usage(format!(
+                        "--epsilon = {} is out of range: must be finite and > 0",
+                        shown(e)
+                    )));
+                }
+                let s = rdp::calibrate_noise_multiplier(
+                    e,
+                    delta,
+                    sampling_rate,
+                    steps,
+                    rdp::Conversion::Improved,
+                )
+                .map_err(|err| usage(format!("--epsilon = {}: {err}", shown(e))))?;
+                sigmas.push(s);
+            }
+            (Some(eps), sigmas)
+        }
+    };
+    Ok(RunFlags {
+        run: Training {
+            model,
+            data,
+            train_size,
+            sampling_rate,
+            batch_size: b as u64,
+            steps,
+            clip,
+            lr,
+            delta,
+        },
+        epsilons,
+        noise_multipliers,
+        trials: f.u64("trials")?.unwrap_or(d.trials),
+        seed: f.u64("seed")?.unwrap_or(0),
+    })
+}
+
+fn parse_prior_aware(f: &Flags) -> Result<PriorAwareConfig, Failure> {
+    let r = parse_run_flags(
+        f,
+        &RunDefaults {
+            train_size: defaults::TRAIN_SIZE,
+            lr: defaults::LR,
+            trials: defaults::TRIALS,
+            delta_with_sigma: false,
+        },
+    )?;
+    let prior_size = f.u64("prior-size")?.unwrap_or(defaults::PRIOR_SIZE);
+    if !(2..=10_000).contains(&prior_size) {
+        return Err(usage(format!(
+            "--prior-size = {prior_size} is out of range: must be in 2..=10000"
+        )));
+    }
+    if prior_size.saturating_mul(r.run.steps) > MAX_SCORES {
+        return Err(usage(format!(
+            "--prior-size × --steps = {prior_size} × {} is out of range: must be <= {MAX_SCORES} (the per-step scores Alg. 3 keeps); lower --steps or --prior-size",
+            r.run.steps
+        )));
+    }
+    let score = match f.raw("score") {
+        None => Score::Sum,
+        Some(name) => Score::from_name(name).ok_or_else(|| {
+            usage(format!(
+                "flag '--score': '{}' is not one of sum, top, loglik",
+                name.chars().take(20).collect::<String>()
+            ))
+        })?,
+    };
+    let config = PriorAwareConfig {
+        run: r.run,
+        prior_size,
+        epsilons: r.epsilons,
+        noise_multipliers: r.noise_multipliers,
+        trials: r.trials,
+        seed: r.seed,
+        score,
+    };
+    config.check_size().map_err(usage)?;
+    Ok(config)
+}
+
+/// Output options of `attack prior-aware`, `audit` and `merge` (checked before any work).
+pub(crate) struct OutputOptions {
+    pub(crate) json: bool,
+    pub(crate) csv: Option<String>,
+    pub(crate) plot: Option<String>,
+}
+
+impl OutputOptions {
+    pub(crate) fn parse(f: &Flags) -> Result<Self, Failure> {
+        super::output::check_flag_paths(f, &["csv", "plot"], &["data"], &[])?;
+        let csv = f.raw("csv").map(String::from);
+        let plot = f.raw("plot").map(String::from);
+        if let Some(p) = &csv {
+            check_writable("csv", p)?;
+        }
+        if let Some(p) = &plot {
+            check_writable("plot", p)?;
+        }
+        Ok(OutputOptions {
+            json: f.has("json"),
+            csv,
+            plot,
+        })
+    }
+}
+
+fn prior_aware_flags() -> Vec<Spec> {
+    sharded_flags_and(&[v("prior-size"), v("score")])
+}
+
+/// The flags of `attack prior-aware` (without the word `prior-aware`), checked as the command
+/// checks them before any work (`report` checks them before it trains anything); the run's
+/// configuration.
+pub(crate) fn check_prior_aware(args: &[String]) -> Result<PriorAwareConfig, Failure> {
+    let f = parse(args, &prior_aware_flags())?;
+    let config = parse_prior_aware(&f)?;
+    parse_sharding(&f)?;
+    Ok(config)
+}
+
+fn prior_aware(args: &[String]) -> Out {
+    let f = parse(args, &prior_aware_flags())?;
+    if f.help {
+        return Ok(String::from(PRIOR_AWARE_HELP));
+    }
+    let config = parse_prior_aware(&f)?;
+    let (sharding, outputs) = parse_sharding(&f)?;
+    let what = "--train-size + --prior-size";
+    let (model, pool, _) = load_pool(&config.run, config.prior_size, what)?;
+    // Every bound first: a configuration they cannot certify fails before any training.
+    let bounds = prior_aware_bounds(&config)?;
+    let setups: Vec<PriorAwareSetup<'_>> = config
+        .noise_multipliers
+        .iter()
+        .map(|&sigma| setup(&config, &model, &pool, sigma))
+        .collect();
+    run_groups(
+        &config,
+        "attack prior-aware",
+        &setups,
+        sharding,
+        |su, i| su.run_trial(config.seed, i),
+        |outcomes| summarise(&config, &bounds, outcomes, &outputs),
+    )
+}
+
+/// The bounds of each point: (Hayes γ, its certified lower end, Balle γ, its order).
+pub(crate) struct PointBounds {
+    pub(crate) gamma: f64,
+    pub(crate) gamma_lower: f64,
+    pub(crate) gamma_balle: f64,
+    pub(crate) gamma_balle_order: f64,
+}
+
+/// The ReRo bounds at κ for each noise multiplier of a run (rate q, T steps).
+pub(crate) fn rero_bounds(
+    kappa: f64,
+    sampling_rate: f64,
+    noise_multipliers: &[f64],
+    steps: u64,
+) -> Result<Vec<PointBounds>, Failure> {
+    let orders = rdp::DEFAULT_ORDERS.to_vec();
+    noise_multipliers
+        .iter()
+        .map(|&sigma| {
+            let h = rero::dpsgd::gamma(kappa, sampling_rate, sigma, steps)?;
+            let curve = rdp::rdp_curve(sampling_rate, sigma, steps, &orders)?;
+            let b = rero::balle::gamma_from_rdp(kappa, &orders, &curve)?;
+            Ok(PointBounds {
+                gamma: h.gamma,
+                gamma_lower: h.lower,
+                gamma_balle: b.gamma,
+                gamma_balle_order: b.order,
+            })
+        })
+        .collect()
+}
+
+fn prior_aware_bounds(c: &PriorAwareConfig) -> Result<Vec<PointBounds>, Failure> {
+    rero_bounds(
+        1.0 / c.prior_size as f64,
+        c.run.sampling_rate,
+        &c.noise_multipliers,
+        c.run.steps,
+    )
+}
+
+/// `o` with the array `key` of `items` (and, when there is exactly one item, its keys also
+/// at the top level), rendered on one line.
+pub(crate) fn with_items(mut o: Object, key: &str, items: Vec<Object>) -> String {
+    if let [only] = items.as_slice() {
+        for (k, val) in only.entries() {
+            o.put(k, val.clone());
+        }
+    }
+    o.put(key, Value::Arr(items.into_iter().map(Value::Obj).collect()));
+    let mut text = o.render();
+    text.push('\n');
+    text
+}
+
+impl ShardedRun for PriorAwareConfig {
+    type Outcome = PriorAwareOutcome;
+    type Scores = Score;
+    const KIND: &'static str = "attack prior-aware";
+
+    fn to_json(&self) -> Object {
+        PriorAwareConfig::to_json(self)
+    }
+
+    fn from_json(o: &Object) -> Result<Self, String> {
+        PriorAwareConfig::from_json(o)
+    }
+
+    fn groups(&self) -> usize {
+        self.points()
+    }
+
+    fn trials(&self) -> u64 {
+        self.trials
+    }
+
+    fn group_name(&self, group: usize) -> String {
+        format!("point {group}")
+    }
+
+    fn write_line(&self, group: usize, o: &PriorAwareOutcome) -> Object {
+        let mut line = Object::new();
+        line.int("point", group as u64)
+            .int("trial", o.trial)
+            .int("target", u64::from(o.target))
+            .put(
+                "guesses",
+                named_json(&o.guesses, |g| Value::Int(u64::from(g))),
+            )
+            .int("steps_in_batch", o.steps_in_batch);
+        line
+    }
+
+    fn read_line(&self, o: &Object) -> Result<(usize, u64, PriorAwareOutcome), String> {
+        let int = |key: &str| o.get(key).and_then(Value::as_u64);
+        let (Some(point), Some(trial), Some(target), Some(steps_in_batch)) = (
+            int("point"),
+            int("trial"),
+            int("target"),
+            int("steps_in_batch"),
+        ) else {
+            return Err(String::from(
+                "missing point, trial, target or steps_in_batch",
+            ));
+        };
+        let prior = self.prior_size;
+        if target >= prior {
+            return Err(String::from("target >= prior_size"));
+        }
+        // Entries that are not integers are dropped here and refused by merge's canonical
+        // check (the line it would write differs).
+        let raw: Vec<u64> = match o.get("guesses") {
+            Some(Value::Arr(g)) => g.iter().filter_map(Value::as_u64).collect(),
+            _ => Vec::new(),
+        };
+        if raw.iter().any(|&g| g >= prior) {
+            return Err(String::from("a guess is not a candidate (>= prior_size)"));
+        }
+        let guesses = Named::from_values(raw.into_iter().map(|g| g as u32).collect())
+            .map_err(|_| format!("'guesses' must be {} candidates", Score::ALL.len()))?;
+        let point = usize::try_from(point).unwrap_or(usize::MAX);
+        Ok((
+            point,
+            trial,
+            PriorAwareOutcome {
+                trial,
+                target: u32::try_from(target).unwrap_or(u32::MAX),
+                guesses,
+                steps_in_batch,
+            },
+        ))
+    }
+}
+
+/// `merge` of prior-aware shards: the summary the unsharded run prints.
+pub(crate) fn merged_summary(
+    config: &PriorAwareConfig,
+    outcomes: &[Vec<PriorAwareOutcome>],
+    outputs: &OutputOptions,
+) -> Out {
+    let bounds = prior_aware_bounds(config)?;
+    summarise(config, &bounds, outcomes, outputs)
+}
+
+const CONFIDENCE: f64 = 0.95;
+
+struct PointSummary {
+    rates: Named<Score, SuccessRate, 3>,
+}
+
+fn summarise(
+    c: &PriorAwareConfig,
+    bounds: &[PointBounds],
+    outcomes: &[Vec<PriorAwareOutcome>],
+    outputs: &OutputOptions,
+) -> Out {
+    let mut points = Vec::with_capacity(outcomes.len());
+    for point in outcomes {
+        let n = point.len() as u64;
+        let rates = Named::try_from_fn(|score| {
+            let k = point.iter().filter(|o| o.success(score)).count() as u64;
+            success_rate(k, n, CONFIDENCE)
+        })?;
+        points.push(PointSummary { rates });
+    }
+    let kappa = 1.0 / c.prior_size as f64;
+    let headline = |p: &PointSummary| p.rates.get(c.score).copied();
+
+    if let Some(path) = &outputs.csv {
+        write_whole("csv", path, &csv(c, bounds, &points))?;
+    }
+    if let Some(path) = &outputs.plot {
+        write_whole("plot", path, &plot(c, bounds, &points))?;
+    }
+
+    if outputs.json {
+        let mut o = Object::new();
+        o.str("command", "attack").str("attack", "prior-aware");
+        for (k, val) in c.to_json().entries() {
+            if !matches!(k.as_str(), "epsilons" | "noise_multipliers" | "trials") {
+                o.put(k, val.clone());
+            }
+        }
+        o.num("kappa", kappa).num("confidence", CONFIDENCE);
+        let mut arr = Vec::new();
+        for (j, (p, b)) in points.iter().zip(bounds).enumerate() {
+            let mut po = Object::new();
+            match &c.epsilons {
+                Some(e) => po.num("epsilon", e.get(j).copied().unwrap_or(f64::NAN)),
+                None => po.put("epsilon", Value::Null),
+            };
+            po.num(
+                "noise_multiplier",
+                c.noise_multipliers.get(j).copied().unwrap_or(f64::NAN),
+            );
+            if let Some(r) = headline(p) {
+                po.int("trials", r.trials)
+                    .int("successes", r.successes)
+                    .num("success_rate", r.rate)
+                    .num("success_lower", r.lower)
+                    .num("success_upper", r.upper);
+                po.num("gamma", b.gamma)
+                    .num("gamma_lower", b.gamma_lower)
+                    .num("gamma_balle", b.gamma_balle)
+                    .num("gamma_balle_order", b.gamma_balle_order)
+                    .put(
+                        "above_bound",
+                        Value::Bool(p.rates.values().iter().any(|r| r.lower > b.gamma)),
+                    );
+            }
+            let mut so = Object::new();
+            for (score, r) in p.rates.iter() {
+                let mut ro = Object::new();
+                ro.int("successes", r.successes)
+                    .num("success_rate", r.rate)
+                    .num("success_lower", r.lower)
+                    .num("success_upper", r.upper);
+                so.put(score.name(), Value::Obj(ro));
+            }
+            po.put("scores", Value::Obj(so));
+            arr.push(po);
+        }
+        return Ok(with_items(o, "points", arr));
+    }
+
+    let mut t = String::new();
+    t.push_str(&format!(
+        "prior-aware attack (Hayes, Mahloujifar, Balle 2023, {}) against ReRo bounds\n",
+        match c.score {
+            Score::Sum => "Alg. 2",
+            Score::Top => "Alg. 3",
+            Score::LogLikelihood => "App. G",
+        }
+    ));
+    t.push_str(&format!(
+        "  model {} on {}, |D⁻| = {}, prior of m = {} (κ = {}), {}, T = {}, C = {}, lr = {}\n",
+        c.run.model_label(),
+        c.run.data,
+        c.run.train_size,
+        c.prior_size,
+        shown(kappa),
+        c.run.batch_label(),
+        c.run.steps,
+        shown(c.run.clip),
+        shown(c.run.lr)
+    ));
+    t.push_str(&format!(
+        "  {} trials per point, seed {}, two-sided 95 % Clopper–Pearson intervals\n\n",
+        c.trials, c.seed
+    ));
+    t.push_str(&format!(
+        "  {:>8}  {:>10}  {:>24}  {:>9}  {:>9}  {:>9}  {:>8}\n",
+        if c.epsilons.is_some() { "ε" } else { "" },
+        "σ",
+        format!("success ({})", c.score.name()),
+        "γ Hayes",
+        "γ Balle",
+        "γ − rate",
+        ""
+    ));
+    let mut above = 0usize;
+    for (j, (p, b)) in points.iter().zip(bounds).enumerate() {
+        let Some(r) = headline(p) else { continue };
+        let eps = c
+            .epsilons
+            .as_ref()
+            .and_then(|e| e.get(j))
+            .map_or(String::new(), |&e| shown(e));
+        let sigma = c.noise_multipliers.get(j).copied().unwrap_or(f64::NAN);
+        let verdict = if p.rates.values().iter().any(|r| r.lower > b.gamma) {
+            above += 1;
+            "ABOVE γ"
+        } else {
+            "≤ γ"
+        };
+        t.push_str(&format!(
+            "  {eps:>8}  {:>10}  {:>24}  {:>9}  {:>9}  {:>9}  {verdict:>8}\n",
+            sig(sigma, 6, Side::Nearest),
+            format!(
+                "{} [{}, {}]",
+                sig(r.rate, 4, Side::Nearest),
+                sig(r.lower, 4, Side::Down),
+                sig(r.upper, 4, Side::Up)
+            ),
+            sig(b.gamma, 4, Side::Up),
+            sig(b.gamma_balle, 4, Side::Up),
+            sig(b.gamma - r.rate, 3, Side::Nearest),
+        ));
+    }
+    t.push_str("\n  other scores (success rate [95 % interval]):\n");
+    for (j, p) in points.iter().enumerate() {
+        let label = match &c.epsilons {
+            Some(e) => format!("ε = {}", shown(e.get(j).copied().unwrap_or(f64::NAN))),
+            None => format!(
+                "σ = {}",
+                sig(
+                    c.noise_multipliers.get(j).copied().unwrap_or(f64::NAN),
+                    6,
+                    Side::Nearest
+                )
+            ),
+        };
+        let parts: Vec<String> = p
+            .rates
+            .iter()
+            .map(|(s, r)| {
+                format!(
+                    "{} {} [{}, {}]",
+                    s.name(),
+                    sig(r.rate, 4, Side::Nearest),
+                    sig(r.lower, 4, Side::Down),
+                    sig(r.upper, 4, Side::Up)
+                )
+            })
+            .collect();
+        t.push_str(&format!("    {label}: {}\n", parts.join("; ")));
+    }
+    if above > 0 {
+        t.push_str(&format!(
+            "\n  WARNING: at {above} point(s) an attack's whole interval lies above the bound γ — a bug in the bound, the trainer or the attack (or a 2.5 % chance per point and score).\n"
+        ));
+    }
+    Ok(t)
+}
+
+fn csv(c: &PriorAwareConfig, bounds: &[PointBounds], points: &[PointSummary]) -> String {
+    let mut s = String::from(
+        "epsilon,noise_multiplier,score,trials,successes,success_rate,success_lower,success_upper,gamma,gamma_lower,gamma_balle,kappa\n",
+    );
+    for (j, (p, b)) in points.iter().zip(bounds).enumerate() {
+        let eps = c
+            .epsilons
+            .as_ref()
+            .and_then(|e| e.get(j))
+            .map_or(String::new(), |e| json::number(*e));
+        let sigma = c.noise_multipliers.get(j).copied().unwrap_or(f64::NAN);
+        for (score, r) in p.rates.iter() {
+            s.push_str(&format!(
+                "{eps},{},{},{},{},{},{},{},{},{},{},{}\n",
+                json::number(sigma),
+                score.name(),
+                r.trials,
+                r.successes,
+                json::number(r.rate),
+                json::number(r.lower),
+                json::number(r.upper),
+                json::number(b.gamma),
+                json::number(b.gamma_lower),
+                json::number(b.gamma_balle),
+                json::number(1.0 / c.prior_size as f64)
+            ));
+        }
+    }
+    s
+}
+
+fn plot(c: &PriorAwareConfig, bounds: &[PointBounds], points: &[PointSummary]) -> String {
+    // x: ε, or σ when no ε was given.
+    let xs: Vec<f64> = match &c.epsilons {
+        Some(e) => e.clone(),
+        None => c.noise_multipliers.clone(),
+    };
+    let mut order: Vec<usize> = (0..xs.len()).collect();
+    order.sort_by(|&a, &b| {
+        xs.get(a)
+            .unwrap_or(&0.0)
+            .total_cmp(xs.get(b).unwrap_or(&0.0))
+    });
+    let at = |j: usize| xs.get(j).copied().unwrap_or(f64::NAN);
+    let curve = |f: &dyn Fn(&PointBounds) -> f64| -> Vec<(f64, f64)> {
+        order
+            .iter()
+            .filter_map(|&j| bounds.get(j).map(|b| (at(j), f(b))))
+            .collect()
+    };
+    let kappa = 1.0 / c.prior_size as f64;
+    let colours = ["#4c72b0", "#dd8452", "#55a868"];
+    let estimates = Score::ALL
+        .iter()
+        .zip(colours)
+        .map(|(score, colour)| svg::Estimates {
+            label: format!(
+                "attack: {} ({}), 95 % interval",
+                score.name(),
+                match score {
+                    Score::Sum => "Alg. 2",
+                    Score::Top => "Alg. 3",
+                    Score::LogLikelihood => "App. G",
+                }
+            ),
+            points: order
+                .iter()
+                .filter_map(|&j| {
+                    points
+                        .get(j)
+                        .and_then(|p| p.rates.get(*score))
+                        .map(|r| (at(j), r.rate, r.lower, r.upper))
+                })
+                .collect(),
+            colour,
+        })
+        .collect();
+    let subtitle = format!(
+        "{}, |D⁻| = {}, m = {}, {}, T = {}, C = {}, {} trials per point, seed {}",
+        c.run.model,
+        c.run.train_size,
+        c.prior_size,
+        c.run.sampling_label(),
+        c.run.steps,
+        shown(c.run.clip),
+        c.trials,
+        c.seed
+    );
+    svg::curve_plot_svg(&svg::CurvePlot {
+        y_max: 1.0,
+        titles: svg::Titles {
+            title: "Reconstruction success against the ReRo bound (Hayes et al. 2023, Fig. 2)",
+            subtitle: &subtitle,
+            x_label: if c.epsilons.is_some() {
+                "ε (δ fixed; σ calibrated by RDP)"
+            } else {
+                "noise multiplier σ"
+            },
+            y_label: "probability of successful reconstruction",
+        },
+        curves: std::vec![
+            svg::Curve {
+                label: String::from("γ, Hayes et al. Thm 2 (certified)"),
+                points: curve(&|b| b.gamma),
+                stroke: svg::CERTIFIED,
+            },
+            svg::Curve {
+                label: String::from("γ, Balle et al. Thm 2 (from RDP)"),
+                points: curve(&|b| b.gamma_balle),
+                stroke: svg::FROM_RDP,
+            },
+            svg::Curve {
+                label: format!("baseline κ = 1/m = {}", sig(kappa, 4, Side::Nearest)),
+                points: curve(&|_| kappa),
+                stroke: svg::REFERENCE,
+            },
+        ],
+        estimates,
+    })
+}

@@ -1,0 +1,1460 @@
+//! `reconbound audit`: the privacy audit of Nasr, Song, Thakurta, Papernot, Carlini 2021 on the
+//! crate's own DP-SGD — trainings with and without a crafted canary, each scored by every
+//! distinguisher ([`reconbound::attacks::audit::run`]), turned into an empirical ε
+//! ([`reconbound::attacks::audit::evaluate`]) and printed beside the accountant's ε by RDP and PLD
+//! for the same (q, σ, T, δ). Trials spread over threads, or one shard of them is written as
+//! JSON lines for `reconbound merge` ([`super::shard`]).
+
+use super::args::{parse, value as v, Flags, Spec, UsageError};
+use super::attack::{
+    defaults as run_defaults, load_pool, parse_run_flags, parse_sharding, sharded_flags_and,
+    with_items, OutputOptions, RunDefaults, Training,
+};
+use super::commands::{optional, shown, Failure};
+use super::format::{sig, Side};
+use super::json::{self, Object, Value};
+use super::output::write_whole;
+use super::shard::{check_size, named_json, read_named, run_groups, ShardedRun};
+use super::svg;
+use reconbound::accounting::{pld, rdp};
+use reconbound::attacks::audit::canary::{AdaptiveConfig, Crafter, GradientShape};
+use reconbound::attacks::audit::epsilon::{bonferroni_candidates, Direction, Threshold};
+use reconbound::attacks::audit::evaluate::{
+    empirical_epsilon, empirical_epsilon_max, Empirical, Estimator, ThresholdRule,
+};
+use reconbound::attacks::audit::run::{
+    named_scores, Audit, AuditConfig, AuditOutcome, BatchView, Distinguisher, WorldScores,
+};
+use reconbound::attacks::game::{Named, ScoreKind};
+use std::format;
+use std::string::String;
+use std::vec::Vec;
+
+type Out = Result<String, Failure>;
+
+fn usage(msg: String) -> Failure {
+    Failure::Usage(UsageError(msg))
+}
+
+/// The `reconbound_shard` value of an audit's shard files.
+pub(crate) const SHARD_KIND: &str = "audit";
+
+/// Documented defaults of `audit` (the rest are `attack prior-aware`'s: C = 0.1, T = 100,
+/// learning rate 10, ε = 8, δ = 1e-5, full batch).
+mod defaults {
+    /// |D|: the first N examples of the data.
+    pub const TRAIN_SIZE: u64 = 1000;
+    /// Trainings per world.
+    pub const TRIALS: u64 = 100;
+    /// The confidence parameter α of the empirical ε.
+    pub const ALPHA: f64 = 0.05;
+}
+
+const HELP: &str = "\
+usage: reconbound audit [--crafter LIST] [--distinguisher LIST] [--model mlp|mnist-convnet]
+         [--data embedded|<idx dir>] [--train-size N] [--trials N] [--sampling-rate Q]
+         [--steps T] [--clip C] [--lr R] [--noise-multiplier S | --epsilon E] [--delta D]
+         [--estimator cp|gdp|one-run] [--threshold held-out|bonferroni|VALUE]
+         [--calibration N] [--canaries M] [--guesses R] [--view informed|expected-batch]
+         [--claimed-noise-multiplier S′ | --claimed-epsilon E]
+         [--alpha A] [--seed X] [--threads K] [--shard K/M] [--csv FILE] [--plot FILE.svg]
+         [--quiet] [--json]
+
+The privacy audit of Nasr, Song, Thakurta, Papernot, Carlini 2021 (§IV) on the crate's own
+DP-SGD, beside the accountant's ε it must not beat. D is the first N examples of the data; a
+trial (a pure function of the seed and the trial index) trains once on D and once on D plus
+the canary (hard clipping at C, noise multiplier S, T steps, Poisson sampling at rate Q over
+the N + 1 indices, or the full batch for Q = 1, no momentum), from the same θ₀ (the model's
+initialisation with the seed), and scores both trainings by every distinguisher. --trials N
+is the number of trainings in each world.
+
+Crafters (--crafter, a comma list; Nasr et al. Table I):
+  1, example            an example of the data not in D (the first one: data index N)
+  2, mislabelled        that example with the label θ₀ finds least likely
+  clipbkd               a scaled lowest-variance direction of D's inputs, least likely label
+  3, adaptive           an input canary re-crafted from θ_t at every step
+  4, gradient-dirac     a gradient canary C·e_p on the coordinate D's gradients use least
+  gradient-spread-K     ±C/√K on the K least-used coordinates (K even)
+  5, dataset-dirac      D relabelled by θ₀, learning rate 0, and the Dirac gradient canary
+  dataset-spread-K      the same with the spread canary
+  all                   example, mislabelled, clipbkd, adaptive, gradient-dirac, dataset-dirac
+                        (the default)
+
+Distinguishers (--distinguisher, a comma list; scores oriented so that higher means 'in'):
+  1          final-loss: −(ℓ(θ_T; canary) − ℓ(θ₀; canary))
+  2, 2-mean  mean-loss: −mean_t (ℓ(θ_t) − ℓ(θ₀));   2-max  max-loss: −max_t (ℓ(θ_t) − ℓ(θ₀))
+             (losses relative to the public θ₀'s: the same decisions as the raw loss)
+  3          gradient: the likelihood-ratio test Σ_t ln(1 − q + q·exp((2Z_t − 1)/(2σ²)))
+             on the released gradients, Z_t = ⟨r_t, c⟩/‖c‖², r_t = B·ḡ_t − K_t
+  paired     (default) Nasr et al.'s Table I: example, mislabelled, clipbkd → 1 and 2-mean;
+             adaptive → 2-mean; gradient and dataset canaries → 3
+  all        all four for every crafter
+Every trial scores all four, so more distinguishers cost no training: one table row per
+(crafter, distinguisher).
+
+Adversary view (--view; what Distinguisher 3 subtracts of D's part of the gradient sum):
+  informed        (default) K_t = the clipped sum over D's actual batch at step t: the
+                  adversary of DP-SGD's analysis, who knows D and D's batches (never the
+                  canary's membership, sampled independently); the accountant's ε holds
+                  against it
+  expected-batch  K_t = q × D's whole clipped sum: D's batches secret too (weaker under
+                  Poisson sampling). Under the full batch both are D's whole sum.
+
+Claims (auditing a DP-SGD implementation: reproduce its configuration — q, T, C, data —
+with the crate's trainer at the σ it actually uses, and test the ε it claims):
+  --claimed-noise-multiplier S′  the accountant's ε (RDP, PLD) is computed for S′ at the
+                  same q, T, δ while the trainer runs at --noise-multiplier S (or the σ
+                  --epsilon calibrates)
+  --claimed-epsilon E            the claimed ε at δ is E itself (the accountant's ε printed
+                  is the trainer's)
+  The claim is refuted when some row's empirical lower bound exceeds the claimed ε; each
+  row holds at 1 − α, so a refutation is wrong with probability at most α × the rows
+  (claim_error). A claim that is not refuted is not proven. Without a claim the claim is
+  the trainer's own σ. The flags exclude each other and are refused with --estimator gdp:
+  a GDP estimate is no lower bound, so a value above a claim refutes it at no confidence.
+
+Empirical ε: FP of N₀ and FN of N₁ at a threshold (score >= τ guesses 'in'), their one-sided
+Clopper–Pearson upper limits FPR̄, FNR̄, then (Nasr et al. Eqs. 4–5)
+  cp   ε >= max(ln((1 − δ − FPR̄)/FNR̄), ln((1 − δ − FNR̄)/FPR̄)) with probability >= 1 − α
+  gdp  μ̂ = max(Φ⁻¹(1 − FPR̄) − Φ⁻¹(FNR̄), 0) and the ε of μ̂-GDP at δ: an estimate, a lower
+       bound only if the trade-off curve is Gaussian (Nasr et al. 2023)
+The threshold is paid for, never picked on the trials it is scored on for free:
+  held-out    (default) searched on the trials with index < --calibration (default N/2)
+              and applied to the others, which alone give the counts (α/2 per rate)
+  bonferroni  searched on all trials; each limit at α/(2K), K = 2(N₀ + N₁ − 1) rules
+  VALUE       fixed in advance: score >= VALUE guesses 'in' in every row (α/2 per rate).
+              VALUE must not come from these trials: a τ printed by a run with the same
+              seed was chosen on trials this run scores again (use another --seed)
+  one-run     (--estimator one-run [--canaries M] [--guesses R]) the one-run audit of
+              Steinke, Nasr, Jagielski 2023: ONE training of D plus M canaries (default
+              1000), each included independently with probability 1/2 (a zero gradient in
+              its place otherwise, so the training samples n + M indices at q = B/(n + M));
+              every canary scored by the distinguishers; 'in' guessed on the R/2 highest
+              and 'out' on the R/2 lowest scores (R = 100 by default, fixed in advance); ε
+              from the correct guesses with the 2·M·δ term (refused unless 2·M·δ < α).
+              Crafters: example, mislabelled, gradient-*, dataset-* (default: example,
+              mislabelled, gradient-dirac, dataset-dirac); --trials, --shard, --threshold,
+              --calibration, --csv and --plot do not apply.
+
+Printed: the configuration, the accountant's ε for (q, σ, T, δ) by RDP and by PLD (certified
+[lower, upper]), then per row the threshold, FP/N₀, FN/N₁, FPR̄, FNR̄, the empirical ε (a
+lower bound at confidence 1 − α, or the GDP estimate), the most the trials could show (no
+error at all) and the PLD ε. A Clopper–Pearson lower bound above the PLD ε is a bug (or a
+chance of at most α per row) and is flagged ABOVE; a GDP estimate above it is flagged
+'estimate above the accountant', with no such guarantee (an estimate, not a bound).
+
+Defaults: all crafters, paired distinguishers, MLP 784-10-10 (ELU), embedded MNIST,
+N = 1000, Q = 1, T = 100, C = 0.1, learning rate 10, ε = 8 (σ calibrated by RDP) at
+δ = 1e-5, 100 trials per world, held-out threshold on trials 0..49, cp, α = 0.05, seed 0,
+all cores. Every crafter runs the same trial seeds. Q·(N + 1) must be an integer.
+
+--shard K/M runs only the trials with index ≡ K (mod M) and prints them as JSON lines (a
+header with the whole configuration, then one line per crafter and trial with its eight
+scores) for 'reconbound merge', which prints exactly what the unsharded run prints. Threads
+never change a result.
+
+JSON keys: command, model, data, train_size, sampling_rate, batch_size, steps, clip, lr,
+delta, epsilon (the target, or null), noise_multiplier, trials, seed, pool_index, crafters,
+distinguishers, estimator, threshold_rule, calibration, fixed_threshold, alpha,
+adversary_view (informed or expected-batch), claim (trainer, noise-multiplier or epsilon),
+claim_value (S′, E or null), confidence, epsilon_rdp, epsilon_rdp_order, epsilon_pld,
+epsilon_pld_lower (or null and epsilon_pld_note) — the accountant's ε for S′ with
+--claimed-noise-multiplier, else for the trainer's σ —, epsilon_empirical_max,
+epsilon_claimed, claim_refuted (true/false), claim_error (α × the rows), rows (crafter,
+crafter_number, distinguisher, distinguisher_number, epsilon_empirical, gdp_mu, threshold,
+threshold_direction, candidates, negatives, false_positives, positives, false_negatives,
+fpr_upper, fnr_upper, canary_steps_mean, above_pld, refutes_claim); with one row its keys
+are also at the top level. The one-run audit prints adversary_view, claim, claim_value,
+epsilon_claimed, claim_refuted, claim_error and per row refutes_claim too.
+CSV (--csv): crafter,trial,world,final_loss,max_loss,mean_loss,gradient,canary_steps
+(world 0 without the canary, 1 with it; scores in round-trip precision).
+";
+
+/// Which distinguishers score each crafter's trials.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Pairing {
+    /// Nasr et al.'s Table I.
+    Paired,
+    /// All four.
+    All,
+    /// The same list for every crafter.
+    List(Vec<Distinguisher>),
+}
+
+impl Pairing {
+    pub(super) fn parse(raw: &str) -> Result<Self, String> {
+        let bad =
+            |t: &str| {
+                format!(
+                "flag '--distinguisher': '{}' is not one of 1, 2, 2-mean, 2-max, 3, paired, all",
+                t.chars().filter(|c| !c.is_control()).take(30).collect::<String>()
+            )
+            };
+        match raw.trim() {
+            "paired" => return Ok(Pairing::Paired),
+            "all" => return Ok(Pairing::All),
+            _ => {}
+        }
+        let mut list = Vec::new();
+        for token in raw.split(',').map(str::trim) {
+            let d = match token {
+                "1" | "final-loss" => Distinguisher::FinalLoss,
+                "2" | "2-mean" | "mean-loss" => Distinguisher::MeanLoss,
+                "2-max" | "max-loss" => Distinguisher::MaxLoss,
+                "3" | "gradient" => Distinguisher::GradientTest,
+                "paired" | "all" => {
+                    return Err(format!(
+                        "flag '--distinguisher': '{token}' stands alone, not in a list"
+                    ))
+                }
+                other => return Err(bad(other)),
+            };
+            if list.contains(&d) {
+                return Err(format!(
+                    "flag '--distinguisher': {} is given twice in '{}'",
+                    d.name(),
+                    raw.chars().take(60).collect::<String>()
+                ));
+            }
+            list.push(d);
+        }
+        Ok(Pairing::List(list))
+    }
+
+    /// The canonical text (parses back to the same pairing).
+    pub(super) fn name(&self) -> String {
+        match self {
+            Pairing::Paired => String::from("paired"),
+            Pairing::All => String::from("all"),
+            Pairing::List(l) => l.iter().map(|d| d.name()).collect::<Vec<_>>().join(","),
+        }
+    }
+
+    pub(super) fn for_crafter(&self, c: Crafter) -> Vec<Distinguisher> {
+        match self {
+            Pairing::All => Distinguisher::ALL.to_vec(),
+            Pairing::List(l) => l.clone(),
+            Pairing::Paired => match c {
+                Crafter::Example | Crafter::Mislabelled | Crafter::ClipBkd => {
+                    std::vec![Distinguisher::FinalLoss, Distinguisher::MeanLoss]
+                }
+                Crafter::Adaptive => std::vec![Distinguisher::MeanLoss],
+                Crafter::Gradient(_) | Crafter::MaliciousDataset(_) => {
+                    std::vec![Distinguisher::GradientTest]
+                }
+            },
+        }
+    }
+}
+
+/// One crafter of `--crafter` (a number or a [`Crafter::name`]).
+fn parse_crafter(token: &str) -> Option<Crafter> {
+    let spread = |rest: &str, f: fn(GradientShape) -> Crafter| {
+        rest.parse::<usize>()
+            .ok()
+            .filter(|k| *k >= 2 && k % 2 == 0)
+            .map(|k| f(GradientShape::Spread(k)))
+    };
+    match token {
+        "1" | "example" => Some(Crafter::Example),
+        "2" | "mislabelled" => Some(Crafter::Mislabelled),
+        "clipbkd" => Some(Crafter::ClipBkd),
+        "3" | "adaptive" => Some(Crafter::Adaptive),
+        "4" | "gradient-dirac" => Some(Crafter::Gradient(GradientShape::Dirac)),
+        "5" | "dataset-dirac" => Some(Crafter::MaliciousDataset(GradientShape::Dirac)),
+        t => {
+            if let Some(rest) = t.strip_prefix("gradient-spread-") {
+                spread(rest, Crafter::Gradient)
+            } else if let Some(rest) = t.strip_prefix("dataset-spread-") {
+                spread(rest, Crafter::MaliciousDataset)
+            } else {
+                None
+            }
+        }
+    }
+}
+
+pub(super) fn parse_crafters(raw: &str) -> Result<Vec<Crafter>, String> {
+    if raw.trim() == "all" {
+        return Ok(Crafter::TABLE_ONE.to_vec());
+    }
+    let mut list = Vec::new();
+    for token in raw.split(',').map(str::trim) {
+        let c = parse_crafter(token).ok_or_else(|| {
+            format!(
+                "flag '--crafter': '{}' is not one of 1, example, 2, mislabelled, clipbkd, 3, adaptive, 4, gradient-dirac, gradient-spread-K, 5, dataset-dirac, dataset-spread-K (K even >= 2), all",
+                token.chars().filter(|c| !c.is_control()).take(30).collect::<String>()
+            )
+        })?;
+        if list.contains(&c) {
+            return Err(format!("flag '--crafter': {} is given twice", c.name()));
+        }
+        list.push(c);
+    }
+    Ok(list)
+}
+
+fn parse_estimator(raw: Option<&str>) -> Result<Estimator, String> {
+    match raw.map(str::trim) {
+        None | Some("cp") => Ok(Estimator::ClopperPearson),
+        Some("gdp") => Ok(Estimator::Gdp),
+        Some(other) => Err(format!(
+            "flag '--estimator': '{}' is not one of cp, gdp, one-run",
+            other
+                .chars()
+                .filter(|c| !c.is_control())
+                .take(30)
+                .collect::<String>()
+        )),
+    }
+}
+
+/// What an audit tests: the claim whose ε an empirical lower bound above it refutes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Claim {
+    /// No `--claimed-*` flag: the trainer's own σ (the accountant's ε for the run itself).
+    Trainer,
+    /// `--claimed-noise-multiplier S′`: the accountant's ε at S′ (the run's q, T, δ).
+    NoiseMultiplier(f64),
+    /// `--claimed-epsilon E`: E itself.
+    Epsilon(f64),
+}
+
+impl Claim {
+    /// The `claim` key of the JSON: `trainer`, `noise-multiplier` or `epsilon`.
+    fn name(self) -> &'static str {
+        match self {
+            Claim::Trainer => "trainer",
+            Claim::NoiseMultiplier(_) => "noise-multiplier",
+            Claim::Epsilon(_) => "epsilon",
+        }
+    }
+
+    fn value(self) -> Option<f64> {
+        match self {
+            Claim::Trainer => None,
+            Claim::NoiseMultiplier(x) | Claim::Epsilon(x) => Some(x),
+        }
+    }
+
+    /// `claim` and `claim_value` (S′, E or null).
+    pub(super) fn write_json(self, o: &mut Object) {
+        o.str("claim", self.name());
+        match self.value() {
+            Some(x) => o.num("claim_value", x),
+            None => o.put("claim_value", Value::Null),
+        };
+    }
+
+    fn read_json(o: &Object) -> Result<Self, String> {
+        Ok(match o.get_str("claim")? {
+            "trainer" => match o.get("claim_value") {
+                Some(Value::Null) => Claim::Trainer,
+                _ => return Err(String::from("claim 'trainer' with a claim_value")),
+            },
+            "noise-multiplier" => Claim::NoiseMultiplier(o.get_f64("claim_value")?),
+            "epsilon" => Claim::Epsilon(o.get_f64("claim_value")?),
+            other => return Err(format!("unknown claim '{other}'")),
+        })
+    }
+
+    /// Claimed σ finite and > 0, claimed ε finite and ≥ 0.
+    pub(super) fn check(self) -> Result<(), String> {
+        match self {
+            Claim::NoiseMultiplier(x) if !(x > 0.0 && x.is_finite()) => Err(format!(
+                "--claimed-noise-multiplier = {} is out of range: must be finite and > 0",
+                shown(x)
+            )),
+            Claim::Epsilon(x) if !(x >= 0.0 && x.is_finite()) => Err(format!(
+                "--claimed-epsilon = {} is out of range: must be finite and >= 0",
+                shown(x)
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The σ the accountant is run at: S′, or the trainer's `sigma`.
+    pub(super) fn accountant_sigma(self, sigma: f64) -> f64 {
+        match self {
+            Claim::NoiseMultiplier(s) => s,
+            _ => sigma,
+        }
+    }
+
+    /// The claimed ε: E, or the accountant's (PLD, else RDP) upper bound `upper`.
+    pub(super) fn epsilon(self, upper: f64) -> f64 {
+        match self {
+            Claim::Epsilon(e) => e,
+            _ => upper,
+        }
+    }
+
+    /// The text's line on the claim (empty for the trainer's own σ).
+    pub(super) fn line(self, sigma: f64) -> String {
+        match self {
+            Claim::Trainer => String::new(),
+            Claim::NoiseMultiplier(s) => format!(
+                "  claim under audit: σ′ = {} at the same q, T, δ — the accountant's ε below is the claim's; the\n    trainer runs at σ = {}\n",
+                shown(s),
+                sig(sigma, 6, Side::Nearest)
+            ),
+            Claim::Epsilon(e) => format!(
+                "  claim under audit: ε = {} at δ (given; the accountant's ε below is the trainer's, σ = {})\n",
+                shown(e),
+                sig(sigma, 6, Side::Nearest)
+            ),
+        }
+    }
+
+    /// The verdict paragraph: `refuting` of `rows` rows have a lower bound above the claimed
+    /// ε `claimed`, each at confidence 1 − `alpha` (empty for the trainer's own σ).
+    pub(super) fn verdict(self, claimed: f64, refuting: usize, rows: usize, alpha: f64) -> String {
+        if self == Claim::Trainer {
+            return String::new();
+        }
+        let what = match self {
+            Claim::NoiseMultiplier(s) => {
+                format!("σ′ = {}, ε = {}", shown(s), sig(claimed, 4, Side::Up))
+            }
+            _ => format!("ε = {}", shown(claimed)),
+        };
+        if refuting > 0 {
+            format!(
+                "\n  claim ({what}): REFUTED — {refuting} of {rows} row(s) show a lower bound above it; each row\n    holds with probability >= {} %, so the refutation is wrong with probability <= {} (α per row,\n    summed over the rows).\n",
+                shown(100.0 * (1.0 - alpha)),
+                sig(claim_error(alpha, rows), 3, Side::Up)
+            )
+        } else {
+            format!(
+                "\n  claim ({what}): not refuted — no row's lower bound is above it (not a proof of the claim:\n    a stronger adversary or more trials may refute it).\n"
+            )
+        }
+    }
+}
+
+/// The claim's verdict keys of an audit's JSON: `epsilon_claimed`, `claim_refuted` (some of
+/// the `rows` rows' lower bounds above `claimed`) and `claim_error` ([`claim_error`]); the
+/// last two `null` for an estimate that is no lower bound (GDP), which refutes nothing.
+pub(super) fn write_claim_verdict(
+    o: &mut Object,
+    claimed: f64,
+    refuting: usize,
+    rows: usize,
+    alpha: f64,
+    estimate: bool,
+) {
+    o.num("epsilon_claimed", claimed);
+    if estimate {
+        o.put("claim_refuted", Value::Null)
+            .put("claim_error", Value::Null);
+    } else {
+        o.put("claim_refuted", Value::Bool(refuting > 0))
+            .num("claim_error", claim_error(alpha, rows));
+    }
+}
+
+/// The probability that a refutation by any of `rows` rows, each a lower bound at level α,
+/// is wrong: at most rows·α (the union bound), capped at 1.
+pub(super) fn claim_error(alpha: f64, rows: usize) -> f64 {
+    (alpha * rows as f64).min(1.0)
+}
+
+/// `--claimed-noise-multiplier` / `--claimed-epsilon` (excluding each other; refused with
+/// `gdp`, which is no lower bound).
+pub(super) fn parse_claim(f: &Flags, gdp: bool) -> Result<Claim, Failure> {
+    let s = f.f64("claimed-noise-multiplier")?;
+    let e = f.f64("claimed-epsilon")?;
+    let claim = match (s, e) {
+        (Some(_), Some(_)) => return Err(usage(String::from(
+            "flag '--claimed-epsilon' excludes '--claimed-noise-multiplier' (one claim per audit)",
+        ))),
+        (Some(s), None) => Claim::NoiseMultiplier(s),
+        (None, Some(e)) => Claim::Epsilon(e),
+        (None, None) => Claim::Trainer,
+    };
+    if gdp && claim != Claim::Trainer {
+        let flag = if s.is_some() {
+            "claimed-noise-multiplier"
+        } else {
+            "claimed-epsilon"
+        };
+        return Err(usage(format!(
+            "flag '--{flag}' does not apply with '--estimator gdp': a GDP estimate is no lower bound, so a value above the claim refutes it at no confidence (use cp or one-run)"
+        )));
+    }
+    claim.check().map_err(usage)?;
+    Ok(claim)
+}
+
+/// `--view informed|expected-batch` (default informed).
+pub(super) fn parse_view(f: &Flags) -> Result<BatchView, Failure> {
+    match f.raw("view").map(str::trim) {
+        None => Ok(BatchView::Informed),
+        Some(v) => BatchView::from_name(v).ok_or_else(|| {
+            usage(format!(
+                "flag '--view': '{}' is not one of informed, expected-batch",
+                v.chars()
+                    .filter(|c| !c.is_control())
+                    .take(30)
+                    .collect::<String>()
+            ))
+        }),
+    }
+}
+
+/// The text's line on Distinguisher 3's view of D's batches.
+pub(super) fn view_line(view: BatchView, full_batch: bool) -> String {
+    let what = if full_batch {
+        "the full batch: D's whole sum, whichever view"
+    } else {
+        match view {
+            BatchView::Informed => {
+                "K_t = the clipped sum over D's actual batch (D and its batches known, as DP-SGD's analysis allows)"
+            }
+            BatchView::ExpectedBatch => {
+                "K_t = q × D's whole clipped sum (D's batches secret: a weaker adversary)"
+            }
+        }
+    };
+    format!(
+        "  adversary view {} (Distinguisher 3, r_t = B·ḡ_t − K_t): {what}\n",
+        view.name()
+    )
+}
+
+/// Everything that determines the trials and the summary of an audit (the shard header):
+/// two runs with equal configurations give equal outcomes for equal indices.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct AuditRun {
+    run: Training,
+    /// The target ε σ was calibrated to (`None` when σ was given).
+    epsilon: Option<f64>,
+    noise_multiplier: f64,
+    trials: u64,
+    seed: u64,
+    crafters: Vec<Crafter>,
+    pairing: Pairing,
+    estimator: Estimator,
+    rule: ThresholdRule,
+    alpha: f64,
+    /// Distinguisher 3's view of D's batches.
+    view: BatchView,
+    /// The claim under audit.
+    claim: Claim,
+}
+
+/// The pool example crafters 1–3 start from: the first example not in D.
+const POOL_INDEX: u64 = 0;
+
+impl AuditRun {
+    fn to_json(&self) -> Object {
+        let mut o = Object::new();
+        self.run.write_data(&mut o);
+        self.run.write_dpsgd(&mut o);
+        match self.epsilon {
+            Some(e) => o.num("epsilon", e),
+            None => o.put("epsilon", Value::Null),
+        };
+        o.num("noise_multiplier", self.noise_multiplier)
+            .int("trials", self.trials)
+            .int("seed", self.seed)
+            .int("pool_index", POOL_INDEX)
+            .put(
+                "crafters",
+                Value::Arr(self.crafters.iter().map(|c| Value::Str(c.name())).collect()),
+            )
+            .str("distinguishers", &self.pairing.name())
+            .str("estimator", self.estimator.name())
+            .str("threshold_rule", self.rule.name());
+        match self.rule {
+            ThresholdRule::HeldOut { calibration } => o.int("calibration", calibration),
+            _ => o.put("calibration", Value::Null),
+        };
+        match self.rule {
+            ThresholdRule::Fixed(t) => o.num("fixed_threshold", t.tau),
+            _ => o.put("fixed_threshold", Value::Null),
+        };
+        o.num("alpha", self.alpha);
+        o.str("adversary_view", self.view.name());
+        self.claim.write_json(&mut o);
+        o
+    }
+
+    fn from_json(o: &Object) -> Result<Self, String> {
+        let epsilon = match o.get("epsilon") {
+            Some(Value::Null) => None,
+            _ => Some(o.get_f64("epsilon")?),
+        };
+        if o.get_u64("pool_index")? != POOL_INDEX {
+            return Err(String::from("another pool_index"));
+        }
+        let crafters = match o.get("crafters") {
+            Some(Value::Arr(items)) => items
+                .iter()
+                .map(|x| match x {
+                    Value::Str(name) => {
+                        parse_crafter(name).ok_or_else(|| format!("unknown crafter '{name}'"))
+                    }
+                    _ => Err(String::from("non-string entry in 'crafters'")),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+            _ => return Err(String::from("missing 'crafters'")),
+        };
+        let rule = match o.get_str("threshold_rule")? {
+            "held-out" => ThresholdRule::HeldOut {
+                calibration: o.get_u64("calibration")?,
+            },
+            "bonferroni" => ThresholdRule::Bonferroni,
+            "fixed" => ThresholdRule::Fixed(Threshold::at_least(o.get_f64("fixed_threshold")?)),
+            other => return Err(format!("unknown threshold_rule '{other}'")),
+        };
+        let c = AuditRun {
+            run: Training::read(o)?,
+            epsilon,
+            noise_multiplier: o.get_f64("noise_multiplier")?,
+            trials: o.get_u64("trials")?,
+            seed: o.get_u64("seed")?,
+            crafters,
+            pairing: Pairing::parse(o.get_str("distinguishers")?)?,
+            estimator: parse_estimator(Some(o.get_str("estimator")?))?,
+            rule,
+            alpha: o.get_f64("alpha")?,
+            view: BatchView::from_name(o.get_str("adversary_view")?)
+                .ok_or_else(|| String::from("unknown adversary_view"))?,
+            claim: Claim::read_json(o)?,
+        };
+        c.check()?;
+        Ok(c)
+    }
+
+    /// The limits every configuration (parsed or read from a shard header) must meet.
+    fn check(&self) -> Result<(), String> {
+        let trials = self.trials;
+        check_size(self.crafters.len() as u64, "--crafter", "crafters", trials)?;
+        if let ThresholdRule::HeldOut { calibration } = self.rule {
+            if trials < 2 {
+                return Err(format!(
+                    "--trials = {trials} is out of range: must be >= 2 with --threshold held-out (calibration trials and scored trials)"
+                ));
+            }
+            if !(1..trials).contains(&calibration) {
+                return Err(format!(
+                    "--calibration = {calibration} is out of range: must be in 1..={} (--trials - 1: trials below it choose the threshold, the others are scored)",
+                    trials.saturating_sub(1)
+                ));
+            }
+        }
+        if let ThresholdRule::Fixed(t) = self.rule {
+            if !t.tau.is_finite() {
+                return Err(format!(
+                    "--threshold = {} is out of range: must be held-out, bonferroni or a finite number",
+                    shown(t.tau)
+                ));
+            }
+        }
+        if !(self.alpha > 0.0 && self.alpha < 1.0) {
+            return Err(format!(
+                "--alpha = {} is out of range: must be in (0, 1)",
+                shown(self.alpha)
+            ));
+        }
+        if !(self.noise_multiplier > 0.0 && self.noise_multiplier.is_finite()) {
+            return Err(format!(
+                "--noise-multiplier = {} is out of range: must be finite and > 0",
+                shown(self.noise_multiplier)
+            ));
+        }
+        if self.estimator == Estimator::Gdp && self.claim != Claim::Trainer {
+            return Err(String::from(
+                "a claim (--claimed-*) does not apply with '--estimator gdp'",
+            ));
+        }
+        self.claim.check()
+    }
+
+    /// The table rows: (crafter index, distinguisher), crafters in order.
+    fn rows(&self) -> Vec<(usize, Distinguisher)> {
+        self.crafters
+            .iter()
+            .enumerate()
+            .flat_map(|(j, &c)| self.pairing.for_crafter(c).into_iter().map(move |d| (j, d)))
+            .collect()
+    }
+
+    /// The trainer's configuration of every trial (crafter 5 sets its learning rate to 0).
+    fn audit_config(&self) -> AuditConfig {
+        AuditConfig {
+            dpsgd: self.run.dpsgd(self.noise_multiplier),
+            init_seed: self.seed,
+            pool_index: POOL_INDEX as usize,
+            adaptive: AdaptiveConfig::default(),
+            view: self.view,
+        }
+    }
+}
+
+/// A world's scores as the shard line's array (the order of [`Distinguisher::KINDS`]).
+fn scores_json(s: &WorldScores) -> Value {
+    named_json(&named_scores(s), Value::Num)
+}
+
+/// The scores of world `key` of a shard line.
+fn read_scores(o: &Object, key: &str) -> Result<WorldScores, String> {
+    let n: Named<Distinguisher, f64, 4> = read_named(o, key, "numbers", Value::as_f64)?;
+    Ok(*n.values())
+}
+
+impl ShardedRun for AuditRun {
+    type Outcome = AuditOutcome;
+    type Scores = Distinguisher;
+    const KIND: &'static str = SHARD_KIND;
+
+    fn to_json(&self) -> Object {
+        AuditRun::to_json(self)
+    }
+
+    fn from_json(o: &Object) -> Result<Self, String> {
+        AuditRun::from_json(o)
+    }
+
+    fn groups(&self) -> usize {
+        self.crafters.len()
+    }
+
+    fn trials(&self) -> u64 {
+        self.trials
+    }
+
+    fn group_name(&self, group: usize) -> String {
+        match self.crafters.get(group) {
+            Some(c) => format!("crafter {}", c.name()),
+            None => format!("crafter {group}"),
+        }
+    }
+
+    fn write_line(&self, group: usize, o: &AuditOutcome) -> Object {
+        let mut line = Object::new();
+        line.str(
+            "crafter",
+            &self
+                .crafters
+                .get(group)
+                .map_or_else(String::new, |c| c.name()),
+        )
+        .int("trial", o.trial)
+        .put("without", scores_json(&o.without))
+        .put("with", scores_json(&o.with))
+        .int("canary_steps", o.canary_steps);
+        line
+    }
+
+    fn read_line(&self, o: &Object) -> Result<(usize, u64, AuditOutcome), String> {
+        let name = match o.get("crafter") {
+            Some(Value::Str(n)) => n,
+            _ => return Err(String::from("missing crafter")),
+        };
+        let group = self
+            .crafters
+            .iter()
+            .position(|c| c.name() == *name)
+            .ok_or_else(|| format!("crafter '{name}' is not in the configuration"))?;
+        let int = |key: &str| o.get(key).and_then(Value::as_u64);
+        let (Some(trial), Some(canary_steps)) = (int("trial"), int("canary_steps")) else {
+            return Err(String::from("missing trial or canary_steps"));
+        };
+        if canary_steps > self.run.steps {
+            return Err(String::from("canary_steps > steps"));
+        }
+        let outcome = AuditOutcome {
+            trial,
+            without: read_scores(o, "without")?,
+            with: read_scores(o, "with")?,
+            canary_steps,
+        };
+        Ok((group, trial, outcome))
+    }
+}
+
+/// The flags of `audit` that are not [`parse_run_flags`]'s.
+fn parse_audit(f: &Flags) -> Result<AuditRun, Failure> {
+    let r = parse_run_flags(
+        f,
+        &RunDefaults {
+            train_size: defaults::TRAIN_SIZE,
+            lr: run_defaults::LR,
+            trials: defaults::TRIALS,
+            delta_with_sigma: true,
+        },
+    )?;
+    let (epsilon, noise_multiplier) = r.single("audit")?;
+    let crafters = parse_crafters(f.raw("crafter").unwrap_or("all")).map_err(usage)?;
+    let pairing = Pairing::parse(f.raw("distinguisher").unwrap_or("paired")).map_err(usage)?;
+    let estimator = parse_estimator(f.raw("estimator")).map_err(usage)?;
+    let rule = match f.raw("threshold").map(str::trim) {
+        None | Some("held-out") => ThresholdRule::HeldOut {
+            calibration: f.u64("calibration")?.unwrap_or(r.trials / 2),
+        },
+        Some("bonferroni") => ThresholdRule::Bonferroni,
+        Some(_) => match f.f64("threshold") {
+            Ok(Some(tau)) => ThresholdRule::Fixed(Threshold::at_least(tau)),
+            _ => {
+                return Err(usage(format!(
+                    "flag '--threshold': '{}' is not held-out, bonferroni or a number",
+                    f.raw("threshold")
+                        .unwrap_or_default()
+                        .chars()
+                        .filter(|c| !c.is_control())
+                        .take(30)
+                        .collect::<String>()
+                )))
+            }
+        },
+    };
+    if f.has("calibration") && !matches!(rule, ThresholdRule::HeldOut { .. }) {
+        return Err(usage(String::from(
+            "flag '--calibration' applies only with '--threshold held-out'",
+        )));
+    }
+    let claim = parse_claim(f, estimator == Estimator::Gdp)?;
+    let view = parse_view(f)?;
+    let config = AuditRun {
+        run: r.run,
+        epsilon,
+        noise_multiplier,
+        trials: r.trials,
+        seed: r.seed,
+        crafters,
+        pairing,
+        estimator,
+        rule,
+        alpha: f.f64("alpha")?.unwrap_or(defaults::ALPHA),
+        view,
+        claim,
+    };
+    config.check().map_err(usage)?;
+    Ok(config)
+}
+
+/// `reconbound audit …`.
+fn audit_flags() -> Vec<Spec> {
+    sharded_flags_and(&[
+        v("crafter"),
+        v("distinguisher"),
+        v("estimator"),
+        v("threshold"),
+        v("calibration"),
+        v("alpha"),
+        v("canaries"),
+        v("guesses"),
+        v("view"),
+        v("claimed-noise-multiplier"),
+        v("claimed-epsilon"),
+    ])
+}
+
+/// The flags of a (multi-trial) `audit`, checked as the command checks them before any work:
+/// `report` checks them before it trains anything. The run's configuration.
+pub(crate) fn check_audit(args: &[String]) -> Result<AuditRun, Failure> {
+    let f = parse(args, &audit_flags())?;
+    let config = parse_audit(&f)?;
+    parse_sharding(&f)?;
+    Ok(config)
+}
+
+pub(crate) fn audit(args: &[String]) -> Out {
+    let f = parse(args, &audit_flags())?;
+    if f.help {
+        return Ok(String::from(HELP));
+    }
+    if f.raw("estimator").map(str::trim) == Some("one-run") {
+        return super::audit_one_run::one_run(&f);
+    }
+    for name in ["canaries", "guesses"] {
+        if f.has(name) {
+            return Err(usage(format!(
+                "flag '--{name}' applies only with '--estimator one-run'"
+            )));
+        }
+    }
+    let config = parse_audit(&f)?;
+    let (sharding, outputs) = parse_sharding(&f)?;
+    let (model, all, _) = load_pool(&config.run, 1, "--train-size + 1")?;
+    let p = model.num_params();
+    for c in &config.crafters {
+        if let Crafter::Gradient(GradientShape::Spread(k))
+        | Crafter::MaliciousDataset(GradientShape::Spread(k)) = c
+        {
+            if *k > p {
+                return Err(usage(format!(
+                    "flag '--crafter': {} is out of range: K must be even, >= 2 and <= {p} (the model's parameters)",
+                    c.name()
+                )));
+            }
+        }
+    }
+    let n = config.run.train_size as usize;
+    let data = all.subset(&(0..n).collect::<Vec<_>>())?;
+    let pool = all.subset(&(n..all.len()).collect::<Vec<_>>())?;
+    // The accountant first: a configuration it refuses fails before any training.
+    let theory = accountant(&config)?;
+    let audit_config = config.audit_config();
+    let mut audits = Vec::with_capacity(config.crafters.len());
+    for &c in &config.crafters {
+        let a = Audit::new(&model, c, &audit_config, &data, &pool)?;
+        if a.sampling_rate().to_bits() != config.run.sampling_rate.to_bits() {
+            return Err(Failure::Compute(format!(
+                "internal: the audit samples at q = {} but the accountant is run at q = {}",
+                a.sampling_rate(),
+                config.run.sampling_rate
+            )));
+        }
+        audits.push(a);
+    }
+    run_groups(
+        &config,
+        "audit",
+        &audits,
+        sharding,
+        |a, i| a.run_trial(config.seed, i),
+        |outcomes| summarise(&config, &theory, outcomes, &outputs),
+    )
+}
+
+/// `merge` of audit shards: the summary the unsharded run prints.
+pub(crate) fn merged_summary(
+    config: &AuditRun,
+    outcomes: &[Vec<AuditOutcome>],
+    outputs: &OutputOptions,
+) -> Out {
+    let theory = accountant(config)?;
+    summarise(config, &theory, outcomes, outputs)
+}
+
+/// The accountant's ε for the audit's (q, σ, T, δ).
+pub(super) struct Theory {
+    pub(super) rdp: rdp::EpsilonBound,
+    pub(super) pld: Result<pld::Estimate, String>,
+}
+
+/// The accountant's ε for the claim: at S′ with `--claimed-noise-multiplier`, else at the
+/// trainer's σ.
+fn accountant(c: &AuditRun) -> Result<Theory, Failure> {
+    accountant_at(
+        c.run.sampling_rate,
+        c.claim.accountant_sigma(c.noise_multiplier),
+        c.run.steps,
+        c.run.delta,
+    )
+}
+
+/// The accountant's ε by RDP and PLD at (q, σ, T, δ).
+pub(super) fn accountant_at(q: f64, sigma: f64, steps: u64, delta: f64) -> Result<Theory, Failure> {
+    let rdp = rdp::epsilon(q, sigma, steps, delta, rdp::Conversion::Improved)?;
+    let pld = optional(pld::epsilon(
+        q,
+        sigma,
+        steps,
+        delta,
+        &pld::PldConfig::default(),
+    ))?;
+    Ok(Theory { rdp, pld })
+}
+
+impl Theory {
+    /// The table's "accountant:" line (with its blank line after).
+    pub(super) fn line(&self) -> String {
+        let pld = match &self.pld {
+            Ok(e) => format!(
+                "ε ∈ [{}, {}] (PLD, certified)",
+                sig(e.lower, 4, Side::Down),
+                sig(e.value, 4, Side::Up)
+            ),
+            Err(note) => format!("PLD {note}"),
+        };
+        format!(
+            "  accountant: ε ≤ {} (RDP, order {}), {pld}\n\n",
+            sig(self.rdp.epsilon, 4, Side::Up),
+            shown(self.rdp.order)
+        )
+    }
+
+    /// `epsilon_rdp`, `epsilon_rdp_order`, `epsilon_pld` and `epsilon_pld_lower` (or null and
+    /// `epsilon_pld_note`).
+    pub(super) fn write_json(&self, o: &mut Object) {
+        o.num("epsilon_rdp", self.rdp.epsilon)
+            .num("epsilon_rdp_order", self.rdp.order);
+        match &self.pld {
+            Ok(e) => o
+                .num("epsilon_pld", e.value)
+                .num("epsilon_pld_lower", e.lower),
+            Err(note) => o
+                .put("epsilon_pld", Value::Null)
+                .put("epsilon_pld_lower", Value::Null)
+                .str("epsilon_pld_note", note),
+        };
+    }
+
+    /// The PLD upper bound, or RDP's where the PLD is not available.
+    pub(super) fn upper(&self) -> f64 {
+        self.pld.as_ref().map_or(self.rdp.epsilon, |e| e.value)
+    }
+}
+
+/// One table row.
+struct Row {
+    crafter: Crafter,
+    distinguisher: Distinguisher,
+    e: Empirical,
+    canary_steps_mean: f64,
+}
+
+fn evaluate(c: &AuditRun, outcomes: &[Vec<AuditOutcome>]) -> Result<Vec<Row>, Failure> {
+    let mut rows = Vec::new();
+    for (j, d) in c.rows() {
+        let (Some(&crafter), Some(trials)) = (c.crafters.get(j), outcomes.get(j)) else {
+            continue;
+        };
+        let e = empirical_epsilon(trials, d, c.estimator, c.rule, c.alpha, c.run.delta)?;
+        let steps: u64 = trials.iter().map(|o| o.canary_steps).sum();
+        rows.push(Row {
+            crafter,
+            distinguisher: d,
+            e,
+            canary_steps_mean: steps as f64 / trials.len().max(1) as f64,
+        });
+    }
+    Ok(rows)
+}
+
+/// The largest empirical ε the trials can give: every trial the estimate reads classified
+/// correctly, at the rule's level per rate.
+fn ceiling(c: &AuditRun) -> Result<f64, Failure> {
+    let n = match c.rule {
+        ThresholdRule::HeldOut { calibration } => c.trials - calibration,
+        ThresholdRule::Fixed(_) | ThresholdRule::Bonferroni => c.trials,
+    };
+    Ok(empirical_epsilon_max(
+        c.estimator,
+        c.rule,
+        n,
+        n,
+        c.alpha,
+        c.run.delta,
+    )?)
+}
+
+pub(super) fn threshold_text(t: Threshold) -> String {
+    let side = match t.direction {
+        Direction::AtLeast => "≥",
+        Direction::Below => "<",
+    };
+    format!("{side} {}", sig(t.tau, 4, Side::Nearest))
+}
+
+/// The keys of one empirical ε (an `audit` row, the `estimate` object), in this order:
+/// `epsilon_empirical`, `gdp_mu`, `threshold`, `threshold_direction`, `candidates`,
+/// `negatives`, `false_positives`, `positives`, `false_negatives`, `fpr_upper`, `fnr_upper`.
+pub(super) fn empirical_json<'o>(o: &'o mut Object, e: &Empirical) -> &'o mut Object {
+    o.num("epsilon_empirical", e.epsilon);
+    match e.mu {
+        Some(mu) => o.num("gdp_mu", mu),
+        None => o.put("gdp_mu", Value::Null),
+    };
+    o.num("threshold", e.threshold.tau)
+        .str("threshold_direction", direction_name(e.threshold.direction))
+        .int("candidates", e.candidates)
+        .int("negatives", e.counts.negatives)
+        .int("false_positives", e.counts.false_positives)
+        .int("positives", e.counts.positives)
+        .int("false_negatives", e.counts.false_negatives)
+        .num("fpr_upper", e.fpr_upper)
+        .num("fnr_upper", e.fnr_upper)
+}
+
+pub(super) fn direction_name(d: Direction) -> &'static str {
+    match d {
+        Direction::AtLeast => "at-least",
+        Direction::Below => "below",
+    }
+}
+
+fn summarise(
+    c: &AuditRun,
+    theory: &Theory,
+    outcomes: &[Vec<AuditOutcome>],
+    outputs: &OutputOptions,
+) -> Out {
+    let rows = evaluate(c, outcomes)?;
+    let max = ceiling(c)?;
+    let upper = theory.upper();
+    if let Some(path) = &outputs.csv {
+        write_whole("csv", path, &csv(c, outcomes))?;
+    }
+    if let Some(path) = &outputs.plot {
+        write_whole("plot", path, &plot(c, theory, &rows, max))?;
+    }
+    if outputs.json {
+        let mut o = Object::new();
+        o.str("command", "audit");
+        for (k, val) in c.to_json().entries() {
+            o.put(k, val.clone());
+        }
+        o.num("confidence", 1.0 - c.alpha);
+        theory.write_json(&mut o);
+        o.num("epsilon_empirical_max", max);
+        let claimed = c.claim.epsilon(upper);
+        let refuting = rows.iter().filter(|r| r.e.epsilon > claimed).count();
+        // A GDP estimate is no lower bound: it refutes nothing at any confidence, so the
+        // verdicts are null (an explicit claim is refused with gdp before any work).
+        let gdp = c.estimator == Estimator::Gdp;
+        let verdict = |refuted: bool| {
+            if gdp {
+                Value::Null
+            } else {
+                Value::Bool(refuted)
+            }
+        };
+        write_claim_verdict(&mut o, claimed, refuting, rows.len(), c.alpha, gdp);
+        let arr: Vec<Object> = rows
+            .iter()
+            .map(|r| {
+                let mut ro = Object::new();
+                let e = &r.e;
+                ro.str("crafter", &r.crafter.name())
+                    .int("crafter_number", u64::from(r.crafter.number()))
+                    .str("distinguisher", r.distinguisher.name())
+                    .int("distinguisher_number", u64::from(r.distinguisher.number()));
+                empirical_json(&mut ro, e)
+                    .num("canary_steps_mean", r.canary_steps_mean)
+                    .put("above_pld", Value::Bool(e.epsilon > upper))
+                    .put("refutes_claim", verdict(e.epsilon > claimed));
+                ro
+            })
+            .collect();
+        return Ok(with_items(o, "rows", arr));
+    }
+    Ok(table(c, theory, &rows, max))
+}
+
+fn table(c: &AuditRun, theory: &Theory, rows: &[Row], max: f64) -> String {
+    let mut t = String::new();
+    t.push_str(
+        "privacy audit (Nasr, Song, Thakurta, Papernot, Carlini 2021) of the crate's DP-SGD\n",
+    );
+    t.push_str(&format!(
+        "  model {} on {}, |D| = {} (+ the canary), lr = {}\n",
+        c.run.model_label(),
+        c.run.data,
+        c.run.train_size,
+        shown(c.run.lr)
+    ));
+    t.push_str(&format!(
+        "  {}, σ = {}{}, T = {}, C = {}\n  δ = {}, α = {}, {} trials per world, seed {}\n",
+        c.run.batch_label(),
+        sig(c.noise_multiplier, 6, Side::Nearest),
+        c.epsilon.map_or(String::new(), |e| format!(
+            " (calibrated to ε = {} by RDP)",
+            shown(e)
+        )),
+        c.run.steps,
+        shown(c.run.clip),
+        shown(c.run.delta),
+        shown(c.alpha),
+        c.trials,
+        c.seed
+    ));
+    t.push_str(&view_line(c.view, c.run.sampling_rate == 1.0));
+    t.push_str(&c.claim.line(c.noise_multiplier));
+    t.push_str(&theory.line());
+    let gdp = c.estimator == Estimator::Gdp;
+    let level = format!("{} %", shown(100.0 * (1.0 - c.alpha)));
+    let threat = |r: &Row| {
+        format!(
+            "{} {} / {} {}",
+            r.crafter.number(),
+            r.crafter.name(),
+            r.distinguisher.number(),
+            r.distinguisher.name()
+        )
+    };
+    let head = "threat model (crafter / distinguisher)";
+    let w = rows
+        .iter()
+        .map(|r| threat(r).chars().count())
+        .chain([head.chars().count()])
+        .max()
+        .unwrap_or(0);
+    t.push_str(&format!(
+        "  {:<w$}  {:>14}  {:>9}  {:>9}  {:>7}  {:>7}  {:>11}  {:>7}\n",
+        head,
+        format!("τ ({})", c.rule.name()),
+        "FP/N₀",
+        "FN/N₁",
+        "FPR ≤",
+        "FNR ≤",
+        if gdp {
+            String::from("ε GDP est.")
+        } else {
+            format!("ε ≥ ({level})")
+        },
+        "ε PLD"
+    ));
+    let upper = theory.upper();
+    let claimed = c.claim.epsilon(upper);
+    let explicit = c.claim != Claim::Trainer;
+    let (mut above, mut refuting) = (0usize, 0usize);
+    for r in rows {
+        let e = &r.e;
+        refuting += usize::from(e.epsilon > claimed);
+        let flag = if explicit {
+            if e.epsilon > claimed {
+                "  REFUTES"
+            } else {
+                ""
+            }
+        } else if e.epsilon > upper {
+            above += 1;
+            above_flag(gdp)
+        } else {
+            ""
+        };
+        t.push_str(&format!(
+            "  {:<w$}  {:>14}  {:>9}  {:>9}  {:>7}  {:>7}  {:>11}  {:>7}{flag}\n",
+            threat(r),
+            threshold_text(e.threshold),
+            format!("{}/{}", e.counts.false_positives, e.counts.negatives),
+            format!("{}/{}", e.counts.false_negatives, e.counts.positives),
+            sig(e.fpr_upper, 3, Side::Up),
+            sig(e.fnr_upper, 3, Side::Up),
+            sig(e.epsilon, 4, if gdp { Side::Nearest } else { Side::Down }),
+            sig(upper, 4, Side::Up),
+        ));
+    }
+    t.push('\n');
+    let verdict = c.claim.verdict(claimed, refuting, rows.len(), c.alpha);
+    let per_rate = match c.rule {
+        ThresholdRule::HeldOut { calibration } => format!(
+            "  τ (held-out): each row's best Clopper–Pearson rule on the calibration trials 0..{}, which\n    the estimate never reads, applied to trials {}..{}, which alone give the counts;\n    FPR, FNR ≤: one-sided Clopper–Pearson limits at α/2 per rate.\n",
+            calibration - 1,
+            calibration,
+            c.trials - 1
+        ),
+        ThresholdRule::Bonferroni => format!(
+            "  τ (bonferroni): searched on all trials and paid for by Bonferroni over\n    K = 2(N₀ + N₁ − 1) = {} candidate rules per row: FPR, FNR ≤ are one-sided limits at α/(2K).\n",
+            bonferroni_candidates(c.trials, c.trials)
+        ),
+        ThresholdRule::Fixed(tau) => format!(
+            "  τ (fixed): {} for every row, fixed before the trials (score ≥ τ guesses 'in'; scores are\n    −(loss − loss at θ₀) for distinguishers 1–2, the log-likelihood ratio for 3); FPR, FNR ≤ at α/2 per rate.\n",
+            shown(tau.tau)
+        ),
+    };
+    t.push_str(&per_rate);
+    if gdp {
+        t.push_str(&format!(
+            "  ε GDP est.: μ̂ = max(Φ⁻¹(1 − FPR̄) − Φ⁻¹(FNR̄), 0), then the ε of μ̂-GDP at δ (Nasr et al. 2023):\n    a lower bound only if the trade-off curve is Gaussian. At most {} with these trials.\n",
+            sig(max, 4, Side::Nearest)
+        ));
+    } else {
+        t.push_str(&format!(
+            "  ε ≥: Clopper–Pearson lower bound with δ (Nasr et al. Eqs. 4–5), with probability ≥ {level}\n    per row; at most {} with these trials (no error at all).\n",
+            sig(max, 4, Side::Nearest)
+        ));
+    }
+    if above > 0 {
+        t.push_str(&above_note(gdp, above));
+    }
+    t.push_str(&verdict);
+    t
+}
+
+/// The flag after a row whose ε is above the accountant's (PLD) ε.
+fn above_flag(gdp: bool) -> &'static str {
+    if gdp {
+        "  estimate above the accountant"
+    } else {
+        "  ABOVE"
+    }
+}
+
+/// The footnote for `above` rows above the accountant's ε. A Clopper–Pearson lower bound
+/// there is a bug or an event of probability ≤ α per row; a GDP estimate carries no such
+/// guarantee (it assumes a Gaussian trade-off curve and has no confidence level), so its
+/// note makes no α claim.
+fn above_note(gdp: bool, above: usize) -> String {
+    if gdp {
+        format!(
+            "\n  NOTE: {above} row(s) with a GDP estimate above the accountant's ε. An estimate, not a bound:\n    it has no confidence level; rerun with --estimator cp for a lower bound that can convict.\n"
+        )
+    } else {
+        format!(
+            "\n  WARNING: {above} row(s) exceed the accountant's ε — a bug in the accountant, the trainer\n    or the audit (or a chance of at most α per row).\n"
+        )
+    }
+}
+
+fn csv(c: &AuditRun, outcomes: &[Vec<AuditOutcome>]) -> String {
+    let columns: Vec<String> = Distinguisher::KINDS.iter().map(|d| d.column()).collect();
+    let mut s = format!("crafter,trial,world,{},canary_steps\n", columns.join(","));
+    for (crafter, trials) in c.crafters.iter().zip(outcomes) {
+        let name = crafter.name();
+        for o in trials {
+            for (world, scores, steps) in [(0, &o.without, 0), (1, &o.with, o.canary_steps)] {
+                let cols: Vec<String> = named_scores(scores)
+                    .values()
+                    .iter()
+                    .map(|&x| json::number(x))
+                    .collect();
+                s.push_str(&format!(
+                    "{name},{},{world},{},{steps}\n",
+                    o.trial,
+                    cols.join(",")
+                ));
+            }
+        }
+    }
+    s
+}
+
+fn plot(c: &AuditRun, theory: &Theory, rows: &[Row], max: f64) -> String {
+    let gdp = c.estimator == Estimator::Gdp;
+    let colour = "#4c72b0";
+    let bars = rows
+        .iter()
+        .map(|r| svg::Bar {
+            label: format!(
+                "{} {}\n{} {}",
+                r.crafter.number(),
+                r.crafter.name(),
+                r.distinguisher.number(),
+                r.distinguisher.name()
+            ),
+            value: r.e.epsilon,
+            text: sig(r.e.epsilon, 3, if gdp { Side::Nearest } else { Side::Down }),
+            colour,
+        })
+        .collect();
+    let mut levels = Vec::new();
+    if let Ok(e) = &theory.pld {
+        levels.push(svg::Level {
+            label: format!(
+                "accountant's ε by PLD (certified upper bound) = {}",
+                sig(e.value, 4, Side::Up)
+            ),
+            value: e.value,
+            stroke: svg::CERTIFIED,
+        });
+    }
+    levels.push(svg::Level {
+        label: format!(
+            "accountant's ε by RDP = {}",
+            sig(theory.rdp.epsilon, 4, Side::Up)
+        ),
+        value: theory.rdp.epsilon,
+        stroke: svg::FROM_RDP,
+    });
+    levels.push(svg::Level {
+        label: format!(
+            "the most {} trials per world can show (no error) = {}",
+            match c.rule {
+                ThresholdRule::HeldOut { calibration } => c.trials - calibration,
+                _ => c.trials,
+            },
+            sig(max, 4, Side::Nearest)
+        ),
+        value: max,
+        stroke: svg::REFERENCE,
+    });
+    let subtitle = format!(
+        "{}, |D| = {}, {}, σ = {}, T = {}, C = {}, δ = {}, {} trials per world, {} threshold, seed {}",
+        c.run.model,
+        c.run.train_size,
+        c.run.sampling_label(),
+        sig(c.noise_multiplier, 4, Side::Nearest),
+        c.run.steps,
+        shown(c.run.clip),
+        shown(c.run.delta),
+        c.trials,
+        c.rule.name(),
+        c.seed
+    );
+    let series_label = if gdp {
+        String::from("empirical ε: GDP estimate (Nasr et al. 2023; assumes a Gaussian trade-off)")
+    } else {
+        format!(
+            "empirical ε: Clopper–Pearson lower bound at {} % confidence (Nasr et al. Eqs. 4–5)",
+            shown(100.0 * (1.0 - c.alpha))
+        )
+    };
+    svg::bar_chart_svg(&svg::BarChart {
+        titles: svg::Titles {
+            title:
+                "Privacy audit: empirical ε against the accountant's ε (Nasr et al. 2021, Fig. 1)",
+            subtitle: &subtitle,
+            x_label: "threat model (crafter / distinguisher)",
+            y_label: "ε",
+        },
+        bars,
+        series: std::vec![(series_label, colour)],
+        levels,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crafter_names_parse_back() {
+        for c in Crafter::TABLE_ONE
+            .into_iter()
+            .chain([Crafter::Gradient(GradientShape::Spread(8))])
+            .chain([Crafter::MaliciousDataset(GradientShape::Spread(2))])
+        {
+            assert_eq!(parse_crafter(&c.name()), Some(c));
+        }
+        for bad in [
+            "6",
+            "gradient-spread-3",
+            "gradient-spread-0",
+            "dataset-spread-",
+            "",
+        ] {
+            assert_eq!(parse_crafter(bad), None, "{bad}");
+        }
+        assert!(parse_crafters("1,example").is_err());
+        assert_eq!(parse_crafters("all").unwrap().len(), 6);
+    }
+
+    #[test]
+    fn gdp_row_above_the_accountant_is_an_estimate_without_an_alpha_claim() {
+        assert_eq!(above_flag(true), "  estimate above the accountant");
+        let gdp = above_note(true, 2);
+        assert!(gdp.contains("2 row(s) with a GDP estimate above"), "{gdp}");
+        assert!(gdp.contains("not a bound"), "{gdp}");
+        assert!(!gdp.contains("chance"), "{gdp}");
+        assert!(!gdp.contains("bug"), "{gdp}");
+        assert_eq!(above_flag(false), "  ABOVE");
+        let cp = above_note(false, 1);
+        assert!(cp.contains("chance of at most α per row"), "{cp}");
+    }
+
+    #[test]
+    fn pairings_parse_back_and_follow_table_one() {
+        for raw in ["paired", "all", "1,2,3", "2-max,gradient"] {
+            let p = Pairing::parse(raw).unwrap();
+            assert_eq!(Pairing::parse(&p.name()).unwrap(), p, "{raw}");
+        }
+        assert!(Pairing::parse("2,2-mean").is_err());
+        assert!(Pairing::parse("1,paired").is_err());
+        let p = Pairing::Paired;
+        assert_eq!(
+            p.for_crafter(Crafter::Example),
+            [Distinguisher::FinalLoss, Distinguisher::MeanLoss]
+        );
+        assert_eq!(p.for_crafter(Crafter::Adaptive), [Distinguisher::MeanLoss]);
+        assert_eq!(
+            p.for_crafter(Crafter::MaliciousDataset(GradientShape::Dirac)),
+            [Distinguisher::GradientTest]
+        );
+    }
+}

@@ -1,0 +1,1377 @@
+//! The subcommands: parse flags, call the library, render a table or one JSON object.
+
+use super::args::{parse, switch, value as v, Flags, Spec, UsageError};
+use super::format::{sig, Side};
+use super::json::{Object, Value};
+use super::schedule::{self as sched, PHASE, SCHEDULE};
+use reconbound::accounting::schedule::Schedule;
+use reconbound::accounting::{fano, mse, pld, pld_schedule, prior, rdp, rero};
+use reconbound::Error;
+use std::format;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+/// Why a command failed.
+pub(crate) enum Failure {
+    /// Bad flags or invalid input: exit 2.
+    Usage(UsageError),
+    /// Valid input, uncertifiable result: exit 1.
+    Compute(String),
+}
+
+impl From<UsageError> for Failure {
+    fn from(e: UsageError) -> Self {
+        Failure::Usage(e)
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::InvalidParameter {
+                name,
+                value,
+                expected,
+            } => Failure::Usage(UsageError(format!(
+                "{} = {} is out of range: must be {expected}",
+                flag(name),
+                shown(value)
+            ))),
+            Error::InvalidCount {
+                name,
+                value,
+                expected,
+            } => Failure::Usage(UsageError(format!(
+                "{} = {value} is out of range: must be {expected}",
+                flag(name)
+            ))),
+            Error::Inconsistent { .. } => Failure::Usage(UsageError(e.to_string())),
+            _ => Failure::Compute(e.to_string()),
+        }
+    }
+}
+
+/// An offending value as a user reads it: plain decimals in [1e-4, 1e15), else scientific
+/// notation (`1e-300`, not three hundred zeros).
+pub(crate) fn shown(v: f64) -> String {
+    reconbound::error::Shown(v).to_string()
+}
+
+/// The CLI flag for a library parameter name (`noise_multiplier` → `--noise-multiplier`).
+fn flag(name: &str) -> String {
+    let mapped = match name {
+        "order" | "orders" => "orders",
+        "epsilon" | "target_epsilon" => "target-epsilon",
+        "gamma" | "target_gamma" => "target-gamma",
+        "clip_norm" => "clip",
+        other => other,
+    };
+    format!("--{}", mapped.replace('_', "-"))
+}
+
+type Out = Result<String, Failure>;
+
+const JSON: Spec = switch("json");
+
+/// The documented default configuration of `reconbound bound`: DP-SGD on MNIST as in
+/// Abadi et al. 2016 (batch 256 of 60,000, σ = 1.1, 60 epochs → 14,063 steps), δ = 1e-5,
+/// a uniform prior over 10 candidates (κ = 0.1), data in [0, 1]^d.
+pub(crate) mod defaults {
+    /// σ.
+    pub const NOISE_MULTIPLIER: f64 = 1.1;
+    /// B.
+    pub const BATCH_SIZE: u64 = 256;
+    /// N.
+    pub const DATASET_SIZE: u64 = 60_000;
+    /// Epochs.
+    pub const EPOCHS: f64 = 60.0;
+    /// δ.
+    pub const DELTA: f64 = 1e-5;
+    /// m.
+    pub const PRIOR_SIZE: u64 = 10;
+    /// Per-coordinate diameter.
+    pub const DIAMETER: f64 = 1.0;
+    /// Δ² of `fano`: orthonormal candidate means, as in Hayes et al. Table 2.
+    pub const SENSITIVITY_SQ: f64 = 2.0;
+    /// Δ² of the Fano line of `bound`: the worst case ‖g_i − g_j‖² ≤ (2C)² for clipped
+    /// gradients of two candidates, in units of C.
+    pub const WORST_CASE_SENSITIVITY_SQ: f64 = 4.0;
+}
+
+const BOUND_HELP: &str = "\
+usage: reconbound bound [--noise-multiplier S] [--sampling-rate Q | --batch-size B --dataset-size N]
+                        [--steps T | --epochs E] [--delta D] [--prior-size M | --kappa K]
+                        [--diameter X] [--json]
+       reconbound bound (--phase Q,S,T [--phase ...] | --schedule FILE.csv) [--delta D]
+                        [--prior-size M | --kappa K] [--diameter X] [--json]
+
+Every guarantee the papers give for one DP-SGD configuration (Poisson sampling at rate q,
+noise multiplier σ, T steps): κ; ε(δ) by RDP (improved and Mironov conversions) and by PLD;
+ReRo γ by Balle et al. 2022 Thm 2 from RDP and by Hayes et al. 2023 (certified numerical
+composition); the Fano success bound of Guo et al. 2022b (pairwise KL ≤ qTΔ²/(2σ²) with the
+worst case Δ² = 4 for clipped gradients); the Guo et al. 2022 Thm 1 MSE
+lower bound for unbiased reconstructions of data with per-coordinate diameter X.
+
+Defaults (DP-SGD on MNIST, Abadi et al. 2016): σ = 1.1, B = 256, N = 60000 (q = B/N),
+60 epochs (T = ceil(E/q) = 14063), δ = 1e-5, M = 10 (κ = 1/M), X = 1.
+
+JSON keys: command, noise_multiplier, sampling_rate, steps, delta, kappa, orders, rdp,
+epsilon_rdp, best_order, epsilon_rdp_mironov, best_order_mironov, epsilon_pld,
+epsilon_pld_lower, gamma_balle, gamma_balle_order, gamma, gamma_lower, method,
+fano_success_bound, fano_advantage, fano_sensitivity_sq, rdp_order2, rdp_order2_substitution,
+diameter, mse_lower_bound. When the PLD cannot certify a configuration (e.g. δ = 1e-300, whose
+tail no PLD grid holds, or σ so small that the grid would be too large; δ = 1e-200 still
+certifies at the defaults), the epsilon_pld / gamma value is null and epsilon_pld_note /
+gamma_note says why ('epsilon --accountant pld' exits 1 instead). Two degenerate cases have
+closed forms instead: ε = 0 when even ε = 0 meets δ (σ = 1e300), and, for full-batch runs
+(q = 1), the Gaussian tail bound μz + μ²/2 with lower end 0.
+The MSE bound uses (2, ε)-RDP under substitution (Guo et al. Thm 1 compares D ∪ {z} with
+D ∪ {z′}): ε ≤ 1.5·r₄ + r₃ from the add/remove RDP (Mironov 2017 Prop. 11).
+For a schedule the RDP curves (orders 3, 4 of the MSE bound too) add over the phases, the
+Fano KL bound is Σ_i q_i·T_i·Δ²/(2σ_i²), γ and ε by PLD compose the phases.
+";
+
+/// The one-phase flags of `bound` (a schedule excludes them).
+const BOUND_SINGLE: [&str; 6] = [
+    "noise-multiplier",
+    "sampling-rate",
+    "batch-size",
+    "dataset-size",
+    "steps",
+    "epochs",
+];
+
+/// The sampling rate and step count from `--sampling-rate | --batch-size/--dataset-size`
+/// and `--steps | --epochs`, with the defaults of `bound` when `defaults` is set.
+fn rate_and_steps(f: &Flags, with_defaults: bool) -> Result<(f64, u64), Failure> {
+    f.exclusive("sampling-rate", "batch-size")?;
+    f.exclusive("sampling-rate", "dataset-size")?;
+    f.exclusive("steps", "epochs")?;
+    let q = if let Some(q) = f.f64("sampling-rate")? {
+        q
+    } else if f.has("batch-size") || f.has("dataset-size") || with_defaults {
+        let b = f
+            .u64("batch-size")?
+            .or(with_defaults.then_some(defaults::BATCH_SIZE));
+        let n = f
+            .u64("dataset-size")?
+            .or(with_defaults.then_some(defaults::DATASET_SIZE));
+        let (Some(b), Some(n)) = (b, n) else {
+            return Err(UsageError(String::from(
+                "flags '--batch-size' and '--dataset-size' go together",
+            ))
+            .into());
+        };
+        if b == 0 {
+            return Err(UsageError(String::from(
+                "--batch-size = 0 is out of range: must be >= 1",
+            ))
+            .into());
+        }
+        if n < b {
+            return Err(UsageError(format!(
+                "--dataset-size = {n} is out of range: must be >= --batch-size ({b})"
+            ))
+            .into());
+        }
+        b as f64 / n as f64
+    } else {
+        f.f64_required("sampling-rate")?
+    };
+    reconbound::error::check_unit_rate("sampling_rate", q)?;
+    let steps = if let Some(t) = f.u64("steps")? {
+        t
+    } else if f.has("epochs") || with_defaults {
+        let e = f.f64("epochs")?.unwrap_or(defaults::EPOCHS);
+        let e = reconbound::error::check_positive("epochs", e)?;
+        let t = libm::ceil(e / q);
+        if !(t.is_finite() && t <= 1e15) {
+            return Err(UsageError(format!(
+                "--epochs = {e} is out of range: gives more than 1e15 steps at this sampling rate"
+            ))
+            .into());
+        }
+        t as u64
+    } else {
+        return Err(UsageError(String::from("flag '--steps' is required")).into());
+    };
+    reconbound::error::check_steps(steps)?;
+    Ok((q, steps))
+}
+
+/// κ from `--kappa` or `--prior-size` (uniform prior), or the default prior size.
+fn kappa(f: &Flags, default_prior: Option<u64>) -> Result<(f64, Option<u64>), Failure> {
+    f.exclusive("kappa", "prior-size")?;
+    if let Some(k) = f.f64("kappa")? {
+        reconbound::error::check_unit_rate("kappa", k)?;
+        return Ok((k, None));
+    }
+    let m = match (f.u64("prior-size")?, default_prior) {
+        (Some(m), _) | (None, Some(m)) => m,
+        (None, None) => {
+            return Err(UsageError(String::from(
+                "one of '--kappa' or '--prior-size' is required",
+            ))
+            .into())
+        }
+    };
+    Ok((prior::kappa_uniform(m)?, Some(m)))
+}
+
+/// A certified bracket (upper value, lower value): the PLD ε estimate or the Hayes γ.
+trait Bracket {
+    fn upper_lower(&self) -> (f64, f64);
+}
+
+impl Bracket for pld::Estimate {
+    fn upper_lower(&self) -> (f64, f64) {
+        (self.value, self.lower)
+    }
+}
+
+impl Bracket for rero::dpsgd::GammaBound {
+    fn upper_lower(&self) -> (f64, f64) {
+        (self.gamma, self.lower)
+    }
+}
+
+/// A result that may be unavailable without invalidating the rest of a report: a numerical
+/// failure (the PLD grid cannot certify this configuration) becomes a note; invalid input
+/// stays an error.
+pub(crate) fn optional<T>(r: reconbound::Result<T>) -> Result<Result<T, String>, Failure> {
+    match r {
+        Ok(v) => Ok(Ok(v)),
+        Err(e @ (Error::Numerical { .. } | Error::NotConverged { .. })) => {
+            Ok(Err(format!("not available: {e}")))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The certified PLD ε(δ) of a schedule (add/remove adjacency). The degenerate case of a
+/// release so noisy that the PLD's grid cannot resolve it (σ = 1e300) is handled first, in
+/// closed form: ε = 0 exactly when the total-variation bound below is at most δ. Otherwise
+/// [`pld_schedule::epsilon`]; when it has no value, the note says why in the user's terms
+/// (the PLD of a Gaussian has no +∞ atom: what exceeds δ is the tail its grid truncates).
+///
+/// # Formula
+/// δ(ε) = max over both directions of H_{e^ε}(P‖Q) is non-increasing in ε, and δ(0) =
+/// TV(P, Q). For one step, P = (1−q)N(0, σ²) + qN(1, σ²) and Q = N(0, σ²) (sensitivity in
+/// units of C), so TV(P, Q) = q·TV(N(1, σ²), N(0, σ²)) = q(2Φ(1/(2σ)) − 1) ≤ q/(σ√(2π)),
+/// since Φ' ≤ 1/√(2π). TV is subadditive over products, so the schedule has
+/// δ(0) ≤ Σ_p T_p q_p/(σ_p√(2π)); when every phase is full-batch (q = 1) the composition is
+/// exactly one Gaussian pair with μ = √(Σ_p T_p/σ_p²) and δ(0) = 2Φ(μ/2) − 1 ≤ μ/√(2π).
+/// If the smaller of these bounds (computed with a relative margin for rounding, see the
+/// code) is ≤ δ, then ε(δ) = 0 is certified, upper and lower.
+///
+/// When every phase is full-batch and the PLD has no value (its grid would be too large, as
+/// for σ = 0.05, T = 3, or δ below what it resolves), the pair is exactly N(μ, 1) against
+/// N(0, 1), whose privacy loss L is N(μ²/2, μ²) under either, so δ(ε) = E[(1 − e^{ε−L})₊] ≤
+/// P[L > ε] = Φ̄((ε − μ²/2)/μ) ≤ ½·exp(−((ε − μ²/2)/μ)²/2) for ε ≥ μ²/2. With
+/// z = √(2 ln(1/(2δ))), ε = μz + μ²/2 gives δ(ε) ≤ δ: a certified upper bound (with the
+/// rounding margin), returned with the trivial lower bound 0 (true ε ≥ 0).
+///
+/// # Citations
+/// Balle & Wang 2018 (analytic Gaussian mechanism, Thm 8: δ(ε) of N(μ, 1) against N(0, 1));
+/// Φ̄(z) ≤ ½e^{−z²/2} for z ≥ 0 (the Chernoff bound of the Gaussian tail);
+/// Dong, Roth, Su 2022 (composition of Gaussian mechanisms is μ-GDP with μ = √(Σ μ_t²));
+/// TV(λP₁ + (1−λ)Q, Q) = λ·TV(P₁, Q) and TV(⊗Pᵢ, ⊗Qᵢ) ≤ Σ TV(Pᵢ, Qᵢ) (standard).
+///
+/// # Errors
+/// Those of [`pld_schedule::epsilon`] other than [`Error::Numerical`] and
+/// [`Error::NotConverged`] (which become the note).
+pub(crate) fn pld_epsilon(
+    schedule: &Schedule,
+    delta: f64,
+) -> Result<Result<pld::Estimate, String>, Failure> {
+    let inv_sqrt_2pi = 0.398_942_280_401_432_7;
+    let phases = schedule.phases();
+    let subsampled: f64 = phases
+        .iter()
+        .map(|p| p.steps as f64 * p.sampling_rate / p.noise_multiplier)
+        .sum::<f64>()
+        * inv_sqrt_2pi;
+    // each term is off by a few units of roundoff u, a sum of n terms by n·u more, and
+    // 1/√(2π) or ln 2 by less than u: the factor (1 + 1e-12)(1 + 4(n + 3)u) covers them all
+    let n = phases.len() as f64;
+    let margin = (1.0 + 1e-12) * (1.0 + 4.0 * (n + 3.0) * f64::EPSILON);
+    // μ of a composition of full-batch phases (rounded up), if every phase is one
+    let mu_full = phases.iter().all(|p| p.sampling_rate >= 1.0).then(|| {
+        let mu2: f64 = phases
+            .iter()
+            .map(|p| p.steps as f64 / (p.noise_multiplier * p.noise_multiplier))
+            .sum();
+        libm::sqrt(mu2) * margin
+    });
+    let full = mu_full.map_or(f64::INFINITY, |mu| mu * inv_sqrt_2pi);
+    let tv = subsampled.min(full) * margin;
+    if tv.is_finite() && tv <= delta {
+        return Ok(Ok(pld::Estimate {
+            value: 0.0,
+            lower: 0.0,
+        }));
+    }
+    let r = optional(pld_schedule::epsilon(
+        schedule,
+        delta,
+        &pld::PldConfig::default(),
+    ))?;
+    if let (Err(_), Some(mu)) = (&r, mu_full) {
+        // full batch, and no PLD value: the Gaussian tail bound (see the doc comment)
+        let z = libm::sqrt(-2.0 * (core::f64::consts::LN_2 + libm::log(delta))) * margin;
+        let value = (mu * z + 0.5 * mu * mu) * margin;
+        if value.is_finite() {
+            return Ok(Ok(pld::Estimate { value, lower: 0.0 }));
+        }
+    }
+    Ok(r.map_err(|note| {
+        if note.contains("+infinity mass") {
+            format!(
+                "not available: the tail of the privacy-loss law that the PLD grid must truncate (charged as an infinite loss) already exceeds δ = {}",
+                shown(delta)
+            )
+        } else {
+            note
+        }
+    }))
+}
+
+/// `keys[0]`, `keys[1]`: upper and lower value; or `keys[0]: null` and `keys[2]`: the note.
+fn put_optional<B: Bracket>(o: &mut Object, r: &Result<B, String>, keys: [&str; 3]) {
+    match r {
+        Ok(b) => {
+            let (up, lo) = b.upper_lower();
+            o.num(keys[0], up).num(keys[1], lo);
+        }
+        Err(note) => {
+            o.put(keys[0], Value::Null).str(keys[2], note);
+        }
+    }
+}
+
+fn arr(xs: &[f64]) -> Value {
+    Value::Arr(xs.iter().map(|&x| Value::Num(x)).collect())
+}
+
+/// One step's RDP at every order, composed over `steps`.
+fn rdp_curve(q: f64, sigma: f64, steps: u64, orders: &[f64]) -> Result<Vec<f64>, Failure> {
+    Ok(rdp::rdp_curve(q, sigma, steps, orders)?)
+}
+
+/// Guo et al. 2022 Thm 1 for DP-SGD (Poisson rate q, noise multiplier σ, T steps): the
+/// order-2 add/remove RDP, the (2, ε)-RDP under substitution and the unbiased MSE lower bound
+/// for data with per-coordinate diameter `diameter`.
+pub(crate) struct RdpMse {
+    /// (2, r₂)-RDP under add/remove adjacency (reported for comparison).
+    pub rdp2: f64,
+    /// (2, ε)-RDP under substitution, ε ≤ 1.5·r₄ + r₃.
+    pub rdp2_sub: f64,
+    /// MSE ≥ diameter²/(4(e^ε − 1)), rounded down.
+    pub mse: f64,
+}
+
+/// [`RdpMse`] of T DP-SGD steps: shared by `bound` and `train --fil`.
+pub(crate) fn rdp_mse_lower_bound(
+    q: f64,
+    sigma: f64,
+    steps: u64,
+    diameter: f64,
+) -> Result<RdpMse, Failure> {
+    // Guo Thm 1 compares D ∪ {z} with D ∪ {z′}: it needs (2, ε)-RDP under substitution,
+    // bounded from the add/remove RDP at orders 4 and 3 by the weak triangle inequality.
+    let rdp2 = rdp::compose(rdp::subsampled_gaussian_rdp(q, sigma, 2.0)?, steps)?;
+    let rdp3 = rdp::compose(rdp::subsampled_gaussian_rdp(q, sigma, 3.0)?, steps)?;
+    let rdp4 = rdp::compose(rdp::subsampled_gaussian_rdp(q, sigma, 4.0)?, steps)?;
+    let rdp2_sub = mse::substitution_rdp_order2(rdp3, rdp4)?;
+    let mse = mse::mse_lower_bound_uniform(rdp2_sub, diameter, 1)?;
+    Ok(RdpMse {
+        rdp2,
+        rdp2_sub,
+        mse,
+    })
+}
+
+/// σ_eff of the Fano line: KL ≤ Σ_i q_i·T_i·Δ²/(2σ_i²) = Δ²/(2σ_eff²) (joint convexity of
+/// KL over each Poisson mixture, additivity over steps); one phase: σ/√(qT).
+fn fano_sigma(schedule: &Schedule) -> f64 {
+    match schedule.as_single() {
+        Some(p) => p.noise_multiplier / libm::sqrt(p.sampling_rate * p.steps as f64),
+        None => {
+            let s: f64 = schedule
+                .merged()
+                .iter()
+                .map(|p| {
+                    p.sampling_rate * p.steps as f64 / (p.noise_multiplier * p.noise_multiplier)
+                })
+                .sum();
+            1.0 / libm::sqrt(s)
+        }
+    }
+}
+
+/// [`RdpMse`] of a schedule: the phases' RDP at orders 2, 3, 4 add.
+fn rdp_mse_lower_bound_schedule(schedule: &Schedule, diameter: f64) -> Result<RdpMse, Failure> {
+    let (mut r, orders) = ([0.0; 3], [2.0, 3.0, 4.0]);
+    schedule.rdp_curve_into(&orders, &mut r)?;
+    let [rdp2, rdp3, rdp4] = r;
+    let rdp2_sub = mse::substitution_rdp_order2(rdp3, rdp4)?;
+    let mse = mse::mse_lower_bound_uniform(rdp2_sub, diameter, 1)?;
+    Ok(RdpMse {
+        rdp2,
+        rdp2_sub,
+        mse,
+    })
+}
+
+pub(crate) fn bound(args: &[String]) -> Out {
+    let f = parse(
+        args,
+        &[
+            v("noise-multiplier"),
+            v("sampling-rate"),
+            v("batch-size"),
+            v("dataset-size"),
+            v("steps"),
+            v("epochs"),
+            v("delta"),
+            v("prior-size"),
+            v("kappa"),
+            v("diameter"),
+            PHASE,
+            SCHEDULE,
+            JSON,
+        ],
+    )?;
+    if f.help {
+        return Ok(String::from(BOUND_HELP) + "\n" + sched::HELP);
+    }
+    let (schedule, is_schedule) = match sched::from_flags(&f, &BOUND_SINGLE)? {
+        Some(s) => (s, true),
+        None => {
+            let sigma = f
+                .f64("noise-multiplier")?
+                .unwrap_or(defaults::NOISE_MULTIPLIER);
+            reconbound::error::check_positive("noise_multiplier", sigma)?;
+            let (q, steps) = rate_and_steps(&f, true)?;
+            (one_phase(q, sigma, steps)?, false)
+        }
+    };
+    let delta = f.f64("delta")?.unwrap_or(defaults::DELTA);
+    reconbound::error::check_open_unit("delta", delta)?;
+    let (kappa, prior_size) = kappa(&f, Some(defaults::PRIOR_SIZE))?;
+    let diameter = f.f64("diameter")?.unwrap_or(defaults::DIAMETER);
+    reconbound::error::check_positive("diameter", diameter)?;
+
+    let orders: Vec<f64> = rdp::DEFAULT_ORDERS.to_vec();
+    let curve = schedule.rdp_curve(&orders)?;
+    let eps = rdp::epsilon_from_rdp(&orders, &curve, delta, rdp::Conversion::Improved)?;
+    let eps_m = rdp::epsilon_from_rdp(&orders, &curve, delta, rdp::Conversion::Mironov)?;
+    let eps_pld = pld_epsilon(&schedule, delta)?;
+    let balle = rero::balle::gamma_from_rdp(kappa, &orders, &curve)?;
+    let hayes = optional(rero::schedule::gamma(kappa, &schedule))?;
+    // Fano: KL between two candidates' output laws ≤ q·T·Δ²/(2σ²) (joint convexity of KL
+    // over the Poisson mixture, additivity over steps) = that of one Gaussian step with
+    // noise σ/√(qT); the closed form is monotone in the KL, so this is a valid input.
+    // Δ² = 4: two clipped gradients (norm ≤ 1 in units of C) differ by at most 2.
+    let fano_bound = match prior_size {
+        Some(m) => {
+            let sigma_eff = fano_sigma(&schedule);
+            Some(fano::fano_closed_form(
+                m,
+                sigma_eff,
+                defaults::WORST_CASE_SENSITIVITY_SQ,
+            )?)
+        }
+        None => None,
+    };
+    let RdpMse {
+        rdp2,
+        rdp2_sub,
+        mse: mse_lb,
+    } = match schedule.as_single() {
+        Some(p) => rdp_mse_lower_bound(p.sampling_rate, p.noise_multiplier, p.steps, diameter)?,
+        None => rdp_mse_lower_bound_schedule(&schedule, diameter)?,
+    };
+
+    if f.has("json") {
+        let mut o = Object::new();
+        o.str("command", "bound");
+        put_config(&mut o, &schedule, is_schedule);
+        o.num("delta", delta).num("kappa", kappa);
+        if let Some(m) = prior_size {
+            o.int("prior_size", m);
+        }
+        o.put("orders", arr(&orders))
+            .put("rdp", arr(&curve))
+            .num("epsilon_rdp", eps.epsilon)
+            .num("best_order", eps.order)
+            .num("epsilon_rdp_mironov", eps_m.epsilon)
+            .num("best_order_mironov", eps_m.order)
+            .num("gamma_balle", balle.gamma)
+            .num("gamma_balle_order", balle.order)
+            .str("method", "exact");
+        put_optional(
+            &mut o,
+            &eps_pld,
+            ["epsilon_pld", "epsilon_pld_lower", "epsilon_pld_note"],
+        );
+        put_optional(&mut o, &hayes, ["gamma", "gamma_lower", "gamma_note"]);
+        match fano_bound {
+            Some(fb) => {
+                o.num("fano_success_bound", fb.success_bound)
+                    .num("fano_advantage", fb.advantage)
+                    .num("fano_sensitivity_sq", defaults::WORST_CASE_SENSITIVITY_SQ);
+            }
+            None => {
+                o.put("fano_success_bound", Value::Null)
+                    .str("fano_note", "needs --prior-size (a uniform prior)");
+            }
+        }
+        o.num("rdp_order2", rdp2)
+            .num("rdp_order2_substitution", rdp2_sub)
+            .num("diameter", diameter)
+            .num("mse_lower_bound", mse_lb);
+        return Ok(o.render() + "\n");
+    }
+
+    let mut t = String::new();
+    t.push_str(if is_schedule {
+        "reconbound bound: reconstruction guarantees of a DP-SGD schedule\n\n"
+    } else {
+        "reconbound bound: reconstruction guarantees of one DP-SGD configuration\n\n"
+    });
+    t.push_str("configuration\n");
+    let rate_note = if f.has("sampling-rate") || is_schedule {
+        String::new()
+    } else {
+        let b = f.u64("batch-size")?.unwrap_or(defaults::BATCH_SIZE);
+        let n = f.u64("dataset-size")?.unwrap_or(defaults::DATASET_SIZE);
+        format!("batch {b} of {n}")
+    };
+    let prior_note = match prior_size {
+        Some(m) => format!("uniform prior over {m} candidates, exact match"),
+        None => String::from("given with --kappa"),
+    };
+    let rows: Vec<(&str, String, String)> = match (is_schedule, schedule.phases()) {
+        (false, [p]) => std::vec![
+            (
+                "noise multiplier σ",
+                shown(p.noise_multiplier),
+                String::new()
+            ),
+            (
+                "sampling rate q (Poisson)",
+                sig(p.sampling_rate, 6, Side::Nearest),
+                rate_note,
+            ),
+            ("steps T", p.steps.to_string(), String::new()),
+        ],
+        _ => {
+            t.push_str(&sched::phases_text(&schedule, false));
+            Vec::new()
+        }
+    };
+    for (label, value, note) in rows.iter().chain(
+        [
+            ("δ", shown(delta), String::new()),
+            ("baseline κ", shown(kappa), prior_note),
+        ]
+        .iter(),
+    ) {
+        row(&mut t, label, value, note);
+    }
+
+    t.push_str("\nprivacy (add/remove adjacency; upper bounds, rounded up)\n");
+    let order = |a: f64| sig(a, 4, Side::Nearest);
+    row(
+        &mut t,
+        "ε(δ) by RDP, improved conversion",
+        &sig(eps.epsilon, 6, Side::Up),
+        &format!("best order α = {}  [Balle et al. 2020]", order(eps.order)),
+    );
+    row(
+        &mut t,
+        "ε(δ) by RDP, Mironov's conversion",
+        &sig(eps_m.epsilon, 6, Side::Up),
+        &format!("best order α = {}  [Mironov 2017]", order(eps_m.order)),
+    );
+    match &eps_pld {
+        Ok(p) => row(
+            &mut t,
+            "ε(δ) by PLD, certified",
+            &sig(p.value, 6, Side::Up),
+            &format!(
+                "true ε ≥ {} (certified bracket)",
+                sig(p.lower, 6, Side::Down)
+            ),
+        ),
+        Err(note) => row(&mut t, "ε(δ) by PLD, certified", "-", note),
+    }
+
+    t.push_str(
+        "\nreconstruction robustness: P[exact reconstruction] ≤ γ (upper bounds, rounded up)\n",
+    );
+    row(
+        &mut t,
+        "γ from RDP",
+        &sig(balle.gamma, 6, Side::Up),
+        &format!("Balle et al. 2022 Thm 2, order α = {}", order(balle.order)),
+    );
+    match &hayes {
+        Ok(h) => row(
+            &mut t,
+            "γ for DP-SGD",
+            &sig(h.gamma, 6, Side::Up),
+            &format!(
+                "Hayes et al. 2023 Thm 2; true γ ≥ {}",
+                sig(h.lower, 6, Side::Down)
+            ),
+        ),
+        Err(note) => row(&mut t, "γ for DP-SGD", "-", note),
+    }
+    match fano_bound {
+        Some(fb) => row(
+            &mut t,
+            "success bound by Fano",
+            &sig(fb.success_bound, 6, Side::Up),
+            &format!(
+                "Guo et al. 2022b, Δ² = 4, KL ≤ qTΔ²/(2σ²); advantage {}",
+                sig(fb.advantage, 4, Side::Up)
+            ),
+        ),
+        None => row(
+            &mut t,
+            "success bound by Fano",
+            "-",
+            "needs --prior-size (a uniform prior)",
+        ),
+    }
+
+    t.push_str("\nmean squared error of any unbiased reconstruction (lower bound, rounded down)\n");
+    row(
+        &mut t,
+        "MSE ≥",
+        &sig(mse_lb, 6, Side::Down),
+        &format!(
+            "Guo et al. 2022 Thm 1: (2, {})-RDP under substitution, diameter {} per coordinate",
+            sig(rdp2_sub, 4, Side::Up),
+            diameter
+        ),
+    );
+    Ok(t)
+}
+
+fn row(t: &mut String, label: &str, value: &str, note: &str) {
+    let pad = 36usize.saturating_sub(label.chars().count());
+    t.push_str("  ");
+    t.push_str(label);
+    for _ in 0..pad {
+        t.push(' ');
+    }
+    t.push_str(value);
+    if !note.is_empty() {
+        let pad = 12usize.saturating_sub(value.chars().count());
+        for _ in 0..pad {
+            t.push(' ');
+        }
+        t.push_str(note);
+    }
+    t.push('\n');
+}
+
+const RDP_HELP: &str = "\
+usage: reconbound rdp --noise-multiplier S --sampling-rate Q --orders A1,A2,... [--steps T] [--json]
+
+Rényi DP of T steps (default 1) of the Poisson-subsampled Gaussian mechanism at each order:
+T · ln(E_{x~N(0,σ²)}[((1−q) + q e^{(2x−1)/(2σ²)})^α])/(α−1), exact at integer and fractional
+orders (Mironov, Talwar, Zhang 2019).
+
+JSON keys: command, noise_multiplier, sampling_rate, steps, orders, rdp (same order as orders).
+";
+
+pub(crate) fn rdp(args: &[String]) -> Out {
+    let f = parse(
+        args,
+        &[
+            v("noise-multiplier"),
+            v("sampling-rate"),
+            v("orders"),
+            v("steps"),
+            JSON,
+        ],
+    )?;
+    if f.help {
+        return Ok(String::from(RDP_HELP));
+    }
+    let sigma = f.f64_required("noise-multiplier")?;
+    let q = f.f64_required("sampling-rate")?;
+    let orders = f
+        .f64_list("orders")?
+        .ok_or_else(|| UsageError(String::from("flag '--orders' is required")))?;
+    let steps = f.u64("steps")?.unwrap_or(1);
+    reconbound::error::check_steps(steps)?;
+    let curve = rdp_curve(q, sigma, steps, &orders)?;
+    if f.has("json") {
+        let mut o = Object::new();
+        o.str("command", "rdp")
+            .num("noise_multiplier", sigma)
+            .num("sampling_rate", q)
+            .int("steps", steps)
+            .put("orders", arr(&orders))
+            .put("rdp", arr(&curve));
+        return Ok(o.render() + "\n");
+    }
+    let mut t = format!(
+        "Rényi DP of {steps} step(s), σ = {}, q = {} (upper bounds, rounded up)\n",
+        shown(sigma),
+        shown(q)
+    );
+    t.push_str("  order α      RDP\n");
+    for (a, r) in orders.iter().zip(&curve) {
+        t.push_str(&format!(
+            "  {:<12} {}\n",
+            sig(*a, 6, Side::Nearest),
+            sig(*r, 10, Side::Up)
+        ));
+    }
+    Ok(t)
+}
+
+const EPSILON_HELP: &str = "\
+usage: reconbound epsilon (--noise-multiplier S --sampling-rate Q --steps T
+                           | --phase Q,S,T [--phase ...] | --schedule FILE.csv)
+                          --delta D [--accountant rdp|pld|all] [--json]
+       reconbound epsilon --sampling fixed --batch-size B --dataset-size N --noise-multiplier S
+                          --steps T --delta D [--json]
+
+ε(δ) of T steps of DP-SGD with Poisson sampling (add/remove adjacency), rounded up:
+rdp: RDP on the default order grid (1.1–10.9 step 0.1, 11–63, 128, 256, 512, 1024), converted
+     by the improved formula (Canonne–Kamath–Steinke 2020; Balle et al. 2020) and by Mironov's;
+pld: a certified privacy-loss-distribution accountant (pessimistic discretisation, FFT
+     composition), with the optimistic value beside it as the error bound.
+Default: all.
+
+JSON keys: command, noise_multiplier, sampling_rate, steps, delta, accountant, and for rdp:
+epsilon_rdp, best_order, epsilon_rdp_mironov, best_order_mironov; for pld: epsilon_pld,
+epsilon_pld_lower.
+
+--sampling fixed: batches of exactly B of the N examples drawn without replacement, under
+replace-one adjacency (N public): RDP of Wang, Balle, Kasiviswanathan 2019 Thm 9 (as
+dp_accounting's SampledWithoutReplacementDpEvent) with σ/2 (the sensitivity of a clipped sum
+is 2C when an example is replaced); no PLD. --sampling shuffle has no tight analysis and is
+refused. See `reconbound epsilon --sampling fixed --help`.
+";
+
+/// The one-phase flags of `epsilon` and `rero` (a schedule excludes them).
+const SINGLE: [&str; 3] = ["sampling-rate", "noise-multiplier", "steps"];
+
+/// The schedule, or the one phase of `--sampling-rate/--noise-multiplier/--steps`
+/// (validated as for the plain command) as a one-phase schedule with `false`.
+fn schedule_or_phase(f: &Flags) -> Result<(Schedule, bool), Failure> {
+    if let Some(s) = sched::from_flags(f, &SINGLE)? {
+        return Ok((s, true));
+    }
+    let sigma = f.f64_required("noise-multiplier")?;
+    reconbound::error::check_positive("noise_multiplier", sigma)?;
+    let q = f.f64_required("sampling-rate")?;
+    reconbound::error::check_unit_rate("sampling_rate", q)?;
+    let steps = f
+        .u64("steps")?
+        .ok_or_else(|| UsageError(String::from("flag '--steps' is required")))?;
+    reconbound::error::check_steps(steps)?;
+    Ok((one_phase(q, sigma, steps)?, false))
+}
+
+/// A one-phase schedule of a validated (q, σ, T) (any T ≥ 1: the 1e7 limit is for schedules).
+fn one_phase(q: f64, sigma: f64, steps: u64) -> Result<Schedule, Failure> {
+    let p = reconbound::accounting::schedule::Phase {
+        sampling_rate: q,
+        noise_multiplier: sigma,
+        steps,
+    };
+    Ok(Schedule::single(p)?)
+}
+
+/// `noise_multiplier`, `sampling_rate`, `steps` of one phase, or `phases` and `steps`.
+fn put_config(o: &mut Object, s: &Schedule, is_schedule: bool) {
+    match (is_schedule, s.phases()) {
+        (false, [p]) => {
+            o.num("noise_multiplier", p.noise_multiplier)
+                .num("sampling_rate", p.sampling_rate)
+                .int("steps", p.steps);
+        }
+        _ => sched::put_phases(o, s),
+    }
+}
+
+pub(crate) fn epsilon(args: &[String]) -> Out {
+    let f = parse(
+        args,
+        &[
+            v("noise-multiplier"),
+            v("sampling-rate"),
+            v("steps"),
+            v("delta"),
+            v("accountant"),
+            PHASE,
+            SCHEDULE,
+            JSON,
+        ],
+    )?;
+    if f.help {
+        return Ok(String::from(EPSILON_HELP) + "\n" + sched::HELP);
+    }
+    let (schedule, is_schedule) = schedule_or_phase(&f)?;
+    let delta = f.f64_required("delta")?;
+    reconbound::error::check_open_unit("delta", delta)?;
+    let accountant = f.raw("accountant").unwrap_or("all");
+    let (use_rdp, use_pld) = match accountant {
+        "rdp" => (true, false),
+        "pld" => (false, true),
+        "all" => (true, true),
+        other => {
+            return Err(UsageError(format!(
+                "flag '--accountant': '{}' is not one of rdp, pld, all",
+                other.chars().take(20).collect::<String>()
+            ))
+            .into())
+        }
+    };
+    let mut o = Object::new();
+    o.str("command", "epsilon");
+    put_config(&mut o, &schedule, is_schedule);
+    o.num("delta", delta).str("accountant", accountant);
+    let mut t = match (is_schedule, schedule.phases()) {
+        (false, [p]) => format!(
+            "ε(δ = {}) of {} DP-SGD steps, σ = {}, q = {} (upper bounds, rounded up)\n",
+            shown(delta),
+            p.steps,
+            shown(p.noise_multiplier),
+            shown(p.sampling_rate)
+        ),
+        _ => format!(
+            "ε(δ = {}) (upper bounds, rounded up) of a DP-SGD {}",
+            shown(delta),
+            sched::phases_text(&schedule, false)
+        ),
+    };
+    if use_rdp {
+        let orders = rdp::DEFAULT_ORDERS;
+        let curve = schedule.rdp_curve(&orders)?;
+        let e = rdp::epsilon_from_rdp(&orders, &curve, delta, rdp::Conversion::Improved)?;
+        let m = rdp::epsilon_from_rdp(&orders, &curve, delta, rdp::Conversion::Mironov)?;
+        o.num("epsilon_rdp", e.epsilon)
+            .num("best_order", e.order)
+            .num("epsilon_rdp_mironov", m.epsilon)
+            .num("best_order_mironov", m.order);
+        t.push_str(&format!(
+            "  RDP, improved conversion   {}   (order {})\n  RDP, Mironov's conversion  {}   (order {})\n",
+            sig(e.epsilon, 7, Side::Up),
+            sig(e.order, 4, Side::Nearest),
+            sig(m.epsilon, 7, Side::Up),
+            sig(m.order, 4, Side::Nearest)
+        ));
+    }
+    if use_pld {
+        let p = pld_epsilon(&schedule, delta)?;
+        if let (Err(note), false) = (&p, use_rdp) {
+            // --accountant pld asked for this value only: no certified value, no success.
+            return Err(Failure::Compute(format!(
+                "epsilon --accountant pld: no certified ε(δ) by PLD for this configuration ({note}); try --accountant rdp"
+            )));
+        }
+        put_optional(
+            &mut o,
+            &p,
+            ["epsilon_pld", "epsilon_pld_lower", "epsilon_pld_note"],
+        );
+        match &p {
+            Ok(p) => t.push_str(&format!(
+                "  PLD, certified             {}   (true ε ≥ {})\n",
+                sig(p.value, 7, Side::Up),
+                sig(p.lower, 7, Side::Down)
+            )),
+            Err(note) => t.push_str(&format!("  PLD, certified             -   ({note})\n")),
+        }
+    }
+    if f.has("json") {
+        return Ok(o.render() + "\n");
+    }
+    Ok(t)
+}
+
+/// Largest samples × steps a `rero --method monte-carlo` run may ask for (4e9 Gaussian draws,
+/// about 3 minutes on two cores).
+const MAX_MONTE_CARLO_DRAWS: f64 = 2e9;
+
+const RERO_HELP: &str = "\
+usage: reconbound rero (--noise-multiplier S --sampling-rate Q --steps T
+                        | --phase Q,S,T [--phase ...] | --schedule FILE.csv)
+                       (--kappa K | --prior-size M)
+                       [--method exact|monte-carlo] [--samples N] [--seed X] [--json]
+
+Reconstruction robustness of DP-SGD (Hayes, Mahloujifar, Balle 2023, Thm 2): any attack's
+success probability is at most γ = sup_{ν(E) ≤ κ} μ(E), κ the prior's baseline (1/M for a
+uniform prior of size M).
+exact (default): closed form for q = 1; otherwise a certified numerical composition of the
+  privacy-loss law (an upper bound; gamma_lower is the matching lower bound).
+monte-carlo: the estimator of the paper with N samples (default 1000000) from seed X
+  (default 0), and a one-sided 95 % upper confidence bound gamma_upper; N·T may be at most
+  2e9 (about 3 minutes; samples are split over the cores, with results identical to one core).
+
+JSON keys: command, noise_multiplier, sampling_rate, steps, kappa, method, gamma, and
+gamma_lower (exact) or gamma_upper, samples, seed (monte-carlo).
+A schedule of more than one phase takes --method exact only (a one-phase --phase or
+--schedule takes monte-carlo too): the closed form Φ(Φ⁻¹(κ) + √(Σ T_i/σ_i²)) when every
+phase has q = 1, else the certified composition of the phases (direction with-target ‖
+without-target).
+";
+
+pub(crate) fn rero(args: &[String]) -> Out {
+    let f = parse(
+        args,
+        &[
+            v("noise-multiplier"),
+            v("sampling-rate"),
+            v("steps"),
+            v("kappa"),
+            v("prior-size"),
+            v("method"),
+            v("samples"),
+            v("seed"),
+            PHASE,
+            SCHEDULE,
+            JSON,
+        ],
+    )?;
+    if f.help {
+        return Ok(String::from(RERO_HELP) + "\n" + sched::HELP);
+    }
+    let (schedule, is_schedule) = schedule_or_phase(&f)?;
+    let (kappa, _) = kappa(&f, None)?;
+    let method = f.raw("method").unwrap_or("exact");
+    if is_schedule && method != "exact" && schedule.phases().len() != 1 {
+        return Err(UsageError(String::from(
+            "flag '--method': a schedule of more than one phase (--phase/--schedule) takes only 'exact'",
+        ))
+        .into());
+    }
+    let mut o = Object::new();
+    o.str("command", "rero");
+    put_config(&mut o, &schedule, is_schedule);
+    o.num("kappa", kappa).str("method", method);
+    let prefix = if is_schedule {
+        sched::phases_text(&schedule, false)
+    } else {
+        String::new()
+    };
+    let text = match method {
+        "exact" => {
+            if f.has("samples") || f.has("seed") {
+                return Err(UsageError(String::from(
+                    "flags '--samples' and '--seed' need '--method monte-carlo'",
+                ))
+                .into());
+            }
+            let g = rero::schedule::gamma(kappa, &schedule)?;
+            o.num("gamma", g.gamma).num("gamma_lower", g.lower);
+            format!(
+                "{prefix}ReRo γ (Hayes et al. 2023), exact: {}   (certified upper bound; true γ ≥ {})\n",
+                sig(g.gamma, 7, Side::Up),
+                sig(g.lower, 7, Side::Down)
+            )
+        }
+        "monte-carlo" => {
+            let (q, sigma, steps) = match schedule.phases() {
+                [p] => (p.sampling_rate, p.noise_multiplier, p.steps),
+                _ => {
+                    return Err(Failure::Compute(String::from(
+                        "internal: one phase expected",
+                    )))
+                }
+            };
+            let samples = f.u64("samples")?.unwrap_or(1_000_000);
+            let seed = f.u64("seed")?.unwrap_or(0);
+            // Each sample draws 2T Gaussians (~5 ns each): refuse runs of more than a few
+            // minutes rather than appear to hang.
+            if (samples as f64) * (steps as f64) > MAX_MONTE_CARLO_DRAWS {
+                return Err(UsageError(format!(
+                    "--samples = {samples} with --steps = {steps} needs {:.1e} Gaussian draws (over a few minutes); \
+                     use --samples ≤ {:.0} or --method exact",
+                    2.0 * samples as f64 * steps as f64,
+                    libm::floor(MAX_MONTE_CARLO_DRAWS / steps as f64)
+                ))
+                .into());
+            }
+            let g = rero::dpsgd::gamma_monte_carlo(kappa, q, sigma, steps, samples, seed, 0.95)?;
+            o.num("gamma", g.estimate)
+                .num("gamma_upper", g.upper)
+                .int("samples", samples)
+                .int("seed", seed);
+            format!(
+                "ReRo γ (Hayes et al. 2023), Monte Carlo with {samples} samples, seed {seed}: {}   (95 % upper confidence bound {})\n",
+                sig(g.estimate, 6, Side::Nearest),
+                sig(g.upper, 6, Side::Up)
+            )
+        }
+        other => {
+            return Err(UsageError(format!(
+                "flag '--method': '{}' is not one of exact, monte-carlo",
+                other.chars().take(20).collect::<String>()
+            ))
+            .into())
+        }
+    };
+    if f.has("json") {
+        return Ok(o.render() + "\n");
+    }
+    Ok(text)
+}
+
+const FANO_HELP: &str = "\
+usage: reconbound fano --prior-size M --noise-multiplier S [--sensitivity-sq D2]
+                       [--method closed|monte-carlo] [--samples N] [--seed X] [--json]
+
+The Fano bound of Guo et al. 2022b for one Gaussian release N(μ_Z, σ²I) with Z uniform over M
+candidates whose means are at squared distance D2 (default 2: orthonormal means), as compared
+in Hayes et al. 2023 App. H, Table 2: the success probability is at most 1 − t for the
+smallest t with H(π) − I + t ln t + (1−t) ln(1−t) − t ln(M−1) ≤ 0.
+closed (default): I ≤ −Σ_i p_i ln(p_i + (1−p_i) e^{−D2/(2σ²)}), a certified bound.
+monte-carlo: I estimated by sampling (N samples, default 100000, seed X, default 0) — an
+  estimate, not a certified bound.
+
+JSON keys: command, prior_size, noise_multiplier, sensitivity_sq, method, mutual_information,
+success_bound, advantage (Hayes et al. Eq. 4: (success − 1/M)/(1 − 1/M)), and for
+monte-carlo mutual_information_std_error, samples, seed.
+";
+
+pub(crate) fn fano(args: &[String]) -> Out {
+    let f = parse(
+        args,
+        &[
+            v("prior-size"),
+            v("noise-multiplier"),
+            v("sensitivity-sq"),
+            v("method"),
+            v("samples"),
+            v("seed"),
+            JSON,
+        ],
+    )?;
+    if f.help {
+        return Ok(String::from(FANO_HELP));
+    }
+    let m = f
+        .u64("prior-size")?
+        .ok_or_else(|| UsageError(String::from("flag '--prior-size' is required")))?;
+    let sigma = f.f64_required("noise-multiplier")?;
+    let d2 = f.f64("sensitivity-sq")?.unwrap_or(defaults::SENSITIVITY_SQ);
+    let method = f.raw("method").unwrap_or("closed");
+    let mut o = Object::new();
+    o.str("command", "fano")
+        .int("prior_size", m)
+        .num("noise_multiplier", sigma)
+        .num("sensitivity_sq", d2)
+        .str("method", method);
+    let (b, note) = match method {
+        "closed" => {
+            if f.has("samples") || f.has("seed") {
+                return Err(UsageError(String::from(
+                    "flags '--samples' and '--seed' need '--method monte-carlo'",
+                ))
+                .into());
+            }
+            (
+                fano::fano_closed_form(m, sigma, d2)?,
+                String::from("closed-form mutual-information bound"),
+            )
+        }
+        "monte-carlo" => {
+            let samples = f.u64("samples")?.unwrap_or(100_000);
+            let seed = f.u64("seed")?.unwrap_or(0);
+            // Each sample costs M log-add-exps: refuse runs of more than a few minutes.
+            if (samples as f64) * (m as f64) > 1e9 {
+                return Err(UsageError(format!(
+                    "--samples = {samples} with --prior-size = {m} needs {:.1e} evaluations (over a few minutes); use --samples ≤ {:.0} or --method closed",
+                    samples as f64 * m as f64,
+                    libm::floor(1e9 / m as f64)
+                ))
+                .into());
+            }
+            let (b, se) = fano::fano_monte_carlo(m, sigma, d2, samples, seed)?;
+            o.num("mutual_information_std_error", se)
+                .int("samples", samples)
+                .int("seed", seed);
+            (
+                b,
+                format!(
+                    "Monte Carlo estimate of I, {samples} samples, seed {seed}, standard error {}",
+                    sig(se, 2, Side::Up)
+                ),
+            )
+        }
+        other => {
+            return Err(UsageError(format!(
+                "flag '--method': '{}' is not one of closed, monte-carlo",
+                other.chars().take(20).collect::<String>()
+            ))
+            .into())
+        }
+    };
+    o.num("mutual_information", b.mutual_information)
+        .num("success_bound", b.success_bound)
+        .num("advantage", b.advantage);
+    if f.has("json") {
+        return Ok(o.render() + "\n");
+    }
+    Ok(format!(
+        "Fano bound (Guo et al. 2022b), M = {m}, σ = {}, Δ² = {}: success ≤ {}, advantage ≤ {}\n  ({note}; I = {})\n",
+        shown(sigma),
+        shown(d2),
+        sig(b.success_bound, 6, Side::Up),
+        sig(b.advantage, 6, Side::Up),
+        sig(b.mutual_information, 6, Side::Nearest)
+    ))
+}
+
+const CALIBRATE_HELP: &str = "\
+usage: reconbound calibrate (--target-epsilon E --delta D | --target-gamma G (--kappa K | --prior-size M))
+                            (--sampling-rate Q --steps T | --phase Q,S,T [--phase ...] | --schedule FILE.csv)
+                            [--json]
+
+The smallest noise multiplier σ (to relative 1e-6 for a target ε, 1e-4 for a target γ; always
+on the safe side) such that T steps of DP-SGD with Poisson rate Q satisfy ε(δ) ≤ E by RDP accounting (improved conversion, default
+orders), or have ReRo γ ≤ G by the certified Hayes et al. 2023 bound. G must lie in
+(κ, 1 − (1 − Q)^T(1 − κ)): γ ≥ κ for every σ, and every σ > 0 gives γ ≤ that σ → 0 limit;
+a target outside is refused at once (exit 2).
+
+JSON keys: command, sampling_rate, steps, noise_multiplier, and target_epsilon, delta,
+epsilon_rdp — or target_gamma, kappa, gamma.
+With a schedule, every σ_i is multiplied by one factor c, the smallest (same tolerances, safe
+side) meeting the target: JSON has noise_scale (c), phases (with the scaled σ_i, the values
+the bound was verified at) and steps (the total) instead of sampling_rate, steps and
+noise_multiplier; the σ_i given are the shape of the schedule.
+";
+
+/// `calibrate` with a schedule: one factor c on every σ_i.
+fn calibrate_schedule(f: &Flags, schedule: &Schedule) -> Out {
+    let mut o = Object::new();
+    o.str("command", "calibrate");
+    let (c, text) = if let Some(target) = f.f64("target-epsilon")? {
+        if f.has("kappa") || f.has("prior-size") {
+            return Err(UsageError(String::from(
+                "flags '--kappa'/'--prior-size' go with '--target-gamma'",
+            ))
+            .into());
+        }
+        let delta = f.f64_required("delta")?;
+        let c = schedule
+            .calibrate_noise_scale(target, delta, rdp::Conversion::Improved)
+            .map_err(|e| unreachable_target("target-epsilon", target, e))?;
+        let scaled = schedule.scaled(c)?;
+        let achieved = scaled.epsilon_rdp(delta, rdp::Conversion::Improved)?;
+        sched::put_phases(&mut o, &scaled);
+        o.num("noise_scale", c)
+            .num("target_epsilon", target)
+            .num("delta", delta)
+            .num("epsilon_rdp", achieved.epsilon);
+        (
+            c,
+            format!(
+                "gives ε(δ = {}) = {} ≤ {} by RDP\n",
+                shown(delta),
+                sig(achieved.epsilon, 7, Side::Up),
+                shown(target)
+            ),
+        )
+    } else if let Some(target) = f.f64("target-gamma")? {
+        if f.has("delta") {
+            return Err(
+                UsageError(String::from("flag '--delta' goes with '--target-epsilon'")).into(),
+            );
+        }
+        let (kappa, _) = kappa(f, None)?;
+        // as for one phase: the σ → 0 limit and κ bound every reachable target, with numbers
+        let limit = rero::schedule::gamma_noiseless_limit(kappa, schedule)?;
+        check_target_gamma(
+            target,
+            kappa,
+            limit,
+            "1 − Π_i(1 − q_i)^T_i(1 − κ)",
+            "noise scale",
+        )?;
+        let c = rero::schedule::calibrate_noise_scale(target, kappa, schedule)
+            .map_err(|e| unreachable_target("target-gamma", target, e))?;
+        let scaled = schedule.scaled(c)?;
+        let achieved = rero::schedule::gamma(kappa, &scaled)?;
+        sched::put_phases(&mut o, &scaled);
+        o.num("noise_scale", c)
+            .num("target_gamma", target)
+            .num("kappa", kappa)
+            .num("gamma", achieved.gamma);
+        (
+            c,
+            format!(
+                "gives ReRo γ = {} ≤ {} (κ = {})\n",
+                sig(achieved.gamma, 7, Side::Up),
+                shown(target),
+                shown(kappa)
+            ),
+        )
+    } else {
+        return Err(UsageError(String::from(
+            "one of '--target-epsilon' or '--target-gamma' is required",
+        ))
+        .into());
+    };
+    if f.has("json") {
+        return Ok(o.render() + "\n");
+    }
+    let scaled = schedule.scaled(c)?;
+    Ok(format!(
+        "noise scale c = {} on every σ_i: the calibrated {}{text}",
+        sig(c, 7, Side::Up),
+        sched::phases_text(&scaled, true)
+    ))
+}
+
+/// A `--target-gamma` that calibration can meet: below `limit`, the σ → 0 limit of γ
+/// (`formula` as the message writes it; at or above it every σ > 0 meets the target), and
+/// above κ (γ ≥ κ for every σ). `what` names what is calibrated.
+fn check_target_gamma(
+    target: f64,
+    kappa: f64,
+    limit: f64,
+    formula: &str,
+    what: &str,
+) -> Result<(), UsageError> {
+    if target >= limit && target < 1.0 {
+        return Err(UsageError(format!(
+            "flag '--target-gamma' = {} is at or above {formula} = {}, the largest γ any {what} \
+             gives (σ → 0): every {what} meets it; choose a target below",
+            shown(target),
+            sig(limit, 7, Side::Down)
+        )));
+    }
+    if target <= kappa {
+        return Err(UsageError(format!(
+            "flag '--target-gamma' = {} is at or below κ = {}: γ ≥ κ for every σ (guessing \
+             from the prior alone), so no {what} reaches it",
+            shown(target),
+            shown(kappa)
+        )));
+    }
+    Ok(())
+}
+
+/// A calibration that no noise multiplier in the supported range (σ ≤ 1e8) reaches is a
+/// target out of range: exit 2 naming the flag, as `attack --epsilon` does (the exit-code rule
+/// of [`super`]); other errors pass through.
+fn unreachable_target(flag: &str, target: f64, e: Error) -> Failure {
+    match e {
+        Error::Numerical { what, .. } => Failure::Usage(UsageError(format!(
+            "--{flag} = {} is out of range: {what}",
+            shown(target)
+        ))),
+        other => other.into(),
+    }
+}
+
+pub(crate) fn calibrate(args: &[String]) -> Out {
+    let f = parse(
+        args,
+        &[
+            v("target-epsilon"),
+            v("delta"),
+            v("target-gamma"),
+            v("kappa"),
+            v("prior-size"),
+            v("sampling-rate"),
+            v("steps"),
+            PHASE,
+            SCHEDULE,
+            JSON,
+        ],
+    )?;
+    if f.help {
+        return Ok(String::from(CALIBRATE_HELP) + "\n" + sched::HELP);
+    }
+    f.exclusive("target-epsilon", "target-gamma")?;
+    if let Some(s) = sched::from_flags(&f, &["sampling-rate", "steps"])? {
+        return calibrate_schedule(&f, &s);
+    }
+    let q = f.f64_required("sampling-rate")?;
+    reconbound::error::check_unit_rate("sampling_rate", q)?;
+    let steps = f
+        .u64("steps")?
+        .ok_or_else(|| UsageError(String::from("flag '--steps' is required")))?;
+    reconbound::error::check_steps(steps)?;
+    let mut o = Object::new();
+    o.str("command", "calibrate")
+        .num("sampling_rate", q)
+        .int("steps", steps);
+    let text = if let Some(target) = f.f64("target-epsilon")? {
+        if f.has("kappa") || f.has("prior-size") {
+            return Err(UsageError(String::from(
+                "flags '--kappa'/'--prior-size' go with '--target-gamma'",
+            ))
+            .into());
+        }
+        let delta = f.f64_required("delta")?;
+        let sigma =
+            rdp::calibrate_noise_multiplier(target, delta, q, steps, rdp::Conversion::Improved)
+                .map_err(|e| unreachable_target("target-epsilon", target, e))?;
+        let achieved = rdp::epsilon(q, sigma, steps, delta, rdp::Conversion::Improved)?;
+        o.num("target_epsilon", target)
+            .num("delta", delta)
+            .num("noise_multiplier", sigma)
+            .num("epsilon_rdp", achieved.epsilon);
+        format!(
+            "noise multiplier σ = {}   gives ε(δ = {}) = {} ≤ {} by RDP\n",
+            sig(sigma, 7, Side::Up),
+            shown(delta),
+            sig(achieved.epsilon, 7, Side::Up),
+            shown(target)
+        )
+    } else if let Some(target) = f.f64("target-gamma")? {
+        if f.has("delta") {
+            return Err(
+                UsageError(String::from("flag '--delta' goes with '--target-epsilon'")).into(),
+            );
+        }
+        let (kappa, _) = kappa(&f, None)?;
+        // every σ > 0 gives γ ≤ the σ → 0 limit: a target at or above it needs no search;
+        // one below κ can never be met (γ ≥ κ)
+        let limit = rero::dpsgd::gamma_noiseless_limit(kappa, q, steps)?;
+        check_target_gamma(
+            target,
+            kappa,
+            limit,
+            "1 − (1 − q)^T(1 − κ)",
+            "noise multiplier",
+        )?;
+        let sigma = rero::dpsgd::calibrate_noise_multiplier(target, kappa, q, steps)
+            .map_err(|e| unreachable_target("target-gamma", target, e))?;
+        let achieved = rero::dpsgd::gamma(kappa, q, sigma, steps)?;
+        o.num("target_gamma", target)
+            .num("kappa", kappa)
+            .num("noise_multiplier", sigma)
+            .num("gamma", achieved.gamma);
+        format!(
+            "noise multiplier σ = {}   gives ReRo γ = {} ≤ {} (κ = {})\n",
+            sig(sigma, 7, Side::Up),
+            sig(achieved.gamma, 7, Side::Up),
+            shown(target),
+            shown(kappa)
+        )
+    } else {
+        return Err(UsageError(String::from(
+            "one of '--target-epsilon' or '--target-gamma' is required",
+        ))
+        .into());
+    };
+    if f.has("json") {
+        return Ok(o.render() + "\n");
+    }
+    Ok(text)
+}

@@ -1,0 +1,603 @@
+//! `reconbound estimate`: the audit estimators of [`reconbound::attacks::audit`] on scores or
+//! guesses from any implementation (Opacus, JAX, …), read from a CSV file: the empirical ε
+//! of per-trial scores of the two worlds ([`empirical_epsilon_of_scores`], the path `audit`
+//! takes) or the one-run ε of guesses and truths ([`one_run_epsilon`]).
+
+use super::args::{parse, switch, value as v, Flags, UsageError};
+use super::audit::{empirical_json, threshold_text};
+use super::commands::{shown, Failure};
+use super::format::{sig, Side};
+use super::input::read_text_bounded;
+use super::json::{Object, Value};
+use super::output::printable;
+use reconbound::attacks::audit::epsilon::{one_run_epsilon, OneRunCounts, Scores, Threshold};
+use reconbound::attacks::audit::evaluate::{
+    empirical_epsilon_max, empirical_epsilon_of_scores, Estimator, ThresholdRule,
+};
+use std::format;
+use std::string::String;
+use std::vec::Vec;
+
+type Out = Result<String, Failure>;
+
+/// The cap on a `--scores` or `--guesses` file: 256 MiB, some 20 million rows.
+pub(crate) const CSV_CAP: u64 = 256 << 20;
+
+/// The confidence parameter α by default (as `audit`'s).
+const ALPHA: f64 = 0.05;
+
+const HELP: &str = "\
+usage: reconbound estimate --scores FILE.csv --delta D [--estimator cp|gdp]
+         [--threshold held-out|bonferroni|VALUE] [--calibration N] [--alpha A] [--json]
+       reconbound estimate --guesses FILE.csv --delta D [--alpha A] [--json]
+
+The estimators of 'reconbound audit' on the scores of any implementation (an Opacus or JAX
+training audited by its own distinguisher): the same numbers 'audit' prints for one row
+when given the same scores.
+
+--scores FILE.csv: one trial per line, columns (named by a header line, any order)
+  world   0 = trained without the canary ('out'), 1 = with it ('in')
+  score   the distinguisher's score, finite; higher means 'in'
+  split   (optional) calibration or test: the rows that calibrate a held-out threshold
+Empirical ε as in 'audit': FP of N₀ and FN of N₁ at a threshold (score >= τ guesses 'in'),
+their one-sided Clopper–Pearson upper limits FPR̄, FNR̄, then (Nasr et al. 2021 Eqs. 4–5)
+  cp   (default) ε >= max(ln((1 − δ − FPR̄)/FNR̄), ln((1 − δ − FNR̄)/FPR̄)) with probability
+       >= 1 − α
+  gdp  μ̂ = max(Φ⁻¹(1 − FPR̄) − Φ⁻¹(FNR̄), 0) and the ε of μ̂-GDP at δ: an estimate, a lower
+       bound only if the trade-off curve is Gaussian (Nasr et al. 2023)
+The threshold:
+  held-out    (default) searched on calibration rows and applied to the others, which alone
+              give the counts (α/2 per rate). Calibration rows: those with split =
+              calibration if the file has a split column (--calibration then does not
+              apply), else the first N rows of each world in file order (--calibration N,
+              default: half the smaller world, rounded down) — 'audit' splits by trial index
+              the same way, so its --csv scores in trial order give its numbers
+  bonferroni  searched on all rows; each limit at α/(2K), K = 2(N₀ + N₁ − 1) rules
+  VALUE       fixed in advance: score >= VALUE guesses 'in' (α/2 per rate); VALUE must not
+              come from these scores
+A split column applies only with held-out.
+
+--guesses FILE.csv: the one-run audit (Steinke, Nasr, Jagielski 2023), one canary per line,
+columns (header line, any order)
+  guess   1 (or +1) = guessed 'in', -1 = guessed 'out', 0 = abstained
+  truth   1 = the canary was in the training, 0 = out (each included independently with
+          probability 1/2)
+m = the canaries (rows), r = the guesses (non-zero), v = the correct ones; ε is the largest
+that v of r refutes at level α with the 2·m·δ term (refused unless 2·m·δ < α). The guess
+rule must be fixed in advance (a rule picked after looking at the truths is not paid for).
+
+Files: comma-separated, UTF-8 (a byte-order mark is accepted), a header line first, blank
+lines and lines starting with # ignored, at most 256 MiB. A malformed line, an unknown or
+repeated column, or a non-finite score is refused with its line number (exit 2).
+
+Printed: the rows of each world, then the threshold and its rule, FP/N₀, FN/N₁, FPR̄, FNR̄,
+the empirical ε (a lower bound at confidence 1 − α, or the GDP estimate) and the most these
+trials could show (no error at all); for --guesses m, r, v and ε.
+
+Defaults: cp, held-out, α = 0.05. --delta is required.
+
+JSON keys (--scores): command, estimator, threshold_rule, calibration (N, or null with a
+split column or another rule), calibration_out, calibration_in (calibration rows of each
+world, null unless held-out), fixed_threshold, alpha, confidence, delta, trials_out,
+trials_in, epsilon_empirical, gdp_mu, threshold, threshold_direction, candidates, negatives,
+false_positives, positives, false_negatives, fpr_upper, fnr_upper, epsilon_empirical_max
+(the keys of one 'audit' row).
+JSON keys (--guesses): command, estimator (one-run), alpha, confidence, delta, canaries,
+guesses, correct, epsilon_empirical.
+";
+
+fn usage(msg: String) -> Failure {
+    Failure::Usage(UsageError(msg))
+}
+
+/// The data lines of a CSV file: the header's column index of each wanted column (`None`
+/// for an optional one that is absent) and each data line's number and fields.
+struct Table<'a> {
+    columns: Vec<Option<usize>>,
+    lines: Vec<(usize, Vec<&'a str>)>,
+}
+
+/// Parse `text` (the file `path` of `--flag`) whose header names the `required` columns and
+/// may name the `optional` ones, in any order.
+fn table<'a>(
+    text: &'a str,
+    flag: &str,
+    path: &str,
+    required: &[&str],
+    optional: &[&str],
+) -> Result<Table<'a>, Failure> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let at = |n: usize, why: String| {
+        usage(format!(
+            "flag '--{flag}': '{}' line {n}: {why}",
+            printable(path)
+        ))
+    };
+    let mut header: Option<(usize, Vec<&str>)> = None;
+    let mut lines = Vec::new();
+    for (i, raw) in text.split('\n').enumerate() {
+        let n = i + 1;
+        let line = raw.strip_suffix('\r').unwrap_or(raw).trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        match &header {
+            None => header = Some((n, fields)),
+            Some((_, names)) => {
+                if fields.len() != names.len() {
+                    return Err(at(
+                        n,
+                        format!(
+                            "{} fields, but the header names {} columns",
+                            fields.len(),
+                            names.len()
+                        ),
+                    ));
+                }
+                lines.push((n, fields));
+            }
+        }
+    }
+    let wanted = || {
+        let mut all: Vec<&str> = required.to_vec();
+        all.extend(optional.iter().copied());
+        all.join(", ")
+    };
+    let Some((hn, names)) = header else {
+        return Err(usage(format!(
+            "flag '--{flag}': '{}' has no header line (columns {})",
+            printable(path),
+            wanted()
+        )));
+    };
+    for (j, name) in names.iter().enumerate() {
+        if !required.contains(name) && !optional.contains(name) {
+            return Err(at(
+                hn,
+                format!(
+                    "unknown column '{}' in the header (columns: {})",
+                    printable(name).chars().take(30).collect::<String>(),
+                    wanted()
+                ),
+            ));
+        }
+        if names.iter().take(j).any(|m| m == name) {
+            return Err(at(
+                hn,
+                format!("column '{name}' appears twice in the header"),
+            ));
+        }
+    }
+    let find = |c: &str| names.iter().position(|m| *m == c);
+    let mut columns = Vec::new();
+    for c in required {
+        let Some(j) = find(c) else {
+            return Err(at(
+                hn,
+                format!("the header has no column '{c}' (columns: {})", wanted()),
+            ));
+        };
+        columns.push(Some(j));
+    }
+    columns.extend(optional.iter().map(|c| find(c)));
+    if lines.is_empty() {
+        return Err(usage(format!(
+            "flag '--{flag}': '{}' has no data lines after its header",
+            printable(path)
+        )));
+    }
+    Ok(Table { columns, lines })
+}
+
+/// Field `column` of a data line (present: the line has as many fields as the header).
+fn field<'a>(fields: &[&'a str], column: Option<usize>) -> &'a str {
+    column.and_then(|j| fields.get(j)).copied().unwrap_or("")
+}
+
+fn cut(s: &str) -> String {
+    printable(s).chars().take(30).collect()
+}
+
+/// The scores of a `--scores` file: each world's scores in file order, and with a split
+/// column each world's calibration scores first and their number.
+struct ScoreFile {
+    without: Vec<f64>,
+    with: Vec<f64>,
+    split: Option<[usize; 2]>,
+}
+
+fn read_scores(path: &str) -> Result<ScoreFile, Failure> {
+    let text = read_text_bounded(path, CSV_CAP, "scores")?;
+    let t = table(&text, "scores", path, &["world", "score"], &["split"])?;
+    let (cw, cs, cp) = match t.columns.as_slice() {
+        [w, s, p] => (*w, *s, *p),
+        _ => return Err(Failure::Compute(String::from("internal: column lookup"))),
+    };
+    let at = |n: usize, why: String| {
+        usage(format!(
+            "flag '--scores': '{}' line {n}: {why}",
+            printable(path)
+        ))
+    };
+    // [world][calibration?]
+    let mut parts: [[Vec<f64>; 2]; 2] = Default::default();
+    for (n, fields) in &t.lines {
+        let world = match field(fields, cw) {
+            "0" => 0,
+            "1" => 1,
+            other => {
+                return Err(at(
+                    *n,
+                    format!(
+                        "world '{}' is not 0 (without the canary) or 1 (with it)",
+                        cut(other)
+                    ),
+                ))
+            }
+        };
+        let raw = field(fields, cs);
+        let score = raw
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+            .ok_or_else(|| at(*n, format!("score '{}' is not a finite number", cut(raw))))?;
+        let calibrates = match cp.map(|_| field(fields, cp)) {
+            None | Some("test") => false,
+            Some("calibration") => true,
+            Some(other) => {
+                return Err(at(
+                    *n,
+                    format!("split '{}' is not calibration or test", cut(other)),
+                ))
+            }
+        };
+        if let Some(p) = parts
+            .get_mut(world)
+            .and_then(|w| w.get_mut(usize::from(!calibrates)))
+        {
+            p.push(score);
+        }
+    }
+    let [[c0, e0], [c1, e1]] = parts;
+    let split = cp.map(|_| [c0.len(), c1.len()]);
+    let join = |mut c: Vec<f64>, e: Vec<f64>| {
+        c.extend(e);
+        c
+    };
+    Ok(ScoreFile {
+        without: join(c0, e0),
+        with: join(c1, e1),
+        split,
+    })
+}
+
+fn parse_estimator(raw: Option<&str>) -> Result<Estimator, Failure> {
+    match raw.map(str::trim) {
+        None | Some("cp") => Ok(Estimator::ClopperPearson),
+        Some("gdp") => Ok(Estimator::Gdp),
+        Some(other) => Err(usage(format!(
+            "flag '--estimator': '{}' is not one of cp, gdp (for the one-run audit give --guesses)",
+            cut(other)
+        ))),
+    }
+}
+
+/// The threshold rule of the flags; `calibration` is filled in later for held-out.
+fn parse_rule(f: &Flags) -> Result<ThresholdRule, Failure> {
+    Ok(match f.raw("threshold").map(str::trim) {
+        None | Some("held-out") => ThresholdRule::HeldOut { calibration: 0 },
+        Some("bonferroni") => ThresholdRule::Bonferroni,
+        Some(raw) => match raw.parse::<f64>() {
+            Ok(tau) if tau.is_finite() => ThresholdRule::Fixed(Threshold::at_least(tau)),
+            _ => {
+                return Err(usage(format!(
+                    "flag '--threshold': '{}' is not held-out, bonferroni or a finite number",
+                    cut(raw)
+                )))
+            }
+        },
+    })
+}
+
+fn check_alpha(alpha: f64) -> Result<f64, Failure> {
+    if alpha > 0.0 && alpha < 1.0 {
+        Ok(alpha)
+    } else {
+        Err(usage(format!(
+            "--alpha = {} is out of range: must be in (0, 1)",
+            shown(alpha)
+        )))
+    }
+}
+
+/// `reconbound estimate …`.
+pub(crate) fn estimate(args: &[String]) -> Out {
+    let f = parse(
+        args,
+        &[
+            v("scores"),
+            v("guesses"),
+            v("delta"),
+            v("estimator"),
+            v("threshold"),
+            v("calibration"),
+            v("alpha"),
+            switch("json"),
+        ],
+    )?;
+    if f.help {
+        return Ok(String::from(HELP));
+    }
+    f.exclusive("scores", "guesses")?;
+    let delta = f.f64_required("delta")?;
+    let alpha = check_alpha(f.f64("alpha")?.unwrap_or(ALPHA))?;
+    if !(0.0..1.0).contains(&delta) {
+        return Err(usage(format!(
+            "--delta = {} is out of range: must be in [0, 1) (in (0, 1) for gdp)",
+            shown(delta)
+        )));
+    }
+    if let Some(path) = f.raw("guesses") {
+        for name in ["estimator", "threshold", "calibration"] {
+            if f.has(name) {
+                return Err(usage(format!(
+                    "flag '--{name}' applies only with '--scores' (the one-run audit of --guesses has no threshold)"
+                )));
+            }
+        }
+        return one_run(path, alpha, delta, f.has("json"));
+    }
+    let Some(path) = f.raw("scores") else {
+        return Err(usage(String::from(
+            "flag '--scores' (or '--guesses' for the one-run audit) is required",
+        )));
+    };
+    let estimator = parse_estimator(f.raw("estimator"))?;
+    if estimator == Estimator::Gdp && delta == 0.0 {
+        return Err(usage(String::from(
+            "--delta = 0 is out of range: must be in (0, 1) with '--estimator gdp'",
+        )));
+    }
+    let mut rule = parse_rule(&f)?;
+    let held_out = matches!(rule, ThresholdRule::HeldOut { .. });
+    if f.has("calibration") && !held_out {
+        return Err(usage(String::from(
+            "flag '--calibration' applies only with '--threshold held-out'",
+        )));
+    }
+    let calibration = f.u64("calibration")?;
+    let s = read_scores(path)?;
+    let (n0, n1) = (s.without.len(), s.with.len());
+    let shown_path = printable(path);
+    if n0 == 0 || n1 == 0 {
+        return Err(usage(format!(
+            "flag '--scores': '{shown_path}' has {n0} rows of world 0 and {n1} of world 1: each world needs at least one"
+        )));
+    }
+    let calibrating = match (s.split, held_out) {
+        (Some(_), false) => {
+            return Err(usage(format!(
+                "flag '--scores': '{shown_path}' has a split column, which applies only with '--threshold held-out' (drop the column to use every row)"
+            )))
+        }
+        (Some(_), true) if calibration.is_some() => {
+            return Err(usage(format!(
+                "flag '--calibration' does not apply: '{shown_path}' has a split column, which chooses the calibration rows"
+            )))
+        }
+        (Some([c0, c1]), true) => {
+            for (world, c, n) in [(0, c0, n0), (1, c1, n1)] {
+                if c == 0 || c == n {
+                    return Err(usage(format!(
+                        "flag '--scores': '{shown_path}': world {world} has {c} calibration rows of {n}: held-out needs calibration and test rows in each world"
+                    )));
+                }
+            }
+            [c0, c1]
+        }
+        (None, true) => {
+            let smaller = n0.min(n1) as u64;
+            if smaller < 2 {
+                return Err(usage(format!(
+                    "flag '--scores': '{shown_path}' has {n0} rows of world 0 and {n1} of world 1: '--threshold held-out' needs at least 2 in each (calibration and test rows)"
+                )));
+            }
+            let c = calibration.unwrap_or(smaller / 2);
+            if !(1..smaller).contains(&c) {
+                return Err(usage(format!(
+                    "--calibration = {c} is out of range: must be in 1..={} (the smaller world's rows − 1: the first N rows of each world choose the threshold, the others are scored)",
+                    smaller - 1
+                )));
+            }
+            rule = ThresholdRule::HeldOut { calibration: c };
+            [c as usize, c as usize]
+        }
+        (None, false) => [0, 0],
+    };
+    let scores = Scores {
+        without: &s.without,
+        with: &s.with,
+    };
+    let e = empirical_epsilon_of_scores(scores, calibrating, estimator, rule, alpha, delta)?;
+    let max = empirical_epsilon_max(
+        estimator,
+        rule,
+        e.counts.negatives,
+        e.counts.positives,
+        alpha,
+        delta,
+    )?;
+    let gdp = estimator == Estimator::Gdp;
+    if f.has("json") {
+        let mut o = Object::new();
+        o.str("command", "estimate")
+            .str("estimator", estimator.name())
+            .str("threshold_rule", rule.name());
+        match (rule, s.split) {
+            (ThresholdRule::HeldOut { calibration }, None) => o.int("calibration", calibration),
+            _ => o.put("calibration", Value::Null),
+        };
+        match rule {
+            ThresholdRule::HeldOut { .. } => o
+                .int("calibration_out", calibrating[0] as u64)
+                .int("calibration_in", calibrating[1] as u64),
+            _ => o
+                .put("calibration_out", Value::Null)
+                .put("calibration_in", Value::Null),
+        };
+        match rule {
+            ThresholdRule::Fixed(t) => o.num("fixed_threshold", t.tau),
+            _ => o.put("fixed_threshold", Value::Null),
+        };
+        o.num("alpha", alpha)
+            .num("confidence", 1.0 - alpha)
+            .num("delta", delta)
+            .int("trials_out", n0 as u64)
+            .int("trials_in", n1 as u64);
+        empirical_json(&mut o, &e).num("epsilon_empirical_max", max);
+        let mut text = o.render();
+        text.push('\n');
+        return Ok(text);
+    }
+    let level = format!("{} %", shown(100.0 * (1.0 - alpha)));
+    let mut t = format!(
+        "empirical ε from the scores in '{shown_path}' ({})\n  {n0} trials without the canary (world 0), {n1} with it (world 1); δ = {}, α = {}\n\n",
+        if gdp {
+            "GDP estimate, Nasr et al. 2023"
+        } else {
+            "Clopper–Pearson with δ, Nasr et al. 2021"
+        },
+        shown(delta),
+        shown(alpha)
+    );
+    let eps_head = if gdp {
+        String::from("ε GDP est.")
+    } else {
+        format!("ε ≥ ({level})")
+    };
+    t.push_str(&format!(
+        "  {:>14}  {:>11}  {:>11}  {:>7}  {:>7}  {:>11}  {:>7}\n",
+        format!("τ ({})", rule.name()),
+        "FP/N₀",
+        "FN/N₁",
+        "FPR ≤",
+        "FNR ≤",
+        eps_head,
+        "ε max"
+    ));
+    t.push_str(&format!(
+        "  {:>14}  {:>11}  {:>11}  {:>7}  {:>7}  {:>11}  {:>7}\n\n",
+        threshold_text(e.threshold),
+        format!("{}/{}", e.counts.false_positives, e.counts.negatives),
+        format!("{}/{}", e.counts.false_negatives, e.counts.positives),
+        sig(e.fpr_upper, 3, Side::Up),
+        sig(e.fnr_upper, 3, Side::Up),
+        sig(e.epsilon, 4, if gdp { Side::Nearest } else { Side::Down }),
+        sig(max, 4, Side::Nearest),
+    ));
+    t.push_str(&match (rule, s.split) {
+        (ThresholdRule::HeldOut { calibration }, None) => format!(
+            "  τ (held-out): the best Clopper–Pearson rule on the first {calibration} rows of each world, which\n    the estimate never reads, applied to the others, which alone give the counts;\n    FPR, FNR ≤ at α/2 per rate.\n"
+        ),
+        (ThresholdRule::HeldOut { .. }, Some([c0, c1])) => format!(
+            "  τ (held-out): the best Clopper–Pearson rule on the split = calibration rows ({c0} of world 0, {c1} of\n    world 1), applied to the test rows, which alone give the counts; FPR, FNR ≤ at α/2 per rate.\n"
+        ),
+        (ThresholdRule::Bonferroni, _) => format!(
+            "  τ (bonferroni): searched on all rows and paid for by Bonferroni over K = 2(N₀ + N₁ − 1) = {}\n    candidate rules: FPR, FNR ≤ are one-sided limits at α/(2K).\n",
+            e.candidates
+        ),
+        (ThresholdRule::Fixed(tau), _) => format!(
+            "  τ (fixed): {}, fixed before the trials (score ≥ τ guesses 'in'); FPR, FNR ≤ at α/2 per rate.\n",
+            shown(tau.tau)
+        ),
+    });
+    if gdp {
+        t.push_str(&format!(
+            "  ε GDP est.: μ̂ = {}, then the ε of μ̂-GDP at δ: a lower bound only if the trade-off curve\n    is Gaussian. ε max: the most these trials could show (no error at all).\n",
+            sig(e.mu.unwrap_or(0.0), 4, Side::Nearest)
+        ));
+    } else {
+        t.push_str(&format!(
+            "  ε ≥: Clopper–Pearson lower bound with δ (Nasr et al. Eqs. 4–5), with probability ≥ {level};\n    ε max: the most these trials could show (no error at all).\n"
+        ));
+    }
+    Ok(t)
+}
+
+/// `estimate --guesses FILE`: the one-run ε of guesses and truths.
+fn one_run(path: &str, alpha: f64, delta: f64, json: bool) -> Out {
+    let text = read_text_bounded(path, CSV_CAP, "guesses")?;
+    let t = table(&text, "guesses", path, &["guess", "truth"], &[])?;
+    let (cg, ct) = match t.columns.as_slice() {
+        [g, t] => (*g, *t),
+        _ => return Err(Failure::Compute(String::from("internal: column lookup"))),
+    };
+    let at = |n: usize, why: String| {
+        usage(format!(
+            "flag '--guesses': '{}' line {n}: {why}",
+            printable(path)
+        ))
+    };
+    let (mut m, mut r, mut v) = (0u64, 0u64, 0u64);
+    for (n, fields) in &t.lines {
+        let guess: Option<bool> = match field(fields, cg) {
+            "1" | "+1" => Some(true),
+            "-1" => Some(false),
+            "0" => None,
+            other => {
+                return Err(at(
+                    *n,
+                    format!(
+                        "guess '{}' is not 1 (in), -1 (out) or 0 (abstain)",
+                        cut(other)
+                    ),
+                ))
+            }
+        };
+        let truth = match field(fields, ct) {
+            "1" => true,
+            "0" => false,
+            other => {
+                return Err(at(
+                    *n,
+                    format!("truth '{}' is not 1 (in) or 0 (out)", cut(other)),
+                ))
+            }
+        };
+        m += 1;
+        if let Some(g) = guess {
+            r += 1;
+            v += u64::from(g == truth);
+        }
+    }
+    let counts = OneRunCounts {
+        canaries: m,
+        guesses: r,
+        correct: v,
+    };
+    let epsilon = one_run_epsilon(counts, alpha, delta, 1)?;
+    if json {
+        let mut o = Object::new();
+        o.str("command", "estimate")
+            .str("estimator", "one-run")
+            .num("alpha", alpha)
+            .num("confidence", 1.0 - alpha)
+            .num("delta", delta)
+            .int("canaries", m)
+            .int("guesses", r)
+            .int("correct", v)
+            .num("epsilon_empirical", epsilon);
+        let mut text = o.render();
+        text.push('\n');
+        return Ok(text);
+    }
+    let level = format!("{} %", shown(100.0 * (1.0 - alpha)));
+    Ok(format!(
+        "one-run audit (Steinke, Nasr, Jagielski 2023) of the guesses in '{}'\n  m = {m} canaries, r = {r} guesses, v = {v} correct; δ = {}, α = {}\n\n  ε ≥ {} (with probability ≥ {level}; the 2·m·δ term included, the guess rule fixed in advance)\n",
+        printable(path),
+        shown(delta),
+        shown(alpha),
+        sig(epsilon, 4, Side::Down),
+    ))
+}

@@ -1,0 +1,368 @@
+//! `reconbound estimate`: the audit estimators on a CSV of scores (or one-run guesses) from
+//! any implementation give `audit`'s numbers for the same scores, the published reference
+//! values, and refuse malformed input with exit 2 naming the line or the flag.
+
+use super::common::{run_cli_strings as run_s, temp_dir, write_in};
+use reconbound_cli::json::{Object, Value};
+use std::path::Path;
+
+use super::common::{json_number as number, json_object as object};
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| s.to_string()).collect()
+}
+
+/// `reconbound estimate` with `args` and `--json`: the object it prints (exit 0).
+fn estimate_json(args: &[&str]) -> Object {
+    let mut a = strings(&["estimate"]);
+    a.extend(strings(args));
+    a.push("--json".into());
+    let (code, out, err) = run_s(&a);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    object(&out)
+}
+
+/// A `--scores` file: a byte-order mark, a comment, the header, then world 0's scores and
+/// world 1's.
+fn scores_csv(without: &[f64], with: &[f64]) -> String {
+    let mut s = String::from("\u{feff}# scores of two worlds\nworld,score\n\n");
+    for x in without {
+        s.push_str(&format!("0,{x}\n"));
+    }
+    for x in with {
+        s.push_str(&format!("1,{x}\n"));
+    }
+    s
+}
+
+/// The keys of one `audit` row that `estimate` prints too.
+const ROW_KEYS: [&str; 16] = [
+    "epsilon_empirical",
+    "gdp_mu",
+    "threshold",
+    "threshold_direction",
+    "candidates",
+    "negatives",
+    "false_positives",
+    "positives",
+    "false_negatives",
+    "fpr_upper",
+    "fnr_upper",
+    "estimator",
+    "threshold_rule",
+    "calibration",
+    "alpha",
+    "epsilon_empirical_max",
+];
+
+#[test]
+fn estimate_on_the_scores_of_audit_csv_gives_audit_numbers_for_every_estimator_and_rule() {
+    // One tiny audit (|D| = 50, T = 3, 20 trials per world, gradient-dirac scored by the
+    // gradient test) per (estimator, rule); its --csv scores, rewritten as world,score in
+    // trial order, must give the row's JSON values exactly (same code path, same numbers).
+    let dir = temp_dir("estimate", "audit-csv");
+    let base = [
+        "audit",
+        "--train-size",
+        "50",
+        "--steps",
+        "3",
+        "--trials",
+        "20",
+        "--seed",
+        "3",
+        "--crafter",
+        "gradient-dirac",
+        "--quiet",
+        "--json",
+    ];
+    let csv = dir.join("audit.csv").to_string_lossy().into_owned();
+    let cases: [&[&str]; 5] = [
+        &["--estimator", "cp"],
+        &["--estimator", "cp", "--threshold", "bonferroni"],
+        &["--estimator", "gdp", "--calibration", "7"],
+        &["--estimator", "gdp", "--threshold", "bonferroni"],
+        &["--estimator", "cp", "--threshold", "0.5"],
+    ];
+    for (k, extra) in cases.iter().enumerate() {
+        let mut a = strings(&base);
+        a.extend(strings(extra));
+        if k == 0 {
+            a.extend(strings(&["--csv", &csv]));
+        }
+        let (code, out, err) = run_s(&a);
+        assert_eq!(code, 0, "{err}");
+        let audit = object(&out);
+        if k == 0 {
+            // crafter,trial,world,final_loss,max_loss,mean_loss,gradient,canary_steps
+            let text = std::fs::read_to_string(&csv).unwrap();
+            let mut rows: Vec<(u64, String, String)> = text
+                .lines()
+                .skip(1)
+                .map(|l| {
+                    let f: Vec<&str> = l.split(',').collect();
+                    (f[1].parse().unwrap(), f[2].to_string(), f[6].to_string())
+                })
+                .collect();
+            assert_eq!(rows.len(), 40);
+            rows.sort_by_key(|r| r.0);
+            let mut scores = String::from("score,world\n");
+            let mut split = String::from("split,world,score\n");
+            for (trial, world, score) in &rows {
+                scores.push_str(&format!("{score},{world}\n"));
+                let part = if *trial < 7 { "calibration" } else { "test" };
+                split.push_str(&format!("{part},{world},{score}\n"));
+            }
+            write_in(&dir, "scores.csv", &scores);
+            write_in(&dir, "split.csv", &split);
+        }
+        let scores = dir.join("scores.csv").to_string_lossy().into_owned();
+        let mut e = strings(&["--scores", &scores, "--delta", "1e-5"]);
+        e.extend(strings(extra));
+        let refs: Vec<&str> = e.iter().map(String::as_str).collect();
+        let est = estimate_json(&refs);
+        for key in ROW_KEYS.iter().chain(&["delta", "fixed_threshold"]) {
+            assert!(est.get(key).is_some(), "{extra:?}: {key} missing");
+            assert_eq!(est.get(key), audit.get(key), "{extra:?}: {key}");
+        }
+        assert_eq!(number(&est, "trials_out"), 20.0);
+        assert_eq!(number(&est, "trials_in"), 20.0);
+        if k == 2 {
+            // A split column marking trials 0..6 as calibration: the same numbers.
+            let split = dir.join("split.csv").to_string_lossy().into_owned();
+            let s = estimate_json(&["--scores", &split, "--delta", "1e-5", "--estimator", "gdp"]);
+            for key in ROW_KEYS.iter().filter(|k| **k != "calibration") {
+                assert_eq!(s.get(key), audit.get(key), "split column: {key}");
+            }
+            assert_eq!(s.get("calibration"), Some(&Value::Null));
+            assert_eq!(number(&s, "calibration_out"), 7.0);
+            assert_eq!(number(&s, "calibration_in"), 7.0);
+            assert_eq!(number(&est, "negatives"), 13.0);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn estimate_of_1000_and_1000_separated_scores_is_nasr21_5_6006_and_gdp_mu_1_is_4_3772() {
+    let dir = temp_dir("estimate", "reference");
+    // Clopper–Pearson, τ = 0 fixed, all 1000 + 1000 correct (out scores < 0 ≤ in scores),
+    // α = 0.05, δ = 1e-5: Nasr et al. 2021 §III-C's 5.6006 (scipy 5.600577494291636).
+    let without: Vec<f64> = (0..1000).map(|k| -1.0 - 0.001 * k as f64).collect();
+    let with: Vec<f64> = (0..1000).map(|k| 1.0 + 0.001 * k as f64).collect();
+    let p = write_in(&dir, "perfect.csv", &scores_csv(&without, &with));
+    let o = estimate_json(&["--scores", &p, "--delta", "1e-5", "--threshold", "0"]);
+    let eps = number(&o, "epsilon_empirical");
+    assert!((eps - 5.600_577_494_291_636).abs() < 1e-9, "{eps}");
+    assert!((eps - 5.6006).abs() < 5e-5, "{eps}");
+    assert_eq!(
+        number(&o, "false_positives") + number(&o, "false_negatives"),
+        0.0
+    );
+    assert_eq!(number(&o, "epsilon_empirical_max"), eps);
+    // GDP at τ = 0 with FP = 135 of 1000 and FN = 470 of 1000: the counts (searched over
+    // all pairs) whose Clopper–Pearson limits give μ̂ closest to 1 (1.0000046); the ε of
+    // μ̂-GDP at δ = 1e-5 is 4.3772014, the ε of 1-GDP (4.377178095681225, scipy) within
+    // 2.4e-5 — under the 4.3772 reference's 5e-5.
+    let without: Vec<f64> = (0..1000)
+        .map(|k| if k < 135 { 0.5 } else { -0.5 })
+        .collect();
+    let with: Vec<f64> = (0..1000)
+        .map(|k| if k < 470 { -0.5 } else { 0.5 })
+        .collect();
+    let g = write_in(&dir, "gdp.csv", &scores_csv(&without, &with));
+    let args = [
+        "--scores",
+        &g,
+        "--delta",
+        "1e-5",
+        "--threshold",
+        "0",
+        "--estimator",
+        "gdp",
+    ];
+    let o = estimate_json(&args);
+    let mu = number(&o, "gdp_mu");
+    assert!((mu - 1.0).abs() < 5e-6, "{mu}");
+    let eps = number(&o, "epsilon_empirical");
+    assert!((eps - 4.3772).abs() < 5e-5, "{eps}");
+    assert!((eps - 4.377_178_095_681_225).abs() < 2.5e-5, "{eps}");
+    // The table prints the same row.
+    let mut a = strings(&["estimate"]);
+    a.extend(strings(&args));
+    let (code, out, err) = run_s(&a);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("135/1000") && out.contains("470/1000"),
+        "{out}"
+    );
+    assert!(out.contains("4.377"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn estimate_guesses_of_1000_canaries_100_of_100_correct_is_steinke23_3_4654() {
+    // m = 1000, 50 guessed in and 50 out, all correct, α = 0.05, δ = 1e-5: 3.4653763478
+    // (scipy, as tests/audits/epsilon.rs); one wrong guess lowers it.
+    let dir = temp_dir("estimate", "one-run");
+    let mut text = String::from("truth,guess\n");
+    for i in 0..1000 {
+        let truth = i % 2;
+        let guess = match i {
+            0..=99 if truth == 1 => "+1",
+            0..=99 => "-1",
+            _ => "0",
+        };
+        text.push_str(&format!("{truth},{guess}\n"));
+    }
+    let p = write_in(&dir, "guesses.csv", &text);
+    let o = estimate_json(&["--guesses", &p, "--delta", "1e-5"]);
+    assert_eq!(
+        (
+            number(&o, "canaries"),
+            number(&o, "guesses"),
+            number(&o, "correct")
+        ),
+        (1000.0, 100.0, 100.0)
+    );
+    let eps = number(&o, "epsilon_empirical");
+    assert!((eps - 3.465_376_347_811_066).abs() < 1e-9, "{eps}");
+    let wrong = text.replacen("1,+1", "1,-1", 1);
+    let p = write_in(&dir, "wrong.csv", &wrong);
+    let o = estimate_json(&["--guesses", &p, "--delta", "1e-5"]);
+    assert_eq!(number(&o, "correct"), 99.0);
+    assert!(number(&o, "epsilon_empirical") < eps - 0.1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `estimate` with `args` exits 2 with one line on stderr containing `needle`, nothing on
+/// stdout.
+fn refused(args: &[&str], needle: &str) {
+    let mut a = strings(&["estimate"]);
+    a.extend(strings(args));
+    let (code, out, err) = run_s(&a);
+    assert_eq!(code, 2, "{args:?}: {err}");
+    assert!(out.is_empty(), "{args:?}: {out}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {err}");
+}
+
+#[test]
+fn bad_estimate_input_exits_2_naming_the_line_or_the_flag() {
+    let dir = temp_dir("estimate", "refusals");
+    let file = |name: &str, text: &str| write_in(&dir, name, text);
+    let good = file("good.csv", "world,score\n0,-1\n0,-2\n1,1\n1,2\n");
+    let d = ["--delta", "1e-5"];
+    let with = |p: &str, extra: &[&str]| -> Vec<String> {
+        let mut a = strings(&["--scores", p]);
+        a.extend(strings(&d));
+        a.extend(strings(extra));
+        a
+    };
+    let check = |p: &str, extra: &[&str], needle: &str| {
+        let a = with(p, extra);
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        refused(&refs, needle);
+    };
+    // The file, line by line.
+    check(
+        &file("nan.csv", "world,score\n0,-1\n0,nan\n1,1\n"),
+        &[],
+        "line 3: score 'nan'",
+    );
+    check(
+        &file("inf.csv", "# c\nworld,score\n0,inf\n1,1\n"),
+        &[],
+        "line 3: score 'inf'",
+    );
+    check(
+        &file("world.csv", "world,score\n2,1\n"),
+        &[],
+        "line 2: world '2'",
+    );
+    check(
+        &file("fields.csv", "world,score\n0,1\n1,2,3\n"),
+        &[],
+        "line 3: 3 fields",
+    );
+    check(
+        &file("col.csv", "world,scores\n0,1\n"),
+        &[],
+        "line 1: unknown column 'scores'",
+    );
+    check(
+        &file("twice.csv", "world,score,world\n0,1,0\n"),
+        &[],
+        "appears twice",
+    );
+    check(
+        &file("nohead.csv", "0,1\n1,2\n"),
+        &[],
+        "line 1: unknown column '0'",
+    );
+    check(&file("empty.csv", "# nothing\n\n"), &[], "no header line");
+    check(&file("nodata.csv", "score,world\n"), &[], "no data lines");
+    check(
+        &file("oneworld.csv", "world,score\n0,1\n0,2\n"),
+        &[],
+        "each world needs",
+    );
+    check(
+        &file(
+            "split.csv",
+            "world,score,split\n0,1,calibration\n0,2,train\n",
+        ),
+        &[],
+        "line 3: split 'train'",
+    );
+    let split = file(
+        "split-ok.csv",
+        "world,score,split\n0,1,calibration\n0,2,test\n1,3,calibration\n1,4,test\n",
+    );
+    check(&split, &["--threshold", "bonferroni"], "split column");
+    check(&split, &["--calibration", "1"], "--calibration");
+    let all_cal = file(
+        "allcal.csv",
+        "world,score,split\n0,1,calibration\n1,2,test\n",
+    );
+    check(&all_cal, &[], "calibration rows");
+    check("/nonexistent/x.csv", &[], "--scores");
+    if Path::new("/dev/zero").exists() {
+        // The cap is checked while reading: /dev/zero stops after 256 MiB + 1 byte.
+        check("/dev/zero", &[], "cap of 256 MiB");
+    }
+    // The flags.
+    check(&good, &["--calibration", "2"], "--calibration = 2");
+    check(
+        &good,
+        &["--calibration", "1", "--threshold", "0"],
+        "--calibration",
+    );
+    check(&good, &["--threshold", "inf"], "--threshold");
+    check(&good, &["--estimator", "one-run"], "--estimator");
+    check(&good, &["--alpha", "1"], "--alpha");
+    check(&good, &["--delta", "0", "--estimator", "gdp"], "--delta");
+    refused(&["--scores", &good], "--delta");
+    refused(&["--delta", "1e-5"], "--scores");
+    refused(
+        &["--scores", &good, "--guesses", &good, "--delta", "1e-5"],
+        "exclude",
+    );
+    // Guesses.
+    let g = file("g.csv", "guess,truth\n1,1\n2,0\n");
+    refused(&["--guesses", &g, "--delta", "0"], "line 3: guess '2'");
+    let g = file("t.csv", "guess,truth\n1,yes\n");
+    refused(&["--guesses", &g, "--delta", "0"], "line 2: truth 'yes'");
+    let g = file("g-ok.csv", "guess,truth\n1,1\n-1,0\n");
+    refused(
+        &["--guesses", &g, "--delta", "0", "--threshold", "0"],
+        "--threshold",
+    );
+    refused(&["--guesses", &g, "--delta", "0.1"], "--delta");
+    // Help.
+    let (code, out, _) = run_s(&strings(&["estimate", "--help"]));
+    assert_eq!(code, 0);
+    assert!(out.starts_with("usage: reconbound estimate") && out.contains("256 MiB"));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(!Path::new(&dir).exists());
+}

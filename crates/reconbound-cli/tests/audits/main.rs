@@ -1,0 +1,8 @@
+//! The audits as the command line runs them (`audit`, `estimate`): exit status, JSON,
+//! refusals.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod cli;
+mod estimate;

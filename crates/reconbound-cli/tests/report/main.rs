@@ -1,0 +1,567 @@
+//! `reconbound report` as a user runs it, on a tiny configuration (|D⁻| = 49, T = 10, 12
+//! attack trials, 10 audit trials per world, K = 4 FIL coordinates; about a second each), and
+//! the page in a real browser (`render_in_chromium`, run by `.ci/run`, which installs
+//! Debian's `chromium` when it is missing).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+use common::{args_with, assert_refused, merge_args, run_cli_strings as run_s, temp_dir, write_in};
+use reconbound::accounting::{rdp, rero};
+use reconbound_cli::format::{sig, Side};
+use reconbound_cli::json::{number, parse, Object, Value};
+use std::path::{Path, PathBuf};
+
+/// A tiny report (the default m = 10, full batch, ε = 8 at δ = 1e-5).
+const SMALL: [&str; 13] = [
+    "report",
+    "--train-size",
+    "49",
+    "--steps",
+    "10",
+    "--trials",
+    "12",
+    "--audit-trials",
+    "10",
+    "--fil-coords",
+    "4",
+    "--seed",
+    "3",
+];
+
+fn dir(name: &str) -> PathBuf {
+    temp_dir("report", name)
+}
+
+/// Runs SMALL with `extra`, writing the page to `dir/name`: (page, stdout).
+fn report(dir: &Path, name: &str, extra: &[&str]) -> (String, String) {
+    let out = dir.join(name);
+    let out_s = out.to_string_lossy().into_owned();
+    let mut e: Vec<&str> = std::vec!["--out", &out_s, "--quiet"];
+    e.extend_from_slice(extra);
+    let (code, stdout, err) = run_s(&args_with(&SMALL, &e));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.is_empty(), "--quiet: {err}");
+    (std::fs::read_to_string(&out).unwrap(), stdout)
+}
+
+fn object(text: &str) -> Object {
+    match parse(text.trim()) {
+        Ok(Value::Obj(o)) => o,
+        other => panic!("not a JSON object: {other:?} in {text}"),
+    }
+}
+
+fn at<'a>(o: &'a Object, path: &str) -> &'a Value {
+    let mut parts = path.split('.');
+    let mut cur = o
+        .get(parts.next().unwrap())
+        .unwrap_or_else(|| panic!("{path}"));
+    for p in parts {
+        cur = match cur {
+            Value::Obj(inner) => inner.get(p).unwrap_or_else(|| panic!("{path}")),
+            Value::Arr(items) => &items[p.parse::<usize>().unwrap()],
+            other => panic!("{path}: {other:?}"),
+        };
+    }
+    cur
+}
+
+fn num(o: &Object, path: &str) -> f64 {
+    at(o, path)
+        .as_f64()
+        .unwrap_or_else(|| panic!("{path} is not a number"))
+}
+
+fn sub(o: &Object, key: &str) -> Object {
+    match o.get(key) {
+        Some(Value::Obj(inner)) => inner.clone(),
+        other => panic!("{key}: {other:?}"),
+    }
+}
+
+/// The page without its wall time (the one number that differs between runs).
+fn without_wall_time(page: &str) -> String {
+    let start = page
+        .find("data-key=\"seconds\"")
+        .expect("the page shows its wall time");
+    let end = start + page[start..].find("</a>").unwrap();
+    format!("{}{}", &page[..start], &page[end..])
+}
+
+/// The (key, data-value, shown text) of every number on a page (or a browser's DOM of it).
+fn numbers(page: &str) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    let mut rest = page;
+    while let Some(i) = rest.find("data-key=\"") {
+        rest = &rest[i + 10..];
+        let key = &rest[..rest.find('"').unwrap()];
+        let j = rest.find("data-value=\"").unwrap() + 12;
+        let value = &rest[j..j + rest[j..].find('"').unwrap()];
+        let k = rest.find('>').unwrap() + 1;
+        let shown = &rest[k..k + rest[k..].find('<').unwrap()];
+        out.push((key.to_string(), value.to_string(), shown.to_string()));
+    }
+    out
+}
+
+/// `x` as the page may show it: `sig(x, d, side)` for some 3 ≤ d ≤ 6 and side, or (a plain
+/// value) that without trailing zeros.
+fn shows(x: f64, shown: &str) -> bool {
+    let trim = |s: &str| -> String {
+        let (m, e) = match s.split_once('e') {
+            Some((m, e)) => (m, Some(e)),
+            None => (s, None),
+        };
+        let m = if m.contains('.') {
+            m.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            m
+        };
+        match e {
+            Some(e) => format!("{m}e{e}"),
+            None => m.to_string(),
+        }
+    };
+    (3..=6).any(|d| {
+        [Side::Up, Side::Down, Side::Nearest].iter().any(|&side| {
+            let s = sig(x, d, side);
+            s == shown || (side == Side::Nearest && trim(&s) == shown)
+        })
+    })
+}
+
+/// Every number of the page is the JSON's number at its key, exactly (data-value), and shown
+/// as the page rounds it (3 to 6 significant digits, to either side; integers exactly).
+fn assert_page_numbers_are_the_json(page: &str, json: &Object) -> usize {
+    let found = numbers(page);
+    for (key, value, shown) in &found {
+        match at(json, key) {
+            Value::Num(x) => {
+                assert_eq!(value, &number(*x), "{key}: the page's data-value");
+                assert!(shows(*x, shown), "{key}: shows {shown} for {x}");
+            }
+            Value::Int(n) => {
+                assert_eq!(value, &n.to_string(), "{key}: the page's data-value");
+                assert_eq!(shown, &n.to_string(), "{key}");
+            }
+            other => panic!("{key}: {other:?}"),
+        }
+    }
+    found.len()
+}
+
+#[test]
+fn same_seed_gives_the_same_page_apart_from_the_wall_time_and_the_json_holds_its_numbers() {
+    let d = dir("same");
+    let (a, _) = report(&d, "a.html", &[]);
+    let (b, json_text) = report(&d, "b.html", &["--json", "--threads", "1"]);
+    assert_ne!(a, b, "the --out path and the wall time are on the page");
+    assert_eq!(
+        without_wall_time(&a).replace("a.html", "b.html"),
+        without_wall_time(&b)
+    );
+    let json = object(&json_text);
+    let n = assert_page_numbers_are_the_json(&b, &json);
+    assert!(n > 100, "only {n} numbers on the page");
+    // Self-contained: no scripts, no images or styles fetched, inline SVG figures.
+    for needle in [
+        "<script", "<img", "src=", "<link", "url(", "http://", "https://",
+    ] {
+        let clean = b.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
+        assert!(!clean.contains(needle), "the page contains {needle}");
+    }
+    assert_eq!(b.matches("<svg").count(), 3, "three inline figures");
+    assert!(!b.contains("<?xml"), "SVG prologs stripped");
+    // Another seed changes the numbers.
+    let (c, _) = report(&d, "c.html", &["--seed", "4"]);
+    assert_ne!(
+        without_wall_time(&c),
+        without_wall_time(&b).replace("b.html", "c.html")
+    );
+}
+
+/// The command for `args` (SMALL's configuration) with `--json --quiet`, as an object.
+fn json_of(args: &[&str]) -> Object {
+    let mut a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    a.extend(["--json".to_string()]);
+    let (code, out, err) = run_s(&a);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    object(&out)
+}
+
+#[test]
+fn the_report_s_numbers_are_those_of_the_commands_and_the_library() {
+    let d = dir("library");
+    let (_, text) = report(&d, "r.html", &["--json"]);
+    let r = object(&text);
+    let sigma = num(&r, "config.noise_multiplier");
+    let sigma_s = number(sigma);
+    // bound --json for the same (q, σ, T, δ, m): the same object.
+    let b = json_of(&[
+        "bound",
+        "--noise-multiplier",
+        &sigma_s,
+        "--sampling-rate",
+        "1",
+        "--steps",
+        "10",
+        "--delta",
+        "1e-5",
+        "--prior-size",
+        "10",
+    ]);
+    assert_eq!(sub(&r, "bound"), b);
+    // σ is the RDP calibration to ε = 8 of the attack's default.
+    let s = rdp::calibrate_noise_multiplier(8.0, 1e-5, 1.0, 10, rdp::Conversion::Improved).unwrap();
+    assert_eq!(sigma.to_bits(), s.to_bits());
+    // The attack and the audit: the commands' own JSON.
+    let common = [
+        "--train-size",
+        "49",
+        "--steps",
+        "10",
+        "--seed",
+        "3",
+        "--quiet",
+    ];
+    let mut a = std::vec!["attack", "prior-aware", "--trials", "12"];
+    a.extend(common);
+    assert_eq!(sub(&r, "attack"), json_of(&a));
+    let mut a = std::vec![
+        "audit",
+        "--trials",
+        "10",
+        "--crafter",
+        "gradient-dirac",
+        "--distinguisher",
+        "3"
+    ];
+    a.extend(common);
+    assert_eq!(sub(&r, "audit"), json_of(&a));
+    // The FIL run: train --fil on N + 1 = 50 examples, same run, without its wall time.
+    let t = json_of(&[
+        "train",
+        "--model",
+        "mlp",
+        "--train-size",
+        "50",
+        "--steps",
+        "10",
+        "--sampling",
+        "full",
+        "--clip",
+        "0.1",
+        "--lr",
+        "10",
+        "--momentum",
+        "0",
+        "--noise-multiplier",
+        &sigma_s,
+        "--seed",
+        "3",
+        "--fil",
+        "--fil-coords",
+        "4",
+        "--quiet",
+    ]);
+    let mut t_no_time = Object::new();
+    for (k, v) in t.entries() {
+        if k != "seconds" {
+            t_no_time.put(k, v.clone());
+        }
+    }
+    assert_eq!(sub(&r, "train"), t_no_time);
+    // The ReRo curve: the library's γ at κ = 1/m, bit for bit.
+    let Value::Arr(curve) = at(&r, "rero_curve") else {
+        panic!("rero_curve")
+    };
+    assert!(curve.len() >= 16);
+    let orders = rdp::DEFAULT_ORDERS.to_vec();
+    let rdp_curve = rdp::rdp_curve(1.0, sigma, 10, &orders).unwrap();
+    for (i, _) in curve.iter().enumerate() {
+        let m = num(&r, &format!("rero_curve.{i}.prior_size"));
+        let h = rero::dpsgd::gamma(1.0 / m, 1.0, sigma, 10).unwrap();
+        let bl = rero::balle::gamma_from_rdp(1.0 / m, &orders, &rdp_curve).unwrap();
+        assert_eq!(
+            num(&r, &format!("rero_curve.{i}.gamma")),
+            h.gamma,
+            "m = {m}"
+        );
+        assert_eq!(
+            num(&r, &format!("rero_curve.{i}.gamma_lower")),
+            h.lower,
+            "m = {m}"
+        );
+        assert_eq!(
+            num(&r, &format!("rero_curve.{i}.gamma_balle")),
+            bl.gamma,
+            "m = {m}"
+        );
+    }
+    // The summary: copies of the sections' numbers (the best score's rate).
+    let score = match at(&r, "summary.attack_score") {
+        Value::Str(s) => s.clone(),
+        other => panic!("{other:?}"),
+    };
+    for (key, from) in [
+        ("summary.gamma", "bound.gamma".to_string()),
+        ("summary.epsilon_pld", "bound.epsilon_pld".into()),
+        (
+            "summary.epsilon_empirical",
+            "audit.epsilon_empirical".into(),
+        ),
+        ("summary.mse_lower_bound", "bound.mse_lower_bound".into()),
+        (
+            "summary.fil_mse_bound_median",
+            "train.fil_mse_bound_median".into(),
+        ),
+        (
+            "summary.attack_success_rate",
+            format!("attack.scores.{score}.success_rate"),
+        ),
+        (
+            "summary.attack_success_upper",
+            format!("attack.scores.{score}.success_upper"),
+        ),
+    ] {
+        assert_eq!(num(&r, key), num(&r, &from), "{key}");
+    }
+    for other in ["sum", "top", "loglik"] {
+        assert!(
+            num(&r, &format!("attack.scores.{other}.success_rate"))
+                <= num(&r, "summary.attack_success_rate")
+        );
+    }
+}
+
+#[test]
+fn bad_input_exits_2_before_training_and_writes_nothing() {
+    let d = dir("bad");
+    let page = d.join("page.html");
+    let page_s = page.to_string_lossy().into_owned();
+    // An unwritable output path.
+    let missing = d.join("no-such-folder").join("page.html");
+    let missing_s = missing.to_string_lossy().into_owned();
+    assert_refused(
+        &args_with(&SMALL, &["--out", &missing_s]),
+        "--out",
+        &missing,
+    );
+    // A data directory that does not parse.
+    let data = d.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    write_in(&data, "train-images-idx3-ubyte", "not an IDX file");
+    let data_s = data.to_string_lossy().into_owned();
+    assert_refused(
+        &args_with(&SMALL, &["--out", &page_s, "--data", &data_s]),
+        "--data",
+        &page,
+    );
+    // A configuration the PLD cannot certify (δ far below its grid's resolution, with
+    // subsampling: a full batch at δ = 1e-300 is certified by the Gaussian tail bound).
+    assert_refused(
+        &args_with(
+            &SMALL,
+            &[
+                "--out",
+                &page_s,
+                "--delta",
+                "1e-300",
+                "--sampling-rate",
+                "0.5",
+            ],
+        ),
+        "PLD",
+        &page,
+    );
+    // Flags out of range.
+    for (extra, needle) in [
+        (&["--prior-size", "1"][..], "--prior-size"),
+        (&["--fil-coords", "0"][..], "--fil-coords"),
+        (&["--fil-coords", "785"][..], "--fil-coords"),
+        (&["--trials", "0"][..], "--trials"),
+        (&["--audit-trials", "0"][..], "--trials"),
+        (&["--steps", "20000000"][..], "--steps"),
+        (&["--shard", "2/2"][..], "--shard"),
+        (&["--threads", "0"][..], "--threads"),
+    ] {
+        let mut e = std::vec!["--out", page_s.as_str()];
+        e.extend_from_slice(extra);
+        assert_refused(&args_with(&SMALL, &e), needle, &page);
+    }
+    // Nothing left behind in the folder (no temporary file either).
+    let left: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+}
+
+#[test]
+fn shard_files_merge_to_the_unsharded_page() {
+    let d = dir("shards");
+    let (whole, whole_json) = report(&d, "whole.html", &["--json"]);
+    let mut files = Vec::new();
+    for k in [1, 0] {
+        let (code, lines, err) = run_s(&args_with(
+            &SMALL,
+            &["--shard", &format!("{k}/2"), "--quiet"],
+        ));
+        assert_eq!(code, 0, "{err}");
+        files.push(write_in(&d, &format!("s{k}.jsonl"), &lines));
+    }
+    let merged = d.join("whole.html");
+    std::fs::remove_file(&merged).unwrap();
+    let merged_s = merged.to_string_lossy().into_owned();
+    let (code, merged_json, err) = run_s(&merge_args(
+        &files.iter().collect::<Vec<_>>(),
+        &["--out", &merged_s, "--json"],
+    ));
+    assert_eq!(code, 0, "{err}");
+    let page = std::fs::read_to_string(&merged).unwrap();
+    assert_eq!(without_wall_time(&page), without_wall_time(&whole));
+    let strip = |text: &str| {
+        let o = object(text);
+        let mut r = Object::new();
+        for (k, v) in o.entries() {
+            if k != "seconds" {
+                r.put(k, v.clone());
+            }
+        }
+        r
+    };
+    assert_eq!(strip(&merged_json), strip(&whole_json));
+    // A missing shard, a shard of another seed: refused, nothing written.
+    std::fs::remove_file(&merged).unwrap();
+    let (code, _, err) = run_s(&merge_args(&[&files[0]], &["--out", &merged_s]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("missing"), "{err}");
+    let (_, other, _) = run_s(&args_with(&SMALL, &["--shard", "0/2", "--seed", "9"]));
+    let other = write_in(&d, "other.jsonl", &other);
+    let (code, _, err) = run_s(&merge_args(&[&files[0], &other], &["--out", &merged_s]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("configuration"), "{err}");
+    let (code, _, err) = run_s(&merge_args(&[&files[0], &files[1]], &[]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--out"), "{err}");
+    assert!(!merged.exists());
+}
+
+/// Chromium, if installed (Debian's `chromium`; `.ci/run` installs it).
+fn chromium() -> Option<String> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find(|b| {
+            std::process::Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .map(|b| b.to_string())
+}
+
+fn chromium_run(bin: &str, profile: &Path, extra: &[&str], url: &str) -> std::process::Output {
+    std::process::Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            &format!("--user-data-dir={}", profile.display()),
+        ])
+        .args(extra)
+        .arg(url)
+        .output()
+        .expect("run chromium")
+}
+
+/// The page in a real browser: Chromium loads it (offline, from a file), its DOM holds every
+/// number of the page with the `--json` values, no image is broken (the page has none: its
+/// figures are inline SVG, each laid out with a size), and it renders to a non-blank PNG.
+/// Ignored by `cargo test` (it needs Chromium); `.ci/run` runs it with `--ignored`.
+#[test]
+#[ignore = "needs chromium; run by .ci/run"]
+fn render_in_chromium() {
+    let bin =
+        chromium().expect("chromium is not installed (apt-get install chromium; .ci/run does)");
+    let d = dir("chromium");
+    let (_, json_text) = report(&d, "page.html", &["--json"]);
+    let json = object(&json_text);
+    let url = format!("file://{}", d.join("page.html").display());
+    let profile = d.join("profile");
+    let dom = chromium_run(&bin, &profile, &["--dump-dom"], &url);
+    let dom = String::from_utf8_lossy(&dom.stdout).into_owned();
+    assert!(
+        dom.contains("How well could someone reconstruct"),
+        "no page: {dom:.300}"
+    );
+    // The summary's numbers as the browser has them, equal to --json's.
+    let summary = &dom[dom.find("id=\"summary\"").unwrap()..dom.find("id=\"config\"").unwrap()];
+    let n = assert_page_numbers_are_the_json(summary, &json);
+    assert!(n >= 12, "{n} numbers in the summary");
+    for key in [
+        "summary.gamma",
+        "summary.attack_success_rate",
+        "summary.epsilon_pld",
+    ] {
+        assert!(summary.contains(&format!("data-key=\"{key}\"")), "{key}");
+    }
+    assert!(assert_page_numbers_are_the_json(&dom, &json) > 100);
+    // No broken image: no <img> at all, three inline SVG figures with their sizes.
+    assert!(!dom.contains("<img"), "an <img> in the DOM");
+    assert_eq!(dom.matches("<svg").count(), 3);
+    for svg in dom.split("<svg").skip(1) {
+        let head = &svg[..svg.find('>').unwrap()];
+        assert!(
+            head.contains("width=\"") && head.contains("viewBox"),
+            "{head}"
+        );
+    }
+    let png = d.join("page.png");
+    let shot = chromium_run(
+        &bin,
+        &profile,
+        &[
+            &format!("--screenshot={}", png.display()),
+            "--window-size=1200,4000",
+            "--hide-scrollbars",
+        ],
+        &url,
+    );
+    assert!(
+        png.exists(),
+        "no screenshot: {}",
+        String::from_utf8_lossy(&shot.stderr)
+    );
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[1..4], b"PNG");
+    // A blank 1200×4000 page compresses to a few kB; text and figures do not.
+    assert!(bytes.len() > 50_000, "screenshot of {} bytes", bytes.len());
+    if let Ok(keep) = std::env::var("RECONBOUND_REPORT_PNG") {
+        std::fs::copy(&png, keep).unwrap();
+    }
+}
+
+/// The page check can fail: a shown number off by more than its rounding, a data-value
+/// other than the JSON's, a key the JSON lacks.
+#[test]
+fn the_page_check_catches_a_number_that_is_not_the_json_s() {
+    let json = object(r#"{"summary": {"gamma": 0.6128125570358315, "trials": 400}}"#);
+    let good = r#"<a data-key="summary.gamma" data-value="0.6128125570358315">0.613</a> <a data-key="summary.trials" data-value="400">400</a>"#;
+    assert_eq!(assert_page_numbers_are_the_json(good, &json), 2);
+    for bad in [
+        good.replace(">0.613<", ">0.615<"),
+        good.replace(">0.613<", ">0.6<"),
+        good.replace("0.6128125570358315\"", "0.6128125570358316\""),
+        good.replace(">400<", ">401<"),
+        good.replace("summary.trials", "summary.other"),
+    ] {
+        let caught = std::panic::catch_unwind(|| assert_page_numbers_are_the_json(&bad, &json));
+        assert!(caught.is_err(), "not caught: {bad}");
+    }
+}
