@@ -15,6 +15,8 @@ pub mod fano;
 #[cfg(feature = "alloc")]
 pub mod fil;
 pub mod gaussian;
+#[cfg(feature = "alloc")]
+pub mod guarantees;
 pub mod mse;
 #[cfg(feature = "alloc")]
 pub mod pld;
@@ -24,5 +26,7 @@ pub mod prior;
 pub mod rdp;
 pub mod rdp_without_replacement;
 pub mod rero;
+#[cfg(feature = "alloc")]
+pub mod run;
 #[cfg(feature = "alloc")]
 pub mod schedule;

@@ -12,7 +12,7 @@ use super::json::{self, Object, Value};
 use super::output::{check_writable, write_whole};
 use super::shard::{named_json, run_groups, ShardedRun, Sharding};
 use super::svg;
-use reconbound::accounting::{rdp, rero};
+use reconbound::accounting::{guarantees, rdp};
 use reconbound::attacks::game::Named;
 use reconbound::attacks::prior_aware::{PriorAwareOutcome, PriorAwareSetup, Score};
 use reconbound::attacks::trial::{success_rate, SuccessRate};
@@ -735,25 +735,23 @@ pub(crate) struct PointBounds {
     pub(crate) gamma_balle_order: f64,
 }
 
-/// The ReRo bounds at κ for each noise multiplier of a run (rate q, T steps).
+/// The ReRo bounds at κ for each noise multiplier of a run (rate q, T steps), by the core
+/// ([`guarantees::rero_bounds`]).
 pub(crate) fn rero_bounds(
     kappa: f64,
     sampling_rate: f64,
     noise_multipliers: &[f64],
     steps: u64,
 ) -> Result<Vec<PointBounds>, Failure> {
-    let orders = rdp::DEFAULT_ORDERS.to_vec();
     noise_multipliers
         .iter()
         .map(|&sigma| {
-            let h = rero::dpsgd::gamma(kappa, sampling_rate, sigma, steps)?;
-            let curve = rdp::rdp_curve(sampling_rate, sigma, steps, &orders)?;
-            let b = rero::balle::gamma_from_rdp(kappa, &orders, &curve)?;
+            let b = guarantees::rero_bounds(kappa, sampling_rate, sigma, steps)?;
             Ok(PointBounds {
-                gamma: h.gamma,
-                gamma_lower: h.lower,
-                gamma_balle: b.gamma,
-                gamma_balle_order: b.order,
+                gamma: b.hayes.gamma,
+                gamma_lower: b.hayes.lower,
+                gamma_balle: b.balle.gamma,
+                gamma_balle_order: b.balle.order,
             })
         })
         .collect()

@@ -10,14 +10,14 @@ use super::attack::{
     defaults as run_defaults, load_pool, parse_run_flags, parse_sharding, sharded_flags_and,
     with_items, OutputOptions, RunDefaults, Training,
 };
-use super::commands::{optional, shown, Failure};
+use super::commands::{shown, Failure};
 use super::format::{sig, Side};
 use super::json::{self, Object, Value};
 use super::output::write_whole;
 use super::shard::{check_size, named_json, read_named, run_groups, ShardedRun};
 use super::svg;
-use reconbound::accounting::{pld, rdp};
 use reconbound::attacks::audit::canary::{AdaptiveConfig, Crafter, GradientShape};
+use reconbound::attacks::audit::claim::{self, claim_error, Claim, Theory, Verdict};
 use reconbound::attacks::audit::epsilon::{bonferroni_candidates, Direction, Threshold};
 use reconbound::attacks::audit::evaluate::{
     empirical_epsilon, empirical_epsilon_max, Empirical, Estimator, ThresholdRule,
@@ -309,154 +309,90 @@ fn parse_estimator(raw: Option<&str>) -> Result<Estimator, String> {
     }
 }
 
-/// What an audit tests: the claim whose ε an empirical lower bound above it refutes.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Claim {
-    /// No `--claimed-*` flag: the trainer's own σ (the accountant's ε for the run itself).
-    Trainer,
-    /// `--claimed-noise-multiplier S′`: the accountant's ε at S′ (the run's q, T, δ).
-    NoiseMultiplier(f64),
-    /// `--claimed-epsilon E`: E itself.
-    Epsilon(f64),
+/// `claim` and `claim_value` (S′, E or null) of the JSON.
+pub(super) fn write_claim(claim: Claim, o: &mut Object) {
+    o.str("claim", claim.name());
+    match claim.value() {
+        Some(x) => o.num("claim_value", x),
+        None => o.put("claim_value", Value::Null),
+    };
 }
 
-impl Claim {
-    /// The `claim` key of the JSON: `trainer`, `noise-multiplier` or `epsilon`.
-    fn name(self) -> &'static str {
-        match self {
-            Claim::Trainer => "trainer",
-            Claim::NoiseMultiplier(_) => "noise-multiplier",
-            Claim::Epsilon(_) => "epsilon",
-        }
-    }
+fn read_claim(o: &Object) -> Result<Claim, String> {
+    Ok(match o.get_str("claim")? {
+        "trainer" => match o.get("claim_value") {
+            Some(Value::Null) => Claim::Trainer,
+            _ => return Err(String::from("claim 'trainer' with a claim_value")),
+        },
+        "noise-multiplier" => Claim::NoiseMultiplier(o.get_f64("claim_value")?),
+        "epsilon" => Claim::Epsilon(o.get_f64("claim_value")?),
+        other => return Err(format!("unknown claim '{other}'")),
+    })
+}
 
-    fn value(self) -> Option<f64> {
-        match self {
-            Claim::Trainer => None,
-            Claim::NoiseMultiplier(x) | Claim::Epsilon(x) => Some(x),
-        }
-    }
+/// The claim checked by the core, its error rendered with the flag's name.
+pub(super) fn check_claim(claim: Claim) -> Result<(), String> {
+    claim
+        .checked()
+        .map(|_| ())
+        .map_err(|e| super::commands::render_invalid(&e))
+}
 
-    /// `claim` and `claim_value` (S′, E or null).
-    pub(super) fn write_json(self, o: &mut Object) {
-        o.str("claim", self.name());
-        match self.value() {
-            Some(x) => o.num("claim_value", x),
-            None => o.put("claim_value", Value::Null),
-        };
-    }
-
-    fn read_json(o: &Object) -> Result<Self, String> {
-        Ok(match o.get_str("claim")? {
-            "trainer" => match o.get("claim_value") {
-                Some(Value::Null) => Claim::Trainer,
-                _ => return Err(String::from("claim 'trainer' with a claim_value")),
-            },
-            "noise-multiplier" => Claim::NoiseMultiplier(o.get_f64("claim_value")?),
-            "epsilon" => Claim::Epsilon(o.get_f64("claim_value")?),
-            other => return Err(format!("unknown claim '{other}'")),
-        })
-    }
-
-    /// Claimed σ finite and > 0, claimed ε finite and ≥ 0.
-    pub(super) fn check(self) -> Result<(), String> {
-        match self {
-            Claim::NoiseMultiplier(x) if !(x > 0.0 && x.is_finite()) => Err(format!(
-                "--claimed-noise-multiplier = {} is out of range: must be finite and > 0",
-                shown(x)
-            )),
-            Claim::Epsilon(x) if !(x >= 0.0 && x.is_finite()) => Err(format!(
-                "--claimed-epsilon = {} is out of range: must be finite and >= 0",
-                shown(x)
-            )),
-            _ => Ok(()),
-        }
-    }
-
-    /// The σ the accountant is run at: S′, or the trainer's `sigma`.
-    pub(super) fn accountant_sigma(self, sigma: f64) -> f64 {
-        match self {
-            Claim::NoiseMultiplier(s) => s,
-            _ => sigma,
-        }
-    }
-
-    /// The claimed ε: E, or the accountant's (PLD, else RDP) upper bound `upper`.
-    pub(super) fn epsilon(self, upper: f64) -> f64 {
-        match self {
-            Claim::Epsilon(e) => e,
-            _ => upper,
-        }
-    }
-
-    /// The text's line on the claim (empty for the trainer's own σ).
-    pub(super) fn line(self, sigma: f64) -> String {
-        match self {
-            Claim::Trainer => String::new(),
-            Claim::NoiseMultiplier(s) => format!(
-                "  claim under audit: σ′ = {} at the same q, T, δ — the accountant's ε below is the claim's; the\n    trainer runs at σ = {}\n",
-                shown(s),
-                sig(sigma, 6, Side::Nearest)
-            ),
-            Claim::Epsilon(e) => format!(
-                "  claim under audit: ε = {} at δ (given; the accountant's ε below is the trainer's, σ = {})\n",
-                shown(e),
-                sig(sigma, 6, Side::Nearest)
-            ),
-        }
-    }
-
-    /// The verdict paragraph: `refuting` of `rows` rows have a lower bound above the claimed
-    /// ε `claimed`, each at confidence 1 − `alpha` (empty for the trainer's own σ).
-    pub(super) fn verdict(self, claimed: f64, refuting: usize, rows: usize, alpha: f64) -> String {
-        if self == Claim::Trainer {
-            return String::new();
-        }
-        let what = match self {
-            Claim::NoiseMultiplier(s) => {
-                format!("σ′ = {}, ε = {}", shown(s), sig(claimed, 4, Side::Up))
-            }
-            _ => format!("ε = {}", shown(claimed)),
-        };
-        if refuting > 0 {
-            format!(
-                "\n  claim ({what}): REFUTED — {refuting} of {rows} row(s) show a lower bound above it; each row\n    holds with probability >= {} %, so the refutation is wrong with probability <= {} (α per row,\n    summed over the rows).\n",
-                shown(100.0 * (1.0 - alpha)),
-                sig(claim_error(alpha, rows), 3, Side::Up)
-            )
-        } else {
-            format!(
-                "\n  claim ({what}): not refuted — no row's lower bound is above it (not a proof of the claim:\n    a stronger adversary or more trials may refute it).\n"
-            )
-        }
+/// The text's line on the claim (empty for the trainer's own σ).
+pub(super) fn claim_line(claim: Claim, sigma: f64) -> String {
+    match claim {
+        Claim::Trainer => String::new(),
+        Claim::NoiseMultiplier(s) => format!(
+            "  claim under audit: σ′ = {} at the same q, T, δ — the accountant's ε below is the claim's; the\n    trainer runs at σ = {}\n",
+            shown(s),
+            sig(sigma, 6, Side::Nearest)
+        ),
+        Claim::Epsilon(e) => format!(
+            "  claim under audit: ε = {} at δ (given; the accountant's ε below is the trainer's, σ = {})\n",
+            shown(e),
+            sig(sigma, 6, Side::Nearest)
+        ),
     }
 }
 
-/// The claim's verdict keys of an audit's JSON: `epsilon_claimed`, `claim_refuted` (some of
-/// the `rows` rows' lower bounds above `claimed`) and `claim_error` ([`claim_error`]); the
-/// last two `null` for an estimate that is no lower bound (GDP), which refutes nothing.
-pub(super) fn write_claim_verdict(
-    o: &mut Object,
-    claimed: f64,
-    refuting: usize,
-    rows: usize,
-    alpha: f64,
-    estimate: bool,
-) {
-    o.num("epsilon_claimed", claimed);
-    if estimate {
-        o.put("claim_refuted", Value::Null)
-            .put("claim_error", Value::Null);
+/// The verdict paragraph of the core's [`Verdict`] on `claim` (empty for the trainer's own σ).
+pub(super) fn verdict_text(claim: Claim, v: &Verdict, alpha: f64) -> String {
+    if claim == Claim::Trainer {
+        return String::new();
+    }
+    let (claimed, refuting, rows) = (v.claimed, v.refuting, v.rows);
+    let what = match claim {
+        Claim::NoiseMultiplier(s) => {
+            format!("σ′ = {}, ε = {}", shown(s), sig(claimed, 4, Side::Up))
+        }
+        _ => format!("ε = {}", shown(claimed)),
+    };
+    if refuting > 0 {
+        format!(
+            "\n  claim ({what}): REFUTED — {refuting} of {rows} row(s) show a lower bound above it; each row\n    holds with probability >= {} %, so the refutation is wrong with probability <= {} (α per row,\n    summed over the rows).\n",
+            shown(100.0 * (1.0 - alpha)),
+            sig(claim_error(alpha, rows), 3, Side::Up)
+        )
     } else {
-        o.put("claim_refuted", Value::Bool(refuting > 0))
-            .num("claim_error", claim_error(alpha, rows));
+        format!(
+            "\n  claim ({what}): not refuted — no row's lower bound is above it (not a proof of the claim:\n    a stronger adversary or more trials may refute it).\n"
+        )
     }
 }
 
-/// The probability that a refutation by any of `rows` rows, each a lower bound at level α,
-/// is wrong: at most rows·α (the union bound), capped at 1.
-pub(super) fn claim_error(alpha: f64, rows: usize) -> f64 {
-    (alpha * rows as f64).min(1.0)
+/// The claim's verdict keys of an audit's JSON: `epsilon_claimed`, `claim_refuted` and
+/// `claim_error` (the last two `null` for an estimate that is no lower bound, which refutes
+/// nothing).
+pub(super) fn write_claim_verdict(o: &mut Object, v: &Verdict) {
+    o.num("epsilon_claimed", v.claimed);
+    match (v.refuted, v.error) {
+        (Some(refuted), Some(error)) => o
+            .put("claim_refuted", Value::Bool(refuted))
+            .num("claim_error", error),
+        _ => o
+            .put("claim_refuted", Value::Null)
+            .put("claim_error", Value::Null),
+    };
 }
 
 /// `--claimed-noise-multiplier` / `--claimed-epsilon` (excluding each other; refused with
@@ -482,7 +418,7 @@ pub(super) fn parse_claim(f: &Flags, gdp: bool) -> Result<Claim, Failure> {
             "flag '--{flag}' does not apply with '--estimator gdp': a GDP estimate is no lower bound, so a value above the claim refutes it at no confidence (use cp or one-run)"
         )));
     }
-    claim.check().map_err(usage)?;
+    check_claim(claim).map_err(usage)?;
     Ok(claim)
 }
 
@@ -576,7 +512,7 @@ impl AuditRun {
         };
         o.num("alpha", self.alpha);
         o.str("adversary_view", self.view.name());
-        self.claim.write_json(&mut o);
+        write_claim(self.claim, &mut o);
         o
     }
 
@@ -621,7 +557,7 @@ impl AuditRun {
             alpha: o.get_f64("alpha")?,
             view: BatchView::from_name(o.get_str("adversary_view")?)
                 .ok_or_else(|| String::from("unknown adversary_view"))?,
-            claim: Claim::read_json(o)?,
+            claim: read_claim(o)?,
         };
         c.check()?;
         Ok(c)
@@ -669,7 +605,7 @@ impl AuditRun {
                 "a claim (--claimed-*) does not apply with '--estimator gdp'",
             ));
         }
-        self.claim.check()
+        check_claim(self.claim)
     }
 
     /// The table rows: (crafter index, distinguisher), crafters in order.
@@ -930,74 +866,53 @@ pub(crate) fn merged_summary(
     summarise(config, &theory, outcomes, outputs)
 }
 
-/// The accountant's ε for the audit's (q, σ, T, δ).
-pub(super) struct Theory {
-    pub(super) rdp: rdp::EpsilonBound,
-    pub(super) pld: Result<pld::Estimate, String>,
-}
-
 /// The accountant's ε for the claim: at S′ with `--claimed-noise-multiplier`, else at the
 /// trainer's σ.
 fn accountant(c: &AuditRun) -> Result<Theory, Failure> {
     accountant_at(
         c.run.sampling_rate,
-        c.claim.accountant_sigma(c.noise_multiplier),
+        c.claim.accountant_noise_multiplier(c.noise_multiplier),
         c.run.steps,
         c.run.delta,
     )
 }
 
-/// The accountant's ε by RDP and PLD at (q, σ, T, δ).
+/// The accountant's ε by RDP and PLD at (q, σ, T, δ) ([`claim::accountant`]).
 pub(super) fn accountant_at(q: f64, sigma: f64, steps: u64, delta: f64) -> Result<Theory, Failure> {
-    let rdp = rdp::epsilon(q, sigma, steps, delta, rdp::Conversion::Improved)?;
-    let pld = optional(pld::epsilon(
-        q,
-        sigma,
-        steps,
-        delta,
-        &pld::PldConfig::default(),
-    ))?;
-    Ok(Theory { rdp, pld })
+    Ok(claim::accountant(q, sigma, steps, delta)?)
 }
 
-impl Theory {
-    /// The table's "accountant:" line (with its blank line after).
-    pub(super) fn line(&self) -> String {
-        let pld = match &self.pld {
-            Ok(e) => format!(
-                "ε ∈ [{}, {}] (PLD, certified)",
-                sig(e.lower, 4, Side::Down),
-                sig(e.value, 4, Side::Up)
-            ),
-            Err(note) => format!("PLD {note}"),
-        };
-        format!(
-            "  accountant: ε ≤ {} (RDP, order {}), {pld}\n\n",
-            sig(self.rdp.epsilon, 4, Side::Up),
-            shown(self.rdp.order)
-        )
-    }
+/// The table's "accountant:" line (with its blank line after).
+pub(super) fn theory_line(theory: &Theory) -> String {
+    let pld = match &theory.pld {
+        Ok(e) => format!(
+            "ε ∈ [{}, {}] (PLD, certified)",
+            sig(e.lower, 4, Side::Down),
+            sig(e.value, 4, Side::Up)
+        ),
+        Err(why) => format!("PLD {}", why.reason()),
+    };
+    format!(
+        "  accountant: ε ≤ {} (RDP, order {}), {pld}\n\n",
+        sig(theory.rdp.epsilon, 4, Side::Up),
+        shown(theory.rdp.order)
+    )
+}
 
-    /// `epsilon_rdp`, `epsilon_rdp_order`, `epsilon_pld` and `epsilon_pld_lower` (or null and
-    /// `epsilon_pld_note`).
-    pub(super) fn write_json(&self, o: &mut Object) {
-        o.num("epsilon_rdp", self.rdp.epsilon)
-            .num("epsilon_rdp_order", self.rdp.order);
-        match &self.pld {
-            Ok(e) => o
-                .num("epsilon_pld", e.value)
-                .num("epsilon_pld_lower", e.lower),
-            Err(note) => o
-                .put("epsilon_pld", Value::Null)
-                .put("epsilon_pld_lower", Value::Null)
-                .str("epsilon_pld_note", note),
-        };
-    }
-
-    /// The PLD upper bound, or RDP's where the PLD is not available.
-    pub(super) fn upper(&self) -> f64 {
-        self.pld.as_ref().map_or(self.rdp.epsilon, |e| e.value)
-    }
+/// `epsilon_rdp`, `epsilon_rdp_order`, `epsilon_pld` and `epsilon_pld_lower` (or null and
+/// `epsilon_pld_note`).
+pub(super) fn write_theory(theory: &Theory, o: &mut Object) {
+    o.num("epsilon_rdp", theory.rdp.epsilon)
+        .num("epsilon_rdp_order", theory.rdp.order);
+    match &theory.pld {
+        Ok(e) => o
+            .num("epsilon_pld", e.value)
+            .num("epsilon_pld_lower", e.lower),
+        Err(why) => o
+            .put("epsilon_pld", Value::Null)
+            .put("epsilon_pld_lower", Value::Null)
+            .str("epsilon_pld_note", &why.reason()),
+    };
 }
 
 /// One table row.
@@ -1100,13 +1015,14 @@ fn summarise(
             o.put(k, val.clone());
         }
         o.num("confidence", 1.0 - c.alpha);
-        theory.write_json(&mut o);
+        write_theory(theory, &mut o);
         o.num("epsilon_empirical_max", max);
-        let claimed = c.claim.epsilon(upper);
-        let refuting = rows.iter().filter(|r| r.e.epsilon > claimed).count();
         // A GDP estimate is no lower bound: it refutes nothing at any confidence, so the
         // verdicts are null (an explicit claim is refused with gdp before any work).
         let gdp = c.estimator == Estimator::Gdp;
+        let eps: Vec<f64> = rows.iter().map(|r| r.e.epsilon).collect();
+        let v = claim::verdict(c.claim, upper, &eps, c.alpha, gdp);
+        let claimed = v.claimed;
         let verdict = |refuted: bool| {
             if gdp {
                 Value::Null
@@ -1114,7 +1030,7 @@ fn summarise(
                 Value::Bool(refuted)
             }
         };
-        write_claim_verdict(&mut o, claimed, refuting, rows.len(), c.alpha, gdp);
+        write_claim_verdict(&mut o, &v);
         let arr: Vec<Object> = rows
             .iter()
             .map(|r| {
@@ -1164,8 +1080,8 @@ fn table(c: &AuditRun, theory: &Theory, rows: &[Row], max: f64) -> String {
         c.seed
     ));
     t.push_str(&view_line(c.view, c.run.sampling_rate == 1.0));
-    t.push_str(&c.claim.line(c.noise_multiplier));
-    t.push_str(&theory.line());
+    t.push_str(&claim_line(c.claim, c.noise_multiplier));
+    t.push_str(&theory_line(theory));
     let gdp = c.estimator == Estimator::Gdp;
     let level = format!("{} %", shown(100.0 * (1.0 - c.alpha)));
     let threat = |r: &Row| {
@@ -1231,7 +1147,10 @@ fn table(c: &AuditRun, theory: &Theory, rows: &[Row], max: f64) -> String {
         ));
     }
     t.push('\n');
-    let verdict = c.claim.verdict(claimed, refuting, rows.len(), c.alpha);
+    let eps: Vec<f64> = rows.iter().map(|r| r.e.epsilon).collect();
+    let v = claim::verdict(c.claim, upper, &eps, c.alpha, gdp);
+    debug_assert_eq!(v.refuting, refuting);
+    let verdict = verdict_text(c.claim, &v, c.alpha);
     let per_rate = match c.rule {
         ThresholdRule::HeldOut { calibration } => format!(
             "  τ (held-out): each row's best Clopper–Pearson rule on the calibration trials 0..{}, which\n    the estimate never reads, applied to trials {}..{}, which alone give the counts;\n    FPR, FNR ≤: one-sided Clopper–Pearson limits at α/2 per rate.\n",

@@ -5,14 +5,16 @@
 
 use super::args::Flags;
 use super::attack::{defaults as run_defaults, load_pool, parse_run_flags, RunDefaults};
+use super::audit::Pairing;
 use super::audit::{accountant_at, parse_claim, parse_crafters, parse_view, write_claim_verdict};
-use super::audit::{view_line, Claim, Pairing, Theory};
+use super::audit::{claim_line, theory_line, verdict_text, view_line, write_claim, write_theory};
 use super::commands::{shown, Failure};
 use super::format::{sig, Side};
 use super::json::{Object, Value};
 use super::shard::parse_threads;
 use reconbound::accounting::rdp;
 use reconbound::attacks::audit::canary::{AdaptiveConfig, Crafter, GradientShape};
+use reconbound::attacks::audit::claim::{self, Claim, Theory};
 use reconbound::attacks::audit::one_run::{one_run_estimate, OneRunAudit, OneRunEstimate};
 use reconbound::attacks::audit::run::{AuditConfig, BatchView, Distinguisher};
 use reconbound::attacks::trial::run_trials;
@@ -148,7 +150,12 @@ pub(crate) fn one_run(f: &Flags) -> Result<String, Failure> {
     let claim = parse_claim(f, false)?;
     let view = parse_view(f)?;
     // The accountant's ε for the claim: at S′ with --claimed-noise-multiplier.
-    let theory = accountant_at(q, claim.accountant_sigma(sigma), r.run.steps, delta)?;
+    let theory = accountant_at(
+        q,
+        claim.accountant_noise_multiplier(sigma),
+        r.run.steps,
+        delta,
+    )?;
     let data = all.subset(&(0..n).collect::<Vec<_>>())?;
     let pool = all.subset(&(n..all.len()).collect::<Vec<_>>())?;
     let config = AuditConfig {
@@ -275,8 +282,8 @@ fn text(h: &Header, theory: &Theory, rows: &[Row]) -> String {
         h.seed
     ));
     t.push_str(&view_line(h.view, h.q == 1.0));
-    t.push_str(&h.claim.line(h.sigma));
-    t.push_str(&theory.line());
+    t.push_str(&claim_line(h.claim, h.sigma));
+    t.push_str(&theory_line(theory));
     t.push_str(&format!(
         "  {:<40} {:>9} {:>14} {:>10}\n",
         "threat model (crafter / distinguisher)", "correct", "ε ≥ (one run)", "ε PLD"
@@ -317,7 +324,10 @@ fn text(h: &Header, theory: &Theory, rows: &[Row]) -> String {
             "  {above} row(s) above the accountant's ε: a bug, or a chance of at most α per row.\n"
         ));
     }
-    t.push_str(&h.claim.verdict(claimed, refuting, rows.len(), h.alpha));
+    let eps: Vec<f64> = rows.iter().map(|(_, _, e)| e.epsilon).collect();
+    let v = claim::verdict(h.claim, upper, &eps, h.alpha, false);
+    debug_assert_eq!(v.refuting, refuting);
+    t.push_str(&verdict_text(h.claim, &v, h.alpha));
     t
 }
 
@@ -345,12 +355,13 @@ fn json(h: &Header, theory: &Theory, rows: &[Row]) -> String {
         .int("seed", h.seed)
         .str("distinguishers", &h.pairing)
         .str("adversary_view", h.view.name());
-    h.claim.write_json(&mut o);
-    theory.write_json(&mut o);
+    write_claim(h.claim, &mut o);
+    write_theory(theory, &mut o);
     let upper = theory.upper();
-    let claimed = h.claim.epsilon(upper);
-    let refuting = rows.iter().filter(|(_, _, e)| e.epsilon > claimed).count();
-    write_claim_verdict(&mut o, claimed, refuting, rows.len(), h.alpha, false);
+    let eps: Vec<f64> = rows.iter().map(|(_, _, e)| e.epsilon).collect();
+    let v = claim::verdict(h.claim, upper, &eps, h.alpha, false);
+    let claimed = v.claimed;
+    write_claim_verdict(&mut o, &v);
     let list: Vec<Value> = rows
         .iter()
         .map(|(c, d, e)| {

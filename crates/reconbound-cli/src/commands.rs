@@ -4,8 +4,9 @@ use super::args::{parse, switch, value as v, Flags, Spec, UsageError};
 use super::format::{sig, Side};
 use super::json::{Object, Value};
 use super::schedule::{self as sched, PHASE, SCHEDULE};
+use reconbound::accounting::run::{self, Run};
 use reconbound::accounting::schedule::Schedule;
-use reconbound::accounting::{fano, mse, pld, pld_schedule, prior, rdp, rero};
+use reconbound::accounting::{fano, guarantees, pld, prior, rdp, rero};
 use reconbound::Error;
 use std::format;
 use std::string::{String, ToString};
@@ -15,8 +16,36 @@ use std::vec::Vec;
 pub(crate) enum Failure {
     /// Bad flags or invalid input: exit 2.
     Usage(UsageError),
+    /// Invalid input found by the core (a parameter out of range): exit 2, the message
+    /// naming the flag ([`render_invalid`]).
+    Invalid(Error),
     /// Valid input, uncertifiable result: exit 1.
     Compute(String),
+}
+
+/// The message of an invalid-input error of the core, with the parameter named by its flag
+/// (`noise_multiplier` → `--noise-multiplier`).
+pub(crate) fn render_invalid(e: &Error) -> String {
+    match *e {
+        Error::InvalidParameter {
+            name,
+            value,
+            expected,
+        } => format!(
+            "{} = {} is out of range: must be {expected}",
+            flag(name),
+            shown(value)
+        ),
+        Error::InvalidCount {
+            name,
+            value,
+            expected,
+        } => format!(
+            "{} = {value} is out of range: must be {expected}",
+            flag(name)
+        ),
+        _ => e.to_string(),
+    }
 }
 
 impl From<UsageError> for Failure {
@@ -28,24 +57,9 @@ impl From<UsageError> for Failure {
 impl From<Error> for Failure {
     fn from(e: Error) -> Self {
         match e {
-            Error::InvalidParameter {
-                name,
-                value,
-                expected,
-            } => Failure::Usage(UsageError(format!(
-                "{} = {} is out of range: must be {expected}",
-                flag(name),
-                shown(value)
-            ))),
-            Error::InvalidCount {
-                name,
-                value,
-                expected,
-            } => Failure::Usage(UsageError(format!(
-                "{} = {value} is out of range: must be {expected}",
-                flag(name)
-            ))),
-            Error::Inconsistent { .. } => Failure::Usage(UsageError(e.to_string())),
+            Error::InvalidParameter { .. }
+            | Error::InvalidCount { .. }
+            | Error::Inconsistent { .. } => Failure::Invalid(e),
             _ => Failure::Compute(e.to_string()),
         }
     }
@@ -235,107 +249,6 @@ impl Bracket for rero::dpsgd::GammaBound {
     }
 }
 
-/// A result that may be unavailable without invalidating the rest of a report: a numerical
-/// failure (the PLD grid cannot certify this configuration) becomes a note; invalid input
-/// stays an error.
-pub(crate) fn optional<T>(r: reconbound::Result<T>) -> Result<Result<T, String>, Failure> {
-    match r {
-        Ok(v) => Ok(Ok(v)),
-        Err(e @ (Error::Numerical { .. } | Error::NotConverged { .. })) => {
-            Ok(Err(format!("not available: {e}")))
-        }
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// The certified PLD ε(δ) of a schedule (add/remove adjacency). The degenerate case of a
-/// release so noisy that the PLD's grid cannot resolve it (σ = 1e300) is handled first, in
-/// closed form: ε = 0 exactly when the total-variation bound below is at most δ. Otherwise
-/// [`pld_schedule::epsilon`]; when it has no value, the note says why in the user's terms
-/// (the PLD of a Gaussian has no +∞ atom: what exceeds δ is the tail its grid truncates).
-///
-/// # Formula
-/// δ(ε) = max over both directions of H_{e^ε}(P‖Q) is non-increasing in ε, and δ(0) =
-/// TV(P, Q). For one step, P = (1−q)N(0, σ²) + qN(1, σ²) and Q = N(0, σ²) (sensitivity in
-/// units of C), so TV(P, Q) = q·TV(N(1, σ²), N(0, σ²)) = q(2Φ(1/(2σ)) − 1) ≤ q/(σ√(2π)),
-/// since Φ' ≤ 1/√(2π). TV is subadditive over products, so the schedule has
-/// δ(0) ≤ Σ_p T_p q_p/(σ_p√(2π)); when every phase is full-batch (q = 1) the composition is
-/// exactly one Gaussian pair with μ = √(Σ_p T_p/σ_p²) and δ(0) = 2Φ(μ/2) − 1 ≤ μ/√(2π).
-/// If the smaller of these bounds (computed with a relative margin for rounding, see the
-/// code) is ≤ δ, then ε(δ) = 0 is certified, upper and lower.
-///
-/// When every phase is full-batch and the PLD has no value (its grid would be too large, as
-/// for σ = 0.05, T = 3, or δ below what it resolves), the pair is exactly N(μ, 1) against
-/// N(0, 1), whose privacy loss L is N(μ²/2, μ²) under either, so δ(ε) = E[(1 − e^{ε−L})₊] ≤
-/// P[L > ε] = Φ̄((ε − μ²/2)/μ) ≤ ½·exp(−((ε − μ²/2)/μ)²/2) for ε ≥ μ²/2. With
-/// z = √(2 ln(1/(2δ))), ε = μz + μ²/2 gives δ(ε) ≤ δ: a certified upper bound (with the
-/// rounding margin), returned with the trivial lower bound 0 (true ε ≥ 0).
-///
-/// # Citations
-/// Balle & Wang 2018 (analytic Gaussian mechanism, Thm 8: δ(ε) of N(μ, 1) against N(0, 1));
-/// Φ̄(z) ≤ ½e^{−z²/2} for z ≥ 0 (the Chernoff bound of the Gaussian tail);
-/// Dong, Roth, Su 2022 (composition of Gaussian mechanisms is μ-GDP with μ = √(Σ μ_t²));
-/// TV(λP₁ + (1−λ)Q, Q) = λ·TV(P₁, Q) and TV(⊗Pᵢ, ⊗Qᵢ) ≤ Σ TV(Pᵢ, Qᵢ) (standard).
-///
-/// # Errors
-/// Those of [`pld_schedule::epsilon`] other than [`Error::Numerical`] and
-/// [`Error::NotConverged`] (which become the note).
-pub(crate) fn pld_epsilon(
-    schedule: &Schedule,
-    delta: f64,
-) -> Result<Result<pld::Estimate, String>, Failure> {
-    let inv_sqrt_2pi = 0.398_942_280_401_432_7;
-    let phases = schedule.phases();
-    let subsampled: f64 = phases
-        .iter()
-        .map(|p| p.steps as f64 * p.sampling_rate / p.noise_multiplier)
-        .sum::<f64>()
-        * inv_sqrt_2pi;
-    // each term is off by a few units of roundoff u, a sum of n terms by n·u more, and
-    // 1/√(2π) or ln 2 by less than u: the factor (1 + 1e-12)(1 + 4(n + 3)u) covers them all
-    let n = phases.len() as f64;
-    let margin = (1.0 + 1e-12) * (1.0 + 4.0 * (n + 3.0) * f64::EPSILON);
-    // μ of a composition of full-batch phases (rounded up), if every phase is one
-    let mu_full = phases.iter().all(|p| p.sampling_rate >= 1.0).then(|| {
-        let mu2: f64 = phases
-            .iter()
-            .map(|p| p.steps as f64 / (p.noise_multiplier * p.noise_multiplier))
-            .sum();
-        libm::sqrt(mu2) * margin
-    });
-    let full = mu_full.map_or(f64::INFINITY, |mu| mu * inv_sqrt_2pi);
-    let tv = subsampled.min(full) * margin;
-    if tv.is_finite() && tv <= delta {
-        return Ok(Ok(pld::Estimate {
-            value: 0.0,
-            lower: 0.0,
-        }));
-    }
-    let r = optional(pld_schedule::epsilon(
-        schedule,
-        delta,
-        &pld::PldConfig::default(),
-    ))?;
-    if let (Err(_), Some(mu)) = (&r, mu_full) {
-        // full batch, and no PLD value: the Gaussian tail bound (see the doc comment)
-        let z = libm::sqrt(-2.0 * (core::f64::consts::LN_2 + libm::log(delta))) * margin;
-        let value = (mu * z + 0.5 * mu * mu) * margin;
-        if value.is_finite() {
-            return Ok(Ok(pld::Estimate { value, lower: 0.0 }));
-        }
-    }
-    Ok(r.map_err(|note| {
-        if note.contains("+infinity mass") {
-            format!(
-                "not available: the tail of the privacy-loss law that the PLD grid must truncate (charged as an infinite loss) already exceeds δ = {}",
-                shown(delta)
-            )
-        } else {
-            note
-        }
-    }))
-}
-
 /// `keys[0]`, `keys[1]`: upper and lower value; or `keys[0]: null` and `keys[2]`: the note.
 fn put_optional<B: Bracket>(o: &mut Object, r: &Result<B, String>, keys: [&str; 3]) {
     match r {
@@ -358,69 +271,20 @@ fn rdp_curve(q: f64, sigma: f64, steps: u64, orders: &[f64]) -> Result<Vec<f64>,
     Ok(rdp::rdp_curve(q, sigma, steps, orders)?)
 }
 
-/// Guo et al. 2022 Thm 1 for DP-SGD (Poisson rate q, noise multiplier σ, T steps): the
-/// order-2 add/remove RDP, the (2, ε)-RDP under substitution and the unbiased MSE lower bound
-/// for data with per-coordinate diameter `diameter`.
-pub(crate) struct RdpMse {
-    /// (2, r₂)-RDP under add/remove adjacency (reported for comparison).
-    pub rdp2: f64,
-    /// (2, ε)-RDP under substitution, ε ≤ 1.5·r₄ + r₃.
-    pub rdp2_sub: f64,
-    /// MSE ≥ diameter²/(4(e^ε − 1)), rounded down.
-    pub mse: f64,
-}
-
-/// [`RdpMse`] of T DP-SGD steps: shared by `bound` and `train --fil`.
+/// [`guarantees::RdpMse`] of T DP-SGD steps (Poisson rate q, noise multiplier σ): shared by
+/// `bound` and `train --fil`.
 pub(crate) fn rdp_mse_lower_bound(
     q: f64,
     sigma: f64,
     steps: u64,
     diameter: f64,
-) -> Result<RdpMse, Failure> {
-    // Guo Thm 1 compares D ∪ {z} with D ∪ {z′}: it needs (2, ε)-RDP under substitution,
-    // bounded from the add/remove RDP at orders 4 and 3 by the weak triangle inequality.
-    let rdp2 = rdp::compose(rdp::subsampled_gaussian_rdp(q, sigma, 2.0)?, steps)?;
-    let rdp3 = rdp::compose(rdp::subsampled_gaussian_rdp(q, sigma, 3.0)?, steps)?;
-    let rdp4 = rdp::compose(rdp::subsampled_gaussian_rdp(q, sigma, 4.0)?, steps)?;
-    let rdp2_sub = mse::substitution_rdp_order2(rdp3, rdp4)?;
-    let mse = mse::mse_lower_bound_uniform(rdp2_sub, diameter, 1)?;
-    Ok(RdpMse {
-        rdp2,
-        rdp2_sub,
-        mse,
-    })
-}
-
-/// σ_eff of the Fano line: KL ≤ Σ_i q_i·T_i·Δ²/(2σ_i²) = Δ²/(2σ_eff²) (joint convexity of
-/// KL over each Poisson mixture, additivity over steps); one phase: σ/√(qT).
-fn fano_sigma(schedule: &Schedule) -> f64 {
-    match schedule.as_single() {
-        Some(p) => p.noise_multiplier / libm::sqrt(p.sampling_rate * p.steps as f64),
-        None => {
-            let s: f64 = schedule
-                .merged()
-                .iter()
-                .map(|p| {
-                    p.sampling_rate * p.steps as f64 / (p.noise_multiplier * p.noise_multiplier)
-                })
-                .sum();
-            1.0 / libm::sqrt(s)
-        }
-    }
-}
-
-/// [`RdpMse`] of a schedule: the phases' RDP at orders 2, 3, 4 add.
-fn rdp_mse_lower_bound_schedule(schedule: &Schedule, diameter: f64) -> Result<RdpMse, Failure> {
-    let (mut r, orders) = ([0.0; 3], [2.0, 3.0, 4.0]);
-    schedule.rdp_curve_into(&orders, &mut r)?;
-    let [rdp2, rdp3, rdp4] = r;
-    let rdp2_sub = mse::substitution_rdp_order2(rdp3, rdp4)?;
-    let mse = mse::mse_lower_bound_uniform(rdp2_sub, diameter, 1)?;
-    Ok(RdpMse {
-        rdp2,
-        rdp2_sub,
-        mse,
-    })
+) -> Result<guarantees::RdpMse, Failure> {
+    let run = Schedule::single(reconbound::accounting::schedule::Phase {
+        sampling_rate: q,
+        noise_multiplier: sigma,
+        steps,
+    })?;
+    Ok(guarantees::rdp_mse_lower_bound(&run, diameter)?)
 }
 
 pub(crate) fn bound(args: &[String]) -> Out {
@@ -462,36 +326,25 @@ pub(crate) fn bound(args: &[String]) -> Out {
     let diameter = f.f64("diameter")?.unwrap_or(defaults::DIAMETER);
     reconbound::error::check_positive("diameter", diameter)?;
 
-    let orders: Vec<f64> = rdp::DEFAULT_ORDERS.to_vec();
-    let curve = schedule.rdp_curve(&orders)?;
-    let eps = rdp::epsilon_from_rdp(&orders, &curve, delta, rdp::Conversion::Improved)?;
-    let eps_m = rdp::epsilon_from_rdp(&orders, &curve, delta, rdp::Conversion::Mironov)?;
-    let eps_pld = pld_epsilon(&schedule, delta)?;
-    let balle = rero::balle::gamma_from_rdp(kappa, &orders, &curve)?;
-    let hayes = optional(rero::schedule::gamma(kappa, &schedule))?;
-    // Fano: KL between two candidates' output laws ≤ q·T·Δ²/(2σ²) (joint convexity of KL
-    // over the Poisson mixture, additivity over steps) = that of one Gaussian step with
-    // noise σ/√(qT); the closed form is monotone in the KL, so this is a valid input.
-    // Δ² = 4: two clipped gradients (norm ≤ 1 in units of C) differ by at most 2.
-    let fano_bound = match prior_size {
-        Some(m) => {
-            let sigma_eff = fano_sigma(&schedule);
-            Some(fano::fano_closed_form(
-                m,
-                sigma_eff,
-                defaults::WORST_CASE_SENSITIVITY_SQ,
-            )?)
-        }
-        None => None,
-    };
-    let RdpMse {
+    let g = guarantees::guarantees(
+        &schedule,
+        delta,
+        guarantees::Prior {
+            kappa,
+            size: prior_size,
+        },
+        diameter,
+    )?;
+    let (orders, curve) = (&g.orders, &g.rdp);
+    let (eps, eps_m, balle) = (g.epsilon_rdp, g.epsilon_rdp_mironov, g.gamma_balle);
+    let eps_pld = g.epsilon_pld.map_err(|why| why.reason());
+    let hayes = g.gamma.map_err(|why| why.reason());
+    let fano_bound = g.fano;
+    let guarantees::RdpMse {
         rdp2,
         rdp2_sub,
         mse: mse_lb,
-    } = match schedule.as_single() {
-        Some(p) => rdp_mse_lower_bound(p.sampling_rate, p.noise_multiplier, p.steps, diameter)?,
-        None => rdp_mse_lower_bound_schedule(&schedule, diameter)?,
-    };
+    } = g.mse;
 
     if f.has("json") {
         let mut o = Object::new();
@@ -501,8 +354,8 @@ pub(crate) fn bound(args: &[String]) -> Out {
         if let Some(m) = prior_size {
             o.int("prior_size", m);
         }
-        o.put("orders", arr(&orders))
-            .put("rdp", arr(&curve))
+        o.put("orders", arr(orders))
+            .put("rdp", arr(curve))
             .num("epsilon_rdp", eps.epsilon)
             .num("best_order", eps.order)
             .num("epsilon_rdp_mironov", eps_m.epsilon)
@@ -825,10 +678,8 @@ pub(crate) fn epsilon(args: &[String]) -> Out {
     let delta = f.f64_required("delta")?;
     reconbound::error::check_open_unit("delta", delta)?;
     let accountant = f.raw("accountant").unwrap_or("all");
-    let (use_rdp, use_pld) = match accountant {
-        "rdp" => (true, false),
-        "pld" => (false, true),
-        "all" => (true, true),
+    match accountant {
+        "rdp" | "pld" | "all" => {}
         other => {
             return Err(UsageError(format!(
                 "flag '--accountant': '{}' is not one of rdp, pld, all",
@@ -837,9 +688,22 @@ pub(crate) fn epsilon(args: &[String]) -> Out {
             .into())
         }
     };
+    epsilon_output(&schedule, is_schedule, delta, accountant, f.has("json"))
+}
+
+/// The `epsilon` command's output for a validated schedule: the JSON object (`json`) or the
+/// text. `accountant` is `"rdp"`, `"pld"` or `"all"` (checked by the caller).
+pub(crate) fn epsilon_output(
+    schedule: &Schedule,
+    is_schedule: bool,
+    delta: f64,
+    accountant: &str,
+    json: bool,
+) -> Out {
+    let (use_rdp, use_pld) = (accountant != "pld", accountant != "rdp");
     let mut o = Object::new();
     o.str("command", "epsilon");
-    put_config(&mut o, &schedule, is_schedule);
+    put_config(&mut o, schedule, is_schedule);
     o.num("delta", delta).str("accountant", accountant);
     let mut t = match (is_schedule, schedule.phases()) {
         (false, [p]) => format!(
@@ -852,14 +716,17 @@ pub(crate) fn epsilon(args: &[String]) -> Out {
         _ => format!(
             "ε(δ = {}) (upper bounds, rounded up) of a DP-SGD {}",
             shown(delta),
-            sched::phases_text(&schedule, false)
+            sched::phases_text(schedule, false)
         ),
     };
+    let run = Run::schedule(schedule.clone());
+    // a Poisson schedule always has an RDP answer; `Unsupported` is for other samplings
+    let rdp_of = |c| -> Result<rdp::EpsilonBound, Failure> {
+        run::rdp_epsilon(&run, delta, c)?.map_err(|why| Failure::Compute(why.reason()))
+    };
     if use_rdp {
-        let orders = rdp::DEFAULT_ORDERS;
-        let curve = schedule.rdp_curve(&orders)?;
-        let e = rdp::epsilon_from_rdp(&orders, &curve, delta, rdp::Conversion::Improved)?;
-        let m = rdp::epsilon_from_rdp(&orders, &curve, delta, rdp::Conversion::Mironov)?;
+        let e = rdp_of(rdp::Conversion::Improved)?;
+        let m = rdp_of(rdp::Conversion::Mironov)?;
         o.num("epsilon_rdp", e.epsilon)
             .num("best_order", e.order)
             .num("epsilon_rdp_mironov", m.epsilon)
@@ -873,7 +740,7 @@ pub(crate) fn epsilon(args: &[String]) -> Out {
         ));
     }
     if use_pld {
-        let p = pld_epsilon(&schedule, delta)?;
+        let p = run::pld_epsilon(&run, delta)?.map_err(|why| why.reason());
         if let (Err(note), false) = (&p, use_rdp) {
             // --accountant pld asked for this value only: no certified value, no success.
             return Err(Failure::Compute(format!(
@@ -894,7 +761,7 @@ pub(crate) fn epsilon(args: &[String]) -> Out {
             Err(note) => t.push_str(&format!("  PLD, certified             -   ({note})\n")),
         }
     }
-    if f.has("json") {
+    if json {
         return Ok(o.render() + "\n");
     }
     Ok(t)

@@ -7,6 +7,7 @@ use super::args::{parse, switch, value as v, UsageError};
 use super::commands::{self, shown, Failure};
 use super::format::{sig, Side};
 use super::json::Object;
+use reconbound::accounting::run::{self, Run};
 use reconbound::accounting::{rdp, rdp_without_replacement as wor};
 use std::format;
 use std::string::String;
@@ -127,10 +128,21 @@ pub(crate) fn epsilon(args: &[String]) -> Out {
     reconbound::error::check_steps(steps)?;
     let delta = f.f64_required("delta")?;
     reconbound::error::check_open_unit("delta", delta)?;
+    output(b, n, sigma, steps, delta, f.has("json"))
+}
+
+/// The output of `epsilon --sampling fixed` for validated B ≤ n, T and δ: the JSON object
+/// (`json`) or the text.
+pub(crate) fn output(b: u64, n: u64, sigma: f64, steps: u64, delta: f64, json: bool) -> Out {
     let s = wor::replace_one_noise_multiplier(sigma)?;
-    let e = wor::epsilon_replace_one(b, n, s, steps, delta, rdp::Conversion::Improved)?;
-    let m = wor::epsilon_replace_one(b, n, s, steps, delta, rdp::Conversion::Mironov)?;
-    if f.has("json") {
+    let run = Run::fixed_size(b, n, sigma, steps)?;
+    // fixed-size batches always have an RDP answer; `Unsupported` is for shuffled epochs
+    let rdp_of = |c| -> Result<rdp::EpsilonBound, Failure> {
+        run::rdp_epsilon(&run, delta, c)?.map_err(|why| Failure::Compute(why.reason()))
+    };
+    let e = rdp_of(rdp::Conversion::Improved)?;
+    let m = rdp_of(rdp::Conversion::Mironov)?;
+    if json {
         let mut o = Object::new();
         o.str("command", "epsilon")
             .str("sampling", "fixed")

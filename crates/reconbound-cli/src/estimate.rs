@@ -359,7 +359,7 @@ pub(crate) fn estimate(args: &[String]) -> Out {
             "--delta = 0 is out of range: must be in (0, 1) with '--estimator gdp'",
         )));
     }
-    let mut rule = parse_rule(&f)?;
+    let rule = parse_rule(&f)?;
     let held_out = matches!(rule, ThresholdRule::HeldOut { .. });
     if f.has("calibration") && !held_out {
         return Err(usage(String::from(
@@ -368,29 +368,71 @@ pub(crate) fn estimate(args: &[String]) -> Out {
     }
     let calibration = f.u64("calibration")?;
     let s = read_scores(path)?;
-    let (n0, n1) = (s.without.len(), s.with.len());
     let shown_path = printable(path);
+    let source = format!("flag '--scores': '{shown_path}'");
+    scores_output(
+        &s,
+        &source,
+        &shown_path,
+        ScoreRequest {
+            delta,
+            alpha,
+            estimator,
+            rule,
+            calibration,
+        },
+        f.has("json"),
+    )
+}
+
+/// What `estimate --scores` computes, its flags checked one by one.
+struct ScoreRequest {
+    delta: f64,
+    alpha: f64,
+    estimator: Estimator,
+    rule: ThresholdRule,
+    calibration: Option<u64>,
+}
+
+/// The output of `estimate --scores` for scores `s` (from `source`, named so in messages;
+/// `shown_path` in the text).
+fn scores_output(
+    s: &ScoreFile,
+    source: &str,
+    shown_path: &str,
+    req: ScoreRequest,
+    json: bool,
+) -> Out {
+    let ScoreRequest {
+        delta,
+        alpha,
+        estimator,
+        mut rule,
+        calibration,
+    } = req;
+    let held_out = matches!(rule, ThresholdRule::HeldOut { .. });
+    let (n0, n1) = (s.without.len(), s.with.len());
     if n0 == 0 || n1 == 0 {
         return Err(usage(format!(
-            "flag '--scores': '{shown_path}' has {n0} rows of world 0 and {n1} of world 1: each world needs at least one"
+            "{source} has {n0} rows of world 0 and {n1} of world 1: each world needs at least one"
         )));
     }
     let calibrating = match (s.split, held_out) {
         (Some(_), false) => {
             return Err(usage(format!(
-                "flag '--scores': '{shown_path}' has a split column, which applies only with '--threshold held-out' (drop the column to use every row)"
+                "{source} has a split column, which applies only with '--threshold held-out' (drop the column to use every row)"
             )))
         }
         (Some(_), true) if calibration.is_some() => {
             return Err(usage(format!(
-                "flag '--calibration' does not apply: '{shown_path}' has a split column, which chooses the calibration rows"
+                "flag '--calibration' does not apply: {source} has a split column, which chooses the calibration rows"
             )))
         }
         (Some([c0, c1]), true) => {
             for (world, c, n) in [(0, c0, n0), (1, c1, n1)] {
                 if c == 0 || c == n {
                     return Err(usage(format!(
-                        "flag '--scores': '{shown_path}': world {world} has {c} calibration rows of {n}: held-out needs calibration and test rows in each world"
+                        "{source}: world {world} has {c} calibration rows of {n}: held-out needs calibration and test rows in each world"
                     )));
                 }
             }
@@ -400,7 +442,7 @@ pub(crate) fn estimate(args: &[String]) -> Out {
             let smaller = n0.min(n1) as u64;
             if smaller < 2 {
                 return Err(usage(format!(
-                    "flag '--scores': '{shown_path}' has {n0} rows of world 0 and {n1} of world 1: '--threshold held-out' needs at least 2 in each (calibration and test rows)"
+                    "{source} has {n0} rows of world 0 and {n1} of world 1: '--threshold held-out' needs at least 2 in each (calibration and test rows)"
                 )));
             }
             let c = calibration.unwrap_or(smaller / 2);
@@ -429,7 +471,7 @@ pub(crate) fn estimate(args: &[String]) -> Out {
         delta,
     )?;
     let gdp = estimator == Estimator::Gdp;
-    if f.has("json") {
+    if json {
         let mut o = Object::new();
         o.str("command", "estimate")
             .str("estimator", estimator.name())
@@ -571,6 +613,20 @@ fn one_run(path: &str, alpha: f64, delta: f64, json: bool) -> Out {
             v += u64::from(g == truth);
         }
     }
+    one_run_output(m, r, v, &printable(path), alpha, delta, json)
+}
+
+/// The output of `estimate --guesses` for m canaries, r guesses and v correct ones
+/// (`shown_path` names their source in the text).
+fn one_run_output(
+    m: u64,
+    r: u64,
+    v: u64,
+    shown_path: &str,
+    alpha: f64,
+    delta: f64,
+    json: bool,
+) -> Out {
     let counts = OneRunCounts {
         canaries: m,
         guesses: r,
@@ -595,9 +651,162 @@ fn one_run(path: &str, alpha: f64, delta: f64, json: bool) -> Out {
     let level = format!("{} %", shown(100.0 * (1.0 - alpha)));
     Ok(format!(
         "one-run audit (Steinke, Nasr, Jagielski 2023) of the guesses in '{}'\n  m = {m} canaries, r = {r} guesses, v = {v} correct; δ = {}, α = {}\n\n  ε ≥ {} (with probability ≥ {level}; the 2·m·δ term included, the guess rule fixed in advance)\n",
-        printable(path),
+        shown_path,
         shown(delta),
         shown(alpha),
         sig(epsilon, 4, Side::Down),
     ))
+}
+
+/// The checks `estimate` makes of its flags before it reads a file, in the same order: α,
+/// δ, the estimator, the threshold rule and whether `--calibration` applies.
+fn checked_request(
+    delta: f64,
+    estimator: &str,
+    threshold: &str,
+    calibration: Option<u64>,
+    alpha: f64,
+) -> Result<ScoreRequest, Failure> {
+    let alpha = check_alpha(alpha)?;
+    if !(0.0..1.0).contains(&delta) {
+        return Err(usage(format!(
+            "--delta = {} is out of range: must be in [0, 1) (in (0, 1) for gdp)",
+            shown(delta)
+        )));
+    }
+    let estimator = parse_estimator(Some(estimator))?;
+    if estimator == Estimator::Gdp && delta == 0.0 {
+        return Err(usage(String::from(
+            "--delta = 0 is out of range: must be in (0, 1) with '--estimator gdp'",
+        )));
+    }
+    let rule = match threshold.trim() {
+        "held-out" => ThresholdRule::HeldOut { calibration: 0 },
+        "bonferroni" => ThresholdRule::Bonferroni,
+        raw => match raw.parse::<f64>() {
+            Ok(tau) if tau.is_finite() => ThresholdRule::Fixed(Threshold::at_least(tau)),
+            _ => {
+                return Err(usage(format!(
+                    "flag '--threshold': '{}' is not held-out, bonferroni or a finite number",
+                    cut(raw)
+                )))
+            }
+        },
+    };
+    if calibration.is_some() && !matches!(rule, ThresholdRule::HeldOut { .. }) {
+        return Err(usage(String::from(
+            "flag '--calibration' applies only with '--threshold held-out'",
+        )));
+    }
+    Ok(ScoreRequest {
+        delta,
+        alpha,
+        estimator,
+        rule,
+        calibration,
+    })
+}
+
+/// `estimate --scores … --json` of scores given as values ([`crate::api::estimate_scores_json`]).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn scores_json(
+    scores_out: &[f64],
+    scores_in: &[f64],
+    splits: Option<(&[bool], &[bool])>,
+    delta: f64,
+    estimator: &str,
+    threshold: &str,
+    calibration: Option<u64>,
+    alpha: f64,
+) -> Out {
+    let req = checked_request(delta, estimator, threshold, calibration, alpha)?;
+    for (name, xs) in [("scores_out", scores_out), ("scores_in", scores_in)] {
+        if let Some((i, x)) = xs.iter().enumerate().find(|(_, x)| !x.is_finite()) {
+            return Err(usage(format!(
+                "{name}[{i}] = {} is not a finite number",
+                shown(*x)
+            )));
+        }
+    }
+    // with splits: each world's calibration scores first (in order), then its test scores,
+    // as a file's split column gives them
+    let (without, with, split) = match splits {
+        None => (scores_out.to_vec(), scores_in.to_vec(), None),
+        Some((s0, s1)) => {
+            if s0.len() != scores_out.len() || s1.len() != scores_in.len() {
+                return Err(usage(format!(
+                    "splits: {} and {} flags for {} and {} scores: give one per score",
+                    s0.len(),
+                    s1.len(),
+                    scores_out.len(),
+                    scores_in.len()
+                )));
+            }
+            let order = |xs: &[f64], flags: &[bool]| {
+                let cal = xs.iter().zip(flags).filter(|(_, &c)| c).map(|(x, _)| *x);
+                let test = xs.iter().zip(flags).filter(|(_, &c)| !c).map(|(x, _)| *x);
+                let n = flags.iter().filter(|&&c| c).count();
+                (cal.chain(test).collect::<Vec<f64>>(), n)
+            };
+            let ((w0, c0), (w1, c1)) = (order(scores_out, s0), order(scores_in, s1));
+            (w0, w1, Some([c0, c1]))
+        }
+    };
+    let s = ScoreFile {
+        without,
+        with,
+        split,
+    };
+    scores_output(&s, "the scores", "the scores", req, true)
+}
+
+/// `estimate --guesses … --json` of guesses given as values ([`crate::api::estimate_guesses_json`]).
+pub(crate) fn guesses_json(guesses: &[i64], truths: &[i64], delta: f64, alpha: f64) -> Out {
+    let alpha = check_alpha(alpha)?;
+    if !(0.0..1.0).contains(&delta) {
+        return Err(usage(format!(
+            "--delta = {} is out of range: must be in [0, 1) (in (0, 1) for gdp)",
+            shown(delta)
+        )));
+    }
+    if guesses.len() != truths.len() {
+        return Err(usage(format!(
+            "guesses ({}) and truths ({}) differ in length",
+            guesses.len(),
+            truths.len()
+        )));
+    }
+    let (mut r, mut v) = (0u64, 0u64);
+    for (i, (&g, &t)) in guesses.iter().zip(truths).enumerate() {
+        let truth = match t {
+            1 => true,
+            0 => false,
+            other => {
+                return Err(usage(format!(
+                    "truths[{i}] = {other} is not 1 (in) or 0 (out)"
+                )))
+            }
+        };
+        match g {
+            1 | -1 => {
+                r += 1;
+                v += u64::from((g == 1) == truth);
+            }
+            0 => {}
+            other => {
+                return Err(usage(format!(
+                    "guesses[{i}] = {other} is not 1 (in), -1 (out) or 0 (abstain)"
+                )))
+            }
+        }
+    }
+    one_run_output(
+        guesses.len() as u64,
+        r,
+        v,
+        "the guesses",
+        alpha,
+        delta,
+        true,
+    )
 }

@@ -23,6 +23,7 @@
 //! Subcommands and JSON keys are stable: scripts use them to cross-check other
 //! implementations. See `reconbound <subcommand> --help`.
 
+pub mod api;
 pub mod args;
 mod attack;
 mod attack_glm;
@@ -147,6 +148,7 @@ pub fn run(args: &[String]) -> Outcome {
     match result {
         Ok(text) => Outcome::ok(text),
         Err(commands::Failure::Usage(e)) => Outcome::usage(&e.0),
+        Err(commands::Failure::Invalid(e)) => Outcome::usage(&commands::render_invalid(&e)),
         Err(commands::Failure::Compute(msg)) => Outcome {
             stdout: String::new(),
             stderr: format!("reconbound: {msg}\n"),

@@ -122,6 +122,9 @@ fn read(file: Option<&str>, phases: &[&str]) -> Result<Option<Schedule>, UsageEr
                 super::input::read_text_bounded(path, super::input::SCHEDULE_CAP, "schedule")
                     .map_err(|e| match e {
                         super::commands::Failure::Usage(u) => u,
+                        super::commands::Failure::Invalid(e) => {
+                            UsageError(super::commands::render_invalid(&e))
+                        }
                         super::commands::Failure::Compute(m) => UsageError(m),
                     })?;
             header_order(&text)

@@ -420,6 +420,7 @@ mod tests {
     fn message(r: Result<impl std::fmt::Debug, Failure>) -> (bool, String) {
         match r {
             Err(Failure::Usage(UsageError(m))) => (true, m),
+            Err(Failure::Invalid(e)) => (true, crate::commands::render_invalid(&e)),
             Err(Failure::Compute(m)) => (false, m),
             Ok(v) => panic!("accepted: {v:?}"),
         }
@@ -429,6 +430,7 @@ mod tests {
         match r {
             Ok(v) => v,
             Err(Failure::Usage(UsageError(m)) | Failure::Compute(m)) => panic!("{m}"),
+            Err(Failure::Invalid(e)) => panic!("{e}"),
         }
     }
 

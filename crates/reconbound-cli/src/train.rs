@@ -4,14 +4,16 @@
 //! of the run (Guo et al. 2022 Alg. 1) with its table, histogram and image grid.
 
 use super::args::{parse, switch as s, value as v, Flags, UsageError};
-use super::commands::{rdp_mse_lower_bound, Failure, RdpMse};
+use super::commands::{rdp_mse_lower_bound, Failure};
 use super::format::{sig, Side};
 use super::json::{number, Object, Value};
 use super::svg;
 use reconbound::accounting::fil::accountant::{
     average_runs, FilAccountant, FilConfig, FilExample, FilMode, KappaRule,
 };
-use reconbound::accounting::{pld, rdp, rdp_without_replacement};
+use reconbound::accounting::guarantees::RdpMse;
+use reconbound::accounting::run::{self, Run, Unsupported};
+use reconbound::accounting::{pld, rdp};
 use reconbound::data::{self, Dataset};
 use reconbound::error::{check_non_negative, check_open_unit, check_positive};
 use reconbound::nn::{arch, Activation, Sequential};
@@ -501,18 +503,26 @@ pub(crate) fn train_with_figures(args: &[String], figures: bool) -> Result<Train
         note = Some(String::from(
             "no epsilon: the noise multiplier is 0, the run is not differentially private",
         ));
-    } else if sampling == Sampling::Shuffle {
-        note = Some(String::from(SHUFFLE_NOTE));
-    } else if sampling == Sampling::FixedSize {
-        eps = Some(RunEpsilon::fixed_size(
-            sampler.batch_size() as u64,
-            train_set.len() as u64,
-            sigma,
-            steps,
-            delta,
-        )?);
     } else {
-        eps = Some(RunEpsilon::add_remove(q, sigma, steps, delta)?);
+        let run = match sampling {
+            Sampling::Shuffle => Run::shuffled(
+                sampler.batch_size() as u64,
+                train_set.len() as u64,
+                sigma,
+                steps,
+            )?,
+            Sampling::FixedSize => Run::fixed_size(
+                sampler.batch_size() as u64,
+                train_set.len() as u64,
+                sigma,
+                steps,
+            )?,
+            _ => Run::poisson(q, sigma, steps)?,
+        };
+        match run::epsilon_all(&run, delta)? {
+            Ok(e) => eps = Some(RunEpsilon(e)),
+            Err(why) => note = Some(why.reason()),
+        }
     }
 
     let fil_coords = match &fil {
@@ -706,126 +716,71 @@ pub(crate) fn train_with_figures(args: &[String], figures: bool) -> Result<Train
     })
 }
 
-/// Why `--sampling shuffle` gets no ε.
-const SHUFFLE_NOTE: &str = "no epsilon: shuffled epochs have no tight privacy analysis implemented, and the Poisson-sampling epsilon at the same rate is not a guarantee for them: it can underestimate the true epsilon of shuffled batches (Chua, Ghazi, Kamath, Kumar, Manurangsi, Sinha, Zhang, 'How private are DP-SGD implementations?', ICML 2024; Annamalai, Balle, De Cristofaro, Hayes, 'To shuffle or not to shuffle: auditing DP-SGD with shuffling', 2024); use --sampling poisson, fixed or full";
+/// The core's ε of a run ([`run::epsilon_all`]), rendered for `train`.
+struct RunEpsilon(run::RunEpsilon);
 
-/// The ε of a run by the accountant of its sampling scheme, with its adjacency.
-struct RunEpsilon {
-    /// Improved conversion (Canonne, Kamath, Steinke 2020).
-    rdp: rdp::EpsilonBound,
-    /// Mironov's conversion (2017, Prop. 3).
-    rdp_mironov: rdp::EpsilonBound,
-    /// `Ok(None)`: the PLD grid cannot resolve it; `Err(note)`: no PLD for this scheme.
-    pld: Result<Option<pld::Estimate>, &'static str>,
-    /// "add-remove" or "replace-one".
-    adjacency: &'static str,
-    /// What was analysed, for the text and JSON.
-    analysis: String,
+/// What `train` says when the PLD has no certified value for the run.
+fn pld_note(why: &Unsupported) -> String {
+    match why {
+        Unsupported::NoCertifiedValue(_) | Unsupported::PldTailAboveDelta { .. } => {
+            String::from(PLD_NOTE)
+        }
+        other => other.reason(),
+    }
 }
 
 impl RunEpsilon {
-    /// Poisson sampling at rate q (q = 1: full batch), add/remove adjacency.
-    fn add_remove(q: f64, sigma: f64, steps: u64, delta: f64) -> Result<Self, Failure> {
-        Ok(RunEpsilon {
-            rdp: rdp::epsilon(q, sigma, steps, delta, rdp::Conversion::Improved)?,
-            rdp_mironov: rdp::epsilon(q, sigma, steps, delta, rdp::Conversion::Mironov)?,
-            pld: Ok(pld_epsilon(q, sigma, steps, delta)?),
-            adjacency: "add-remove",
-            analysis: String::from(if q == 1.0 {
-                "full batch, Gaussian mechanism (Mironov 2017)"
-            } else {
-                "Poisson-subsampled Gaussian (Mironov, Talwar, Zhang 2019)"
-            }),
-        })
-    }
-
-    /// Fixed-size batches of B from n without replacement, replace-one adjacency: the
-    /// sum of clipped gradients has sensitivity 2·sens, so the noise multiplier is σ/2.
-    fn fixed_size(b: u64, n: u64, sigma: f64, steps: u64, delta: f64) -> Result<Self, Failure> {
-        let s = rdp_without_replacement::replace_one_noise_multiplier(sigma)?;
-        let eps = |c| rdp_without_replacement::epsilon_replace_one(b, n, s, steps, delta, c);
-        Ok(RunEpsilon {
-            rdp: eps(rdp::Conversion::Improved)?,
-            rdp_mironov: eps(rdp::Conversion::Mironov)?,
-            pld: Err("no PLD accountant for fixed-size batches without replacement; RDP only"),
-            adjacency: "replace-one",
-            analysis: format!(
-                "fixed-size batches of {b} from {n} without replacement, sensitivity 2·C so σ/2 = {s} (Wang, Balle, Kasiviswanathan 2019, Thm 9)"
-            ),
-        })
-    }
-
     fn put_json(&self, o: &mut Object) {
-        o.num("epsilon_rdp", self.rdp.epsilon)
-            .num("best_order", self.rdp.order)
-            .num("epsilon_rdp_mironov", self.rdp_mironov.epsilon)
-            .num("best_order_mironov", self.rdp_mironov.order)
-            .str("adjacency", self.adjacency)
-            .str("epsilon_analysis", &self.analysis);
-        match self.pld {
-            Ok(p) => put_pld(o, p),
-            Err(note) => {
-                o.put("epsilon_pld", Value::Null)
-                    .str("epsilon_pld_note", note);
-            }
-        }
+        let e = &self.0;
+        o.num("epsilon_rdp", e.rdp.epsilon)
+            .num("best_order", e.rdp.order)
+            .num("epsilon_rdp_mironov", e.rdp_mironov.epsilon)
+            .num("best_order_mironov", e.rdp_mironov.order)
+            .str("adjacency", e.adjacency.as_str())
+            .str("epsilon_analysis", &e.analysis);
+        put_pld(o, &e.pld);
     }
 
     fn text(&self, delta: f64) -> String {
+        let e = &self.0;
         let mut t = format!(
             "  ε(δ = {delta:e}) by RDP       {}   (upper bound, {} adjacency; order α = {}; Mironov's conversion: {}; {})\n",
-            sig(self.rdp.epsilon, 6, Side::Up),
-            self.adjacency,
-            sig(self.rdp.order, 4, Side::Nearest),
-            sig(self.rdp_mironov.epsilon, 6, Side::Up),
-            self.analysis,
+            sig(e.rdp.epsilon, 6, Side::Up),
+            e.adjacency.as_str(),
+            sig(e.rdp.order, 4, Side::Nearest),
+            sig(e.rdp_mironov.epsilon, 6, Side::Up),
+            e.analysis,
         );
-        match self.pld {
-            Ok(p) => t.push_str(&pld_line(delta, p)),
-            Err(note) => t.push_str(&format!("  ε(δ = {delta:e}) by PLD       -   ({note})\n")),
-        }
+        t.push_str(&pld_line(delta, &e.pld));
         t
-    }
-}
-
-/// The certified PLD ε, or `None` when the PLD grid cannot reach it (very large ε): the RDP
-/// ε is then the only one reported.
-fn pld_epsilon(
-    q: f64,
-    sigma: f64,
-    steps: u64,
-    delta: f64,
-) -> Result<Option<pld::Estimate>, Failure> {
-    match pld::epsilon(q, sigma, steps, delta, &pld::PldConfig::default()) {
-        Ok(e) => Ok(Some(e)),
-        Err(reconbound::Error::Numerical { .. }) => Ok(None),
-        Err(e) => Err(e.into()),
     }
 }
 
 const PLD_NOTE: &str = "the PLD accountant's grid cannot resolve an epsilon this large";
 
-fn put_pld(o: &mut Object, p: Option<pld::Estimate>) {
+/// `epsilon_pld` and `epsilon_pld_lower`, or `epsilon_pld: null` and the note.
+fn put_pld(o: &mut Object, p: &Result<pld::Estimate, Unsupported>) {
     match p {
-        Some(p) => {
+        Ok(p) => {
             o.num("epsilon_pld", p.value)
                 .num("epsilon_pld_lower", p.lower);
         }
-        None => {
+        Err(why) => {
             o.put("epsilon_pld", Value::Null)
-                .str("epsilon_pld_note", PLD_NOTE);
+                .str("epsilon_pld_note", &pld_note(why));
         }
     }
 }
 
-fn pld_line(delta: f64, p: Option<pld::Estimate>) -> String {
+/// The PLD line of the text output.
+fn pld_line(delta: f64, p: &Result<pld::Estimate, Unsupported>) -> String {
     match p {
-        Some(p) => format!(
+        Ok(p) => format!(
             "  ε(δ = {delta:e}) by PLD       {}   (certified upper bound; true ε ≥ {})\n",
             sig(p.value, 6, Side::Up),
             sig(p.lower, 6, Side::Down)
         ),
-        None => format!("  ε(δ = {delta:e}) by PLD       -   ({PLD_NOTE})\n"),
+        Err(why) => format!("  ε(δ = {delta:e}) by PLD       -   ({})\n", pld_note(why)),
     }
 }
 
@@ -873,7 +828,7 @@ fn logistic(f: &Flags, data_spec: &str, seed: u64, delta: f64) -> Out {
     }
     let e_rdp = rdp::epsilon_from_rdp(&orders, &curve, delta, rdp::Conversion::Improved)?;
     let multiplier = sigma / out.sensitivity * (1.0 - 4.0 * f64::EPSILON);
-    let e_pld = pld_epsilon(1.0, multiplier, 1, delta)?;
+    let e_pld = run::pld_epsilon(&Run::full_batch(multiplier, 1)?, delta)?;
     let relative = if out.fit.initial_gradient_norm > 0.0 {
         out.fit.gradient_norm / out.fit.initial_gradient_norm
     } else {
@@ -901,7 +856,7 @@ fn logistic(f: &Flags, data_spec: &str, seed: u64, delta: f64) -> Out {
             .num("rdp_order2", out.rdp_order2)
             .num("epsilon_rdp", e_rdp.epsilon)
             .num("best_order", e_rdp.order);
-        put_pld(&mut o, e_pld);
+        put_pld(&mut o, &e_pld);
         o.num("seconds", seconds);
         return Ok(o.render() + "\n");
     }
@@ -924,7 +879,7 @@ fn logistic(f: &Flags, data_spec: &str, seed: u64, delta: f64) -> Out {
         sig(out.rdp_order2, 6, Side::Up),
         sig(e_rdp.epsilon, 6, Side::Up),
         sig(e_rdp.order, 4, Side::Nearest),
-        pld_line(delta, e_pld)
+        pld_line(delta, &e_pld)
     ))
 }
 

@@ -22,6 +22,7 @@
 //! builds (the thread runner is [`crate::attacks::trial`]'s).
 
 pub mod canary;
+pub mod claim;
 pub mod epsilon;
 pub mod evaluate;
 pub mod forecast;

@@ -1,0 +1,329 @@
+//! Every guarantee of one DP-SGD configuration, as one typed value: ε(δ) by RDP (both
+//! conversions) and by the certified PLD, the ReRo bounds γ of Balle et al. (from RDP) and
+//! Hayes et al. (numerical composition), the Fano bound and Guo et al.'s MSE lower bound —
+//! what `reconbound bound` prints.
+//!
+//! # The Fano bound of a DP-SGD run
+//! Two candidates' output laws differ by KL ≤ Σ_i q_i·T_i·Δ²/(2σ_i²): joint convexity of KL
+//! over each step's Poisson mixture (the target is in the batch with probability q), and
+//! additivity over steps. That is the KL of one Gaussian step with noise
+//! σ_eff = 1/√(Σ_i q_i·T_i/σ_i²) (σ/√(qT) for one phase); the closed form of
+//! [`fano::fano_closed_form`] is monotone in the KL, so σ_eff is a valid input. Δ² = 4: two
+//! clipped gradients (norm ≤ 1 in units of C) differ by at most 2 (Hayes et al. App. H use
+//! Δ² = 2 for orthonormal candidates; [`WORST_CASE_SENSITIVITY_SQ`] is the worst case).
+//!
+//! # The MSE bound of a DP-SGD run
+//! Guo et al. 2022 Thm 1 compares D ∪ {z} with D ∪ {z′}: it needs (2, ε)-RDP under
+//! substitution, bounded from the add/remove RDP at orders 3 and 4 by the weak triangle
+//! inequality ([`mse::substitution_rdp_order2`]), then MSE ≥ diam²/(4(e^ε − 1)) per
+//! coordinate ([`mse::mse_lower_bound_uniform`]).
+//!
+//! # Examples
+//! ```
+//! use reconbound::accounting::guarantees::{guarantees, Prior};
+//! use reconbound::accounting::schedule::{Phase, Schedule};
+//!
+//! // Abadi et al. 2016: q = 256/60000, σ = 1.1, 14,063 steps, δ = 1e-5, a prior of 10.
+//! let run = Schedule::single(Phase { sampling_rate: 256.0 / 60000.0, noise_multiplier: 1.1, steps: 14063 })?;
+//! let g = guarantees(&run, 1e-5, Prior::uniform(10)?, 1.0)?;
+//! let pld = g.epsilon_pld.expect("certified");
+//! assert!(pld.value <= g.epsilon_rdp.epsilon);
+//! let hayes = g.gamma.expect("certified");
+//! assert!(0.1 <= hayes.lower && hayes.gamma <= g.gamma_balle.gamma);
+//! assert!(g.fano.is_some() && g.mse.mse > 0.0);
+//! # Ok::<(), reconbound::Error>(())
+//! ```
+
+use alloc::vec::Vec;
+
+use crate::accounting::pld;
+use crate::accounting::rdp::{self, Conversion, EpsilonBound};
+use crate::accounting::rero::{self, balle::BalleGamma, dpsgd::GammaBound};
+use crate::accounting::run::{self, Run, Unsupported};
+use crate::accounting::schedule::Schedule;
+use crate::accounting::{fano, mse, prior};
+use crate::error::{check_positive, check_unit_rate, Error, Result};
+
+/// Δ² of the Fano bound of a DP-SGD run: two clipped gradients (norm ≤ 1 in units of C)
+/// differ by at most 2 in norm, so ‖g_i − g_j‖² ≤ 4.
+pub const WORST_CASE_SENSITIVITY_SQ: f64 = 4.0;
+
+/// The prior over the target the ReRo and Fano bounds are stated for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Prior {
+    /// The baseline κ: the success probability of the best guess without the release.
+    pub kappa: f64,
+    /// The number of equally likely candidates, if the prior is uniform over a finite set
+    /// (the Fano bound needs it).
+    pub size: Option<u64>,
+}
+
+impl Prior {
+    /// A uniform prior over `size` candidates: κ = 1/size.
+    ///
+    /// # Errors
+    /// `size` < 2 (as [`prior::kappa_uniform`]).
+    pub fn uniform(size: u64) -> Result<Prior> {
+        Ok(Prior {
+            kappa: prior::kappa_uniform(size)?,
+            size: Some(size),
+        })
+    }
+
+    /// Any prior with baseline κ ∈ (0, 1] (no Fano bound).
+    ///
+    /// # Errors
+    /// `kappa` ∉ (0, 1].
+    pub fn baseline(kappa: f64) -> Result<Prior> {
+        Ok(Prior {
+            kappa: check_unit_rate("kappa", kappa)?,
+            size: None,
+        })
+    }
+}
+
+/// Guo et al. 2022 Thm 1 for a DP-SGD run: the order-2 RDP, the (2, ε)-RDP under
+/// substitution and the unbiased MSE lower bound.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RdpMse {
+    /// (2, r₂)-RDP under add/remove adjacency (reported for comparison).
+    pub rdp2: f64,
+    /// (2, ε)-RDP under substitution, ε ≤ 1.5·r₄ + r₃.
+    pub rdp2_sub: f64,
+    /// MSE ≥ diameter²/(4(e^ε − 1)), rounded down.
+    pub mse: f64,
+}
+
+/// Every guarantee of one configuration ([`guarantees`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Guarantees {
+    /// The Rényi orders of the RDP curve ([`rdp::DEFAULT_ORDERS`]).
+    pub orders: Vec<f64>,
+    /// The composed RDP at each order.
+    pub rdp: Vec<f64>,
+    /// ε(δ) by RDP, improved conversion (Canonne, Kamath, Steinke 2020).
+    pub epsilon_rdp: EpsilonBound,
+    /// ε(δ) by RDP, Mironov's conversion (2017).
+    pub epsilon_rdp_mironov: EpsilonBound,
+    /// ε(δ) by the certified PLD, or why there is none.
+    pub epsilon_pld: core::result::Result<pld::Estimate, Unsupported>,
+    /// Balle et al. 2022 Thm 2: γ from the RDP curve.
+    pub gamma_balle: BalleGamma,
+    /// Hayes et al. 2023 Thm 2: the certified γ bracket, or why there is none.
+    pub gamma: core::result::Result<GammaBound, Unsupported>,
+    /// The Fano bound (Hayes et al. App. H) for a uniform prior of known size.
+    pub fano: Option<fano::FanoBound>,
+    /// Guo et al. 2022 Thm 1.
+    pub mse: RdpMse,
+}
+
+/// Every guarantee of the Poisson `schedule` at `delta` for `prior` and data of
+/// per-coordinate diameter `diameter`.
+///
+/// # Errors
+/// `delta` ∉ (0, 1), `diameter` not finite and > 0; the accountants' errors for invalid
+/// input. A certified computation without a value (the PLD's grid, Hayes's composition) is
+/// not an error: its field says why.
+pub fn guarantees(
+    schedule: &Schedule,
+    delta: f64,
+    prior: Prior,
+    diameter: f64,
+) -> Result<Guarantees> {
+    crate::error::check_open_unit("delta", delta)?;
+    let kappa = check_unit_rate("kappa", prior.kappa)?;
+    check_positive("diameter", diameter)?;
+    let orders: Vec<f64> = rdp::DEFAULT_ORDERS.to_vec();
+    let curve = schedule.rdp_curve(&orders)?;
+    let epsilon_rdp = rdp::epsilon_from_rdp(&orders, &curve, delta, Conversion::Improved)?;
+    let epsilon_rdp_mironov = rdp::epsilon_from_rdp(&orders, &curve, delta, Conversion::Mironov)?;
+    let epsilon_pld = run::pld_epsilon(&Run::schedule(schedule.clone()), delta)?;
+    let gamma_balle = rero::balle::gamma_from_rdp(kappa, &orders, &curve)?;
+    let gamma = match rero::schedule::gamma(kappa, schedule) {
+        Ok(g) => Ok(g),
+        Err(e @ (Error::Numerical { .. } | Error::NotConverged { .. })) => {
+            Err(Unsupported::NoCertifiedValue(e))
+        }
+        Err(e) => return Err(e),
+    };
+    let fano = match prior.size {
+        Some(m) => Some(fano::fano_closed_form(
+            m,
+            fano_sigma(schedule),
+            WORST_CASE_SENSITIVITY_SQ,
+        )?),
+        None => None,
+    };
+    Ok(Guarantees {
+        orders,
+        rdp: curve,
+        epsilon_rdp,
+        epsilon_rdp_mironov,
+        epsilon_pld,
+        gamma_balle,
+        gamma,
+        fano,
+        mse: rdp_mse_lower_bound(schedule, diameter)?,
+    })
+}
+
+/// The two ReRo bounds of one DP-SGD configuration ([`rero_bounds`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReroBounds {
+    /// Hayes et al. 2023 Thm 2: the certified γ bracket.
+    pub hayes: GammaBound,
+    /// Balle et al. 2022 Thm 2: γ from the RDP curve at [`rdp::DEFAULT_ORDERS`].
+    pub balle: BalleGamma,
+}
+
+/// The ReRo bounds at baseline κ of T DP-SGD steps at Poisson rate q (the full batch at
+/// q = 1) with noise multiplier σ: what an attack on that run must not beat.
+///
+/// # Errors
+/// Invalid (κ, q, σ, T); a γ the numerical composition cannot certify
+/// ([`crate::Error::Numerical`]).
+///
+/// # Examples
+/// ```
+/// use reconbound::accounting::guarantees::rero_bounds;
+/// let b = rero_bounds(0.1, 1.0, 2.0, 4)?; // μ = √4/2 = 1
+/// assert!(0.1 < b.hayes.lower && b.hayes.gamma <= b.balle.gamma);
+/// # Ok::<(), reconbound::Error>(())
+/// ```
+pub fn rero_bounds(
+    kappa: f64,
+    sampling_rate: f64,
+    noise_multiplier: f64,
+    steps: u64,
+) -> Result<ReroBounds> {
+    let orders = rdp::DEFAULT_ORDERS;
+    let hayes = rero::dpsgd::gamma(kappa, sampling_rate, noise_multiplier, steps)?;
+    let curve = rdp::rdp_curve(sampling_rate, noise_multiplier, steps, &orders)?;
+    let balle = rero::balle::gamma_from_rdp(kappa, &orders, &curve)?;
+    Ok(ReroBounds { hayes, balle })
+}
+
+/// σ_eff of the Fano bound (module docs): 1/√(Σ_i q_i·T_i/σ_i²); σ/√(qT) for one phase.
+pub fn fano_sigma(schedule: &Schedule) -> f64 {
+    match schedule.as_single() {
+        Some(p) => p.noise_multiplier / libm::sqrt(p.sampling_rate * p.steps as f64),
+        None => {
+            let s: f64 = schedule
+                .merged()
+                .iter()
+                .map(|p| {
+                    p.sampling_rate * p.steps as f64 / (p.noise_multiplier * p.noise_multiplier)
+                })
+                .sum();
+            1.0 / libm::sqrt(s)
+        }
+    }
+}
+
+/// [`RdpMse`] of a Poisson schedule for data of per-coordinate diameter `diameter` (module
+/// docs): the RDP at orders 2, 3 and 4, composed over the steps (one phase) or added over the
+/// phases.
+///
+/// # Errors
+/// `diameter` not finite and > 0; the RDP's errors.
+pub fn rdp_mse_lower_bound(schedule: &Schedule, diameter: f64) -> Result<RdpMse> {
+    check_positive("diameter", diameter)?;
+    let [rdp2, rdp3, rdp4] = match schedule.as_single() {
+        Some(p) => {
+            let at = |a: f64| -> Result<f64> {
+                rdp::compose(
+                    rdp::subsampled_gaussian_rdp(p.sampling_rate, p.noise_multiplier, a)?,
+                    p.steps,
+                )
+            };
+            [at(2.0)?, at(3.0)?, at(4.0)?]
+        }
+        None => {
+            let mut r = [0.0; 3];
+            schedule.rdp_curve_into(&[2.0, 3.0, 4.0], &mut r)?;
+            r
+        }
+    };
+    let rdp2_sub = mse::substitution_rdp_order2(rdp3, rdp4)?;
+    let mse = mse::mse_lower_bound_uniform(rdp2_sub, diameter, 1)?;
+    Ok(RdpMse {
+        rdp2,
+        rdp2_sub,
+        mse,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accounting::schedule::Phase;
+
+    fn one(q: f64, sigma: f64, steps: u64) -> Schedule {
+        Schedule::single(Phase {
+            sampling_rate: q,
+            noise_multiplier: sigma,
+            steps,
+        })
+        .unwrap()
+    }
+
+    /// The guarantee set is the accountants' own values, each bit for bit.
+    #[test]
+    fn guarantees_are_the_accountants_own_values() {
+        let s = one(0.01, 1.1, 1000);
+        let g = guarantees(&s, 1e-5, Prior::uniform(10).unwrap(), 1.0).unwrap();
+        let c = Conversion::Improved;
+        assert_eq!(
+            g.epsilon_rdp,
+            rdp::epsilon(0.01, 1.1, 1000, 1e-5, c).unwrap()
+        );
+        assert_eq!(
+            g.gamma,
+            Ok(rero::dpsgd::gamma(0.1, 0.01, 1.1, 1000).unwrap())
+        );
+        let b = rero::balle::gamma_from_rdp(0.1, &g.orders, &g.rdp).unwrap();
+        assert_eq!(g.gamma_balle, b);
+        let f = fano::fano_closed_form(10, 1.1 / libm::sqrt(10.0), 4.0).unwrap();
+        assert_eq!(g.fano, Some(f));
+        assert!(g.mse.rdp2_sub >= g.mse.rdp2 && g.mse.mse > 0.0);
+    }
+
+    /// σ_eff of a schedule of one repeated phase is the one-phase σ/√(qT) (to rounding), and
+    /// a prior given by κ alone has no Fano bound.
+    #[test]
+    fn fano_sigma_of_phases_adds_their_kl_and_needs_a_prior_size() {
+        let a = fano_sigma(&one(0.01, 2.0, 400));
+        let two = Schedule::new(&[
+            Phase {
+                sampling_rate: 0.01,
+                noise_multiplier: 2.0,
+                steps: 100,
+            },
+            Phase {
+                sampling_rate: 0.02,
+                noise_multiplier: 2.0,
+                steps: 150,
+            },
+        ])
+        .unwrap();
+        // Σ qT/σ² = (1 + 3)/4 = 1 → σ_eff = 1 = σ/√(qT) of (0.01, 2, 400)
+        assert!((fano_sigma(&two) - 1.0).abs() < 1e-15 && (a - 1.0).abs() < 1e-15);
+        let g = guarantees(&two, 1e-5, Prior::baseline(0.1).unwrap(), 1.0).unwrap();
+        assert!(g.fano.is_none());
+    }
+
+    /// Invalid input names its parameter.
+    #[test]
+    fn invalid_inputs_name_the_parameter() {
+        let s = one(0.01, 1.1, 10);
+        let name = |e: Error| match e {
+            Error::InvalidParameter { name, .. } | Error::InvalidCount { name, .. } => name,
+            other => panic!("{other:?}"),
+        };
+        let p = Prior::uniform(10).unwrap();
+        assert_eq!(name(guarantees(&s, 0.0, p, 1.0).unwrap_err()), "delta");
+        assert_eq!(name(guarantees(&s, 1e-5, p, -1.0).unwrap_err()), "diameter");
+        assert_eq!(name(Prior::baseline(1.5).unwrap_err()), "kappa");
+        assert_eq!(name(Prior::uniform(0).unwrap_err()), "prior_size");
+    }
+}
