@@ -1,13 +1,27 @@
 """reconbound: differential-privacy accounting, reconstruction bounds, attacks and audits.
 
-Every function runs one command of the ``reconbound`` command line *in-process*
-(``reconbound_cli::run``, the whole logic of the binary) with ``--json`` and returns the
-parsed JSON object as a dict: the same keys, and the same numbers bit for bit, as
+Layers: the numerical core is the Rust crate ``reconbound``; the command line
+(``reconbound-cli``) and this package are its clients.
+
+Typed functions take values and call the core directly (no flags, no files):
+:func:`epsilon` of a :class:`Run` (Poisson phases, fixed-size or shuffled batches; built by
+hand, by :func:`from_dp_event` from a dp_accounting ``DpEvent``, or by
+:func:`from_opacus_history` from an Opacus accountant's history), and the audit estimators
+:func:`empirical_epsilon` and :func:`one_run_epsilon` (lists or numpy arrays in). They return
+a :class:`Result`: a dict whose keys are also attributes (``r.epsilon_rdp``, a float), with
+:meth:`Result.to_dict` equal to the JSON object the CLI prints for the same request, bit for
+bit. Invalid input raises :class:`UsageError` (a ``ValueError``) whose ``.parameter`` and
+``.value`` name the offending keyword and its value.
+
+The other functions run one command of the ``reconbound`` command line *in-process*
+(``reconbound_cli::run``, the whole logic of the binary) with ``--json`` and return the
+parsed JSON object as a :class:`Result`: the same keys, and the same numbers bit for bit, as
 ``reconbound <command> ... --json`` (the CLI prints floats in shortest round-trip form, which
 ``json.loads`` reads back exactly; a non-finite value is printed as ``null`` and becomes
 ``None``). See ``reconbound <command> --help`` (each function's ``__doc__`` is that text).
+:func:`call` runs any command this way (the escape hatch).
 
-Keyword arguments become flags:
+Keyword arguments of these become flags:
 
 * ``noise_multiplier=1.1`` -> ``--noise-multiplier 1.1`` (floats as ``repr(float(x))``, which
   round-trips exactly; ints as ints; strings as they are);
@@ -34,9 +48,7 @@ from __future__ import annotations
 import json as _json
 import math as _math
 import numbers as _numbers
-import os as _os
 import re as _re
-import tempfile as _tempfile
 from typing import Any, Dict, Iterable, Tuple
 
 from . import _native
@@ -46,6 +58,10 @@ __version__ = _native.__version__
 __all__ = [
     "UsageError",
     "UncertifiableError",
+    "Result",
+    "Run",
+    "from_dp_event",
+    "from_opacus_history",
     "run",
     "call",
     "to_args",
@@ -67,23 +83,77 @@ __all__ = [
 
 class UsageError(ValueError):
     """The CLI's exit status 2: a usage error or invalid input (an unknown keyword, a value
-    out of range, an unreadable input file, ...), found before any work."""
+    out of range, an unreadable input file, ...), found before any work.
 
-    def __init__(self, message: str, code: int = 2) -> None:
+    ``parameter`` names the offending keyword (``"noise_multiplier"``) and ``value`` its
+    value, where they are known (the typed functions always know them; ``call`` knows them
+    only through the CLI's message), else ``None``."""
+
+    def __init__(
+        self, message: str, code: int = 2, parameter: Any = None, value: Any = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.code = code
+        self.parameter = parameter
+        self.value = value
 
 
 class UncertifiableError(RuntimeError):
     """The CLI's exit status 1: a valid request without a certifiable answer (for example
     ``epsilon(..., accountant="pld")`` where the PLD has no certified value), or a result that
-    could not be delivered (an output file that failed while written)."""
+    could not be delivered (an output file that failed while written). ``parameter`` and
+    ``value`` are ``None``."""
 
-    def __init__(self, message: str, code: int = 1) -> None:
+    def __init__(
+        self, message: str, code: int = 1, parameter: Any = None, value: Any = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.code = code
+        self.parameter = parameter
+        self.value = value
+
+
+class Result(dict):
+    """A command's result: the JSON object the CLI prints with ``--json``, as a dict whose
+    keys are also attributes (``r.epsilon_rdp``: a float; ``None`` for JSON ``null``).
+    :meth:`to_dict` returns a plain copy, equal to ``json.loads`` of the CLI's output."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(
+                f"{type(self).__name__} has no key {name!r} (keys: {', '.join(self)})"
+            ) from None
+
+    def __dir__(self):
+        return list(super().__dir__()) + [k for k in self if k.isidentifier()]
+
+    def to_dict(self) -> Dict[str, Any]:
+        """A plain dict (deep copy) of the result: the CLI's ``--json`` object."""
+        return _json.loads(_json.dumps(self))
+
+
+def _typed(call_native, *args: Any) -> Result:
+    """Call a typed native entry point; its ValueError / RuntimeError (message, parameter,
+    real value, count value) becomes UsageError / UncertifiableError."""
+    try:
+        return Result(_json.loads(call_native(*args)))
+    except ValueError as e:
+        message, parameter, real, count = _error_args(e)
+        raise UsageError(message, 2, parameter, real if count is None else count) from None
+    except RuntimeError as e:
+        message, _, _, _ = _error_args(e)
+        raise UncertifiableError(message, 1) from None
+
+
+def _error_args(e: Exception) -> Tuple[str, Any, Any, Any]:
+    a = e.args
+    if len(a) == 4:
+        return a[0], a[1], a[2], a[3]
+    return str(e), None, None, None
 
 
 def run(command: str, *args: str) -> Tuple[int, str, str]:
@@ -155,16 +225,26 @@ def _message(stderr: str) -> str:
     )
 
 
-def _checked(argv: list) -> Dict[str, Any]:
+_NAMED = _re.compile(r"'?--([a-z][a-z0-9-]*)'? = (\S+) is out of range")
+
+
+def _checked(argv: list) -> Result:
     code, stdout, stderr = _native.run(argv)
     if code == 2:
-        raise UsageError(_message(stderr))
+        named = _NAMED.search(stderr)
+        parameter = _keyword(named.group(1)) if named else None
+        value: Any = named.group(2) if named else None
+        try:
+            value = float(value) if value is not None else None
+        except ValueError:
+            pass
+        raise UsageError(_message(stderr), 2, parameter, value)
     if code != 0:
         raise UncertifiableError(_message(stderr), code)
-    return _json.loads(stdout)
+    return Result(_json.loads(stdout))
 
 
-def call(command: str, **kwargs: Any) -> Dict[str, Any]:
+def call(command: str, **kwargs: Any) -> Result:
     """Run ``reconbound COMMAND --flags... --json`` (``command`` may be ``"attack glm"``) and
     return the JSON object as a dict; the generic form of every function below."""
     if "json" in kwargs:
@@ -178,13 +258,14 @@ def _help(command: str) -> str:
 
 
 def _command(name: str, command: str):
-    def f(**kwargs: Any) -> Dict[str, Any]:
+    def f(**kwargs: Any) -> Result:
         return call(command, **kwargs)
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = (
         f"Runs `reconbound {command} ... --json` in-process and returns its JSON object as a "
-        f"dict (keyword noise_multiplier=1.1 -> flag --noise-multiplier 1.1).\n"
+        f"Result, a dict with attribute access (keyword noise_multiplier=1.1 -> flag "
+        f"--noise-multiplier 1.1).\n"
         f"Raises UsageError (exit 2) or UncertifiableError (exit 1).\n\n"
         f"`reconbound {command} --help`:\n\n{_help(command)}"
     )
@@ -192,7 +273,6 @@ def _command(name: str, command: str):
 
 
 bound = _command("bound", "bound")
-epsilon = _command("epsilon", "epsilon")
 rdp = _command("rdp", "rdp")
 rero = _command("rero", "rero")
 calibrate = _command("calibrate", "calibrate")
@@ -204,6 +284,326 @@ report = _command("report", "report")
 estimate = _command("estimate", "estimate")
 
 
+def _real(name: str, x: Any) -> float:
+    """A real keyword's value as a float; a bool or a non-number is a TypeError."""
+    if isinstance(x, bool) or not isinstance(x, _numbers.Real):
+        raise TypeError(f"{name} = {x!r} is not a real number")
+    return float(x)
+
+
+def _count(name: str, x: Any) -> int:
+    """An integer keyword's value: an int, or a real number that is exactly an integer
+    (20.0, numpy.float64(20)); a bool or anything else is a TypeError, a fraction or a
+    negative number a UsageError naming the keyword."""
+    if isinstance(x, bool) or not isinstance(x, _numbers.Real):
+        raise TypeError(f"{name} = {x!r} is not an integer")
+    if isinstance(x, _numbers.Integral):
+        v = int(x)
+    else:
+        f = float(x)
+        if not (_math.isfinite(f) and f == int(f)):
+            raise UsageError(f"{name} = {x!r} is not an integer", 2, name, f)
+        v = int(f)
+    if v < 0 or v >= 2**64:
+        raise UsageError(
+            f"{name} = {v} is out of range: must be in [0, 2^64)", 2, name, v
+        )
+    return v
+
+
+def _required(name: str, x: Any) -> Any:
+    if x is None:
+        raise UsageError(f"{name} is required", 2, name, None)
+    return x
+
+
+def _no_unknown(function: str, unknown: Dict[str, Any]) -> None:
+    if unknown:
+        name = next(iter(unknown))
+        raise UsageError(
+            f"{function}: unknown keyword {name!r}", 2, name, unknown[name]
+        )
+
+
+class Run:
+    """A DP-SGD run as a value (the core's ``reconbound::accounting::run::Run``): how each
+    step samples its batch, the noise multiplier sigma (noise std sigma * C) and the steps.
+
+    Build one with :meth:`poisson`, :meth:`full_batch`, :meth:`schedule` (Poisson phases,
+    composed in order), :meth:`fixed_size` (batches of B from n without replacement:
+    replace-one adjacency, RDP only), :meth:`shuffled` (no epsilon: accounting shuffled
+    epochs as Poisson is the pitfall of Chua et al., ICML 2024), or from another library's
+    description: :func:`from_dp_event`, :func:`from_opacus_history`. Runs compose with
+    :meth:`then` (Poisson phases only). The core validates the values when the run is
+    accounted; errors name the keyword (``sampling_rate``, ``noise_multiplier``, ``steps``,
+    ``batch_size``, ``dataset_size``)."""
+
+    __slots__ = ("kind", "phases", "batches", "as_schedule")
+
+    def __init__(self, kind: str, phases: list, batches: Any = None, as_schedule: bool = False):
+        self.kind = kind
+        self.phases = [tuple(p) for p in phases]
+        self.batches = batches
+        self.as_schedule = as_schedule
+
+    @classmethod
+    def poisson(cls, sampling_rate: float, noise_multiplier: float, steps: int) -> "Run":
+        """T steps of Poisson sampling at rate q (q = 1: the full batch)."""
+        return cls(
+            "poisson",
+            [(
+                _real("sampling_rate", sampling_rate),
+                _real("noise_multiplier", noise_multiplier),
+                _count("steps", steps),
+            )],
+        )
+
+    @classmethod
+    def full_batch(cls, noise_multiplier: float, steps: int) -> "Run":
+        """T full-batch steps (every example in every step)."""
+        return cls.poisson(1.0, noise_multiplier, steps)
+
+    @classmethod
+    def schedule(cls, phases: Iterable[Any]) -> "Run":
+        """Poisson phases ``[(sampling_rate, noise_multiplier, steps), ...]``, in order."""
+        out = []
+        for i, p in enumerate(phases):
+            p = tuple(p)
+            if len(p) != 3:
+                raise UsageError(
+                    f"phases[{i}] = {p!r} is not (sampling_rate, noise_multiplier, steps)",
+                    2,
+                    "phases",
+                    p,
+                )
+            out.append((
+                _real(f"phases[{i}].sampling_rate", p[0]),
+                _real(f"phases[{i}].noise_multiplier", p[1]),
+                _count(f"phases[{i}].steps", p[2]),
+            ))
+        if not out:
+            raise UsageError("phases is empty", 2, "phases", [])
+        return cls("poisson", out, None, True)
+
+    @classmethod
+    def fixed_size(
+        cls, batch_size: int, dataset_size: int, noise_multiplier: float, steps: int
+    ) -> "Run":
+        """T steps of fixed-size batches of B from n without replacement."""
+        return cls(
+            "fixed",
+            [(0.0, _real("noise_multiplier", noise_multiplier), _count("steps", steps))],
+            (_count("batch_size", batch_size), _count("dataset_size", dataset_size)),
+        )
+
+    @classmethod
+    def shuffled(
+        cls, batch_size: int, dataset_size: int, noise_multiplier: float, steps: int
+    ) -> "Run":
+        """T steps of shuffled epochs in batches of B from n (no epsilon)."""
+        return cls(
+            "shuffled",
+            [(0.0, _real("noise_multiplier", noise_multiplier), _count("steps", steps))],
+            (_count("batch_size", batch_size), _count("dataset_size", dataset_size)),
+        )
+
+    def then(self, other: "Run") -> "Run":
+        """This run followed by ``other`` (both Poisson): the schedule of their phases."""
+        if self.kind != "poisson" or other.kind != "poisson":
+            raise UsageError(
+                "only Poisson runs compose (fixed-size and shuffled runs have one phase)",
+                2,
+                "run",
+                other.kind if self.kind == "poisson" else self.kind,
+            )
+        return Run("poisson", self.phases + other.phases, None, True)
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, Run) and (self.kind, self.phases, self.batches) == (
+            other.kind,
+            other.phases,
+            other.batches,
+        )
+
+    def __repr__(self) -> str:
+        if self.kind == "poisson":
+            return f"Run.schedule({self.phases!r})" if self.as_schedule else (
+                "Run.poisson(%r, %r, %r)" % self.phases[0]
+            )
+        b, n = self.batches
+        _, sigma, steps = self.phases[0]
+        name = "fixed_size" if self.kind == "fixed" else "shuffled"
+        return f"Run.{name}({b!r}, {n!r}, {sigma!r}, {steps!r})"
+
+
+def from_opacus_history(history: Iterable[Any]) -> Run:
+    """The run an Opacus accountant's ``history`` describes: a list of
+    ``(noise_multiplier, sample_rate, num_steps)``, in order (Opacus's own field order; its
+    sample_rate is Poisson's q, 1/len(data_loader) with Poisson sampling)."""
+    phases = []
+    for i, h in enumerate(history):
+        h = tuple(h)
+        if len(h) != 3:
+            raise UsageError(
+                f"history[{i}] = {h!r} is not (noise_multiplier, sample_rate, num_steps)",
+                2,
+                "history",
+                h,
+            )
+        phases.append((h[1], h[0], h[2]))
+    return Run.schedule(phases)
+
+
+def _event_phases(event: Any, out: list) -> None:
+    """Append the Poisson phases (q, sigma, T) of a dp_accounting event to ``out``."""
+    name = type(event).__name__
+    if name == "NoOpDpEvent":
+        return
+    if name == "GaussianDpEvent":
+        out.append((1.0, event.noise_multiplier, 1))
+    elif name == "PoissonSampledDpEvent" and type(event.event).__name__ == "GaussianDpEvent":
+        out.append((event.sampling_probability, event.event.noise_multiplier, 1))
+    elif name == "SelfComposedDpEvent":
+        inner: list = []
+        _event_phases(event.event, inner)
+        count = _count("event.count", event.count)
+        if len(inner) == 1:
+            q, sigma, steps = inner[0]
+            out.append((q, sigma, steps * count))
+        else:
+            out.extend(inner * count)
+    elif name == "ComposedDpEvent":
+        for e in event.events:
+            _event_phases(e, out)
+    else:
+        raise UsageError(
+            f"event: {name} is not supported (supported: GaussianDpEvent, "
+            "PoissonSampledDpEvent of a GaussianDpEvent, SampledWithoutReplacementDpEvent of "
+            "a GaussianDpEvent, SelfComposedDpEvent, ComposedDpEvent, NoOpDpEvent)",
+            2,
+            "event",
+            name,
+        )
+
+
+def from_dp_event(event: Any) -> Run:
+    """The run a dp_accounting ``DpEvent`` describes: Gaussian (the full batch),
+    Poisson-sampled Gaussian, self-composed and composed events become Poisson phases;
+    a (self-composed) ``SampledWithoutReplacementDpEvent`` of a Gaussian becomes fixed-size
+    batches (replace-one adjacency, as dp_accounting's RDP accountant treats it; its Gaussian
+    is in units of the replace-one sensitivity, 2C for DP-SGD, so the run's noise multiplier
+    is twice the event's). Other events raise UsageError with ``parameter == "event"``."""
+    inner, count = event, 1
+    if type(inner).__name__ == "SelfComposedDpEvent":
+        inner, count = inner.event, _count("event.count", inner.count)
+    if type(inner).__name__ == "SampledWithoutReplacementDpEvent":
+        g = inner.event
+        if type(g).__name__ != "GaussianDpEvent":
+            raise UsageError(
+                f"event: SampledWithoutReplacementDpEvent of {type(g).__name__} is not "
+                "supported (of a GaussianDpEvent only)",
+                2,
+                "event",
+                type(g).__name__,
+            )
+        # dp_accounting's Gaussian here is already in units of the replace-one sensitivity;
+        # a Run's noise multiplier is DP-SGD's (in units of C), whose replace-one
+        # sensitivity is 2C: the same mechanism has twice the event's noise multiplier.
+        return Run.fixed_size(
+            inner.sample_size, inner.source_dataset_size, 2.0 * _real(
+                "event.noise_multiplier", g.noise_multiplier), count
+        )
+    phases: list = []
+    _event_phases(event, phases)
+    if not phases:
+        raise UsageError("event: no privacy-relevant event (only NoOpDpEvent)", 2, "event", None)
+    return Run.schedule(phases) if len(phases) > 1 else Run("poisson", phases)
+
+
+def epsilon(
+    run: Any = None,
+    *,
+    delta: Any = None,
+    accountant: str = "all",
+    noise_multiplier: Any = None,
+    sampling_rate: Any = None,
+    steps: Any = None,
+    phases: Any = None,
+    sampling: Any = None,
+    batch_size: Any = None,
+    dataset_size: Any = None,
+    schedule: Any = None,
+    **unknown: Any,
+) -> Result:
+    """epsilon(delta) of a DP-SGD run by RDP (both conversions) and the certified PLD,
+    computed by the core (``reconbound::accounting::run``): a :class:`Result` equal, key for
+    key and bit for bit, to ``reconbound epsilon ... --json`` for the same run.
+
+    The run: ``run`` (a :class:`Run`, e.g. from :func:`from_dp_event`), or
+    ``noise_multiplier``, ``sampling_rate``, ``steps`` (Poisson; ``sampling="fixed"`` with
+    ``batch_size`` and ``dataset_size`` instead of ``sampling_rate`` for fixed-size
+    batches), or ``phases=[(q, sigma, T), ...]``, or ``schedule="FILE.csv"`` (read by the
+    command line). ``accountant``: ``"all"`` (default), ``"rdp"`` or ``"pld"``.
+
+    Raises UsageError (``.parameter``, ``.value``) for invalid input, UncertifiableError
+    for ``accountant="pld"`` without a certified value."""
+    _no_unknown("epsilon", unknown)
+    # the types of what was given first (TypeError), then what is missing (UsageError)
+    for name, x in (("delta", delta), ("noise_multiplier", noise_multiplier),
+                    ("sampling_rate", sampling_rate)):
+        if x is not None:
+            _real(name, x)
+    for name, x in (("steps", steps), ("batch_size", batch_size),
+                    ("dataset_size", dataset_size)):
+        if x is not None:
+            _count(name, x)
+    if schedule is not None:
+        return call("epsilon", schedule=schedule, delta=delta, accountant=accountant)
+    delta = _real("delta", _required("delta", delta))
+    if not isinstance(accountant, str):
+        raise TypeError(f"accountant = {accountant!r} is not a string")
+    if run is None:
+        if phases is not None:
+            run = Run.schedule(phases)
+        elif sampling in (None, "poisson"):
+            run = Run.poisson(
+                _required("sampling_rate", sampling_rate),
+                _required("noise_multiplier", noise_multiplier),
+                _required("steps", steps),
+            )
+        elif sampling in ("fixed", "shuffle", "shuffled"):
+            make = Run.fixed_size if sampling == "fixed" else Run.shuffled
+            run = make(
+                _required("batch_size", batch_size),
+                _required("dataset_size", dataset_size),
+                _required("noise_multiplier", noise_multiplier),
+                _required("steps", steps),
+            )
+        else:
+            raise UsageError(
+                f"sampling = {sampling!r} is not one of poisson, fixed, shuffle",
+                2,
+                "sampling",
+                sampling,
+            )
+    elif not isinstance(run, Run):
+        raise TypeError(f"run = {run!r} is not a reconbound.Run")
+    return _typed(
+        _native.epsilon,
+        run.kind,
+        run.phases,
+        run.batches,
+        delta,
+        accountant,
+        run.as_schedule,
+    )
+
+
+epsilon.__doc__ = (epsilon.__doc__ or "") + (
+    "\n\n`reconbound epsilon --help` (the same request as flags):\n\n" + _help("epsilon")
+)
+
+
 def _finite(name: str, values: Any) -> list:
     out = []
     for i, v in enumerate(values):
@@ -211,21 +611,23 @@ def _finite(name: str, values: Any) -> list:
             raise TypeError(f"{name}[{i}] = {v!r} is not a real number")
         x = float(v)
         if not _math.isfinite(x):
-            raise UsageError(f"{name}[{i}] = {x!r} is not finite")
+            raise UsageError(f"{name}[{i}] = {x!r} is not finite", 2, f"{name}[{i}]", x)
         out.append(x)
     return out
 
 
-def _with_csv(header: str, rows: Iterable[str], argv: list) -> Dict[str, Any]:
-    fd, path = _tempfile.mkstemp(prefix="reconbound-", suffix=".csv")
-    try:
-        with _os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(header + "\n")
-            for row in rows:
-                f.write(row + "\n")
-        return _checked([a if a != "{file}" else path for a in argv])
-    finally:
-        _os.unlink(path)
+def _splits(name: str, values: Any) -> list:
+    out = []
+    for i, v in enumerate(values):
+        if v == "calibration" or v is True:
+            out.append(True)
+        elif v == "test" or v is False:
+            out.append(False)
+        else:
+            raise UsageError(
+                f"{name}[{i}] = {v!r} is not 'calibration' or 'test'", 2, f"{name}[{i}]", v
+            )
+    return out
 
 
 def empirical_epsilon(
@@ -239,44 +641,46 @@ def empirical_epsilon(
     alpha: float = 0.05,
     split_out: Any = None,
     split_in: Any = None,
-) -> Dict[str, Any]:
+) -> Result:
     """The empirical epsilon of an audit from its per-trial scores: ``scores_out`` of the
     trainings without the canary (world 0), ``scores_in`` of those with it (world 1), each in
     trial order, higher meaning "in" (lists, tuples or numpy arrays of real numbers).
 
-    Runs ``reconbound estimate --scores FILE --json`` on a temporary CSV of these scores and
-    returns its dict: the same numbers ``reconbound audit`` gives for the same scores.
-    ``estimator`` is ``"cp"`` (Clopper-Pearson lower bound with delta, at confidence
-    1 - alpha) or ``"gdp"`` (an estimate, no bound); ``threshold`` is ``"held-out"``
-    (calibrated on the first ``calibration`` scores of each world, default half the smaller
-    world, or on the trials marked ``"calibration"`` in ``split_out`` / ``split_in``),
-    ``"bonferroni"`` or a number fixed in advance.
-    Raises UsageError (a ValueError) for invalid input, TypeError for non-numbers.
+    Computed by the core's estimators on these values (no file): a :class:`Result` equal to
+    ``reconbound estimate --scores FILE --json`` on a file of these scores, and to the numbers
+    ``reconbound audit`` gives for the same scores. ``estimator`` is ``"cp"``
+    (Clopper-Pearson lower bound with delta, at confidence 1 - alpha) or ``"gdp"`` (an
+    estimate, no bound); ``threshold`` is ``"held-out"`` (calibrated on the first
+    ``calibration`` scores of each world, default half the smaller world, or on the trials
+    marked ``"calibration"`` (or True) in ``split_out`` / ``split_in``, the others
+    ``"test"`` (or False)), ``"bonferroni"`` or a number fixed in advance.
+    Raises UsageError (a ValueError, with ``.parameter``) for invalid input, TypeError for
+    non-numbers.
     """
     out = _finite("scores_out", scores_out)
     inn = _finite("scores_in", scores_in)
-    splits = (split_out, split_in)
     if (split_out is None) != (split_in is None):
-        raise UsageError("give both split_out and split_in, or neither")
+        raise UsageError("give both split_out and split_in, or neither", 2, "split_in", None)
+    so = si = None
     if split_out is not None:
-        so, si = [list(str(v) for v in s) for s in splits]
-        if len(so) != len(out) or len(si) != len(inn):
-            raise UsageError("split_out / split_in must have one entry per score")
-        header = "world,score,split"
-        rows = [f"0,{x!r},{s}" for x, s in zip(out, so)] + [
-            f"1,{x!r},{s}" for x, s in zip(inn, si)
-        ]
+        so, si = _splits("split_out", split_out), _splits("split_in", split_in)
+    if isinstance(threshold, str):
+        rule = threshold
     else:
-        header = "world,score"
-        rows = [f"0,{x!r}" for x in out] + [f"1,{x!r}" for x in inn]
-    argv = ["estimate", "--scores", "{file}"] + to_args(
-        delta=delta,
-        estimator=estimator,
-        threshold=threshold,
-        calibration=calibration,
-        alpha=alpha,
+        rule = repr(_real("threshold", threshold))
+    cal = None if calibration is None else _count("calibration", calibration)
+    return _typed(
+        _native.estimate_scores,
+        out,
+        inn,
+        so,
+        si,
+        _real("delta", delta),
+        estimator,
+        rule,
+        cal,
+        _real("alpha", alpha),
     )
-    return _with_csv(header, rows, argv + ["--json"])
 
 
 def one_run_epsilon(
@@ -285,23 +689,23 @@ def one_run_epsilon(
     *,
     delta: float,
     alpha: float = 0.05,
-) -> Dict[str, Any]:
+) -> Result:
     """The one-run audit's epsilon (Steinke, Nasr, Jagielski 2023) from an adversary's
     guesses fixed in advance (+1 "in", -1 "out", 0 abstain) and the truths (1 in, 0 out), one
-    per canary: runs ``reconbound estimate --guesses FILE --json`` and returns its dict.
+    per canary (lists or numpy arrays): computed by the core on these values, a
+    :class:`Result` equal to ``reconbound estimate --guesses FILE --json``.
     Raises UsageError (a ValueError) for invalid input."""
     g = list(guesses)
     t = list(truths)
-    if len(g) != len(t):
-        raise UsageError(f"guesses ({len(g)}) and truths ({len(t)}) differ in length")
-    def integer(name: str, i: int, v: Any) -> str:
+
+    def integer(name: str, i: int, v: Any) -> int:
         if isinstance(v, bool) or not isinstance(v, _numbers.Integral):
             raise TypeError(f"{name}[{i}] = {v!r} is not an integer")
-        return str(int(v))
+        x = int(v)
+        if not -(2**63) <= x < 2**63:
+            raise UsageError(f"{name}[{i}] = {x} is out of range", 2, f"{name}[{i}]", x)
+        return x
 
-    rows = [
-        f"{integer('guesses', i, a)},{integer('truths', i, b)}"
-        for i, (a, b) in enumerate(zip(g, t))
-    ]
-    argv = ["estimate", "--guesses", "{file}"] + to_args(delta=delta, alpha=alpha)
-    return _with_csv("guess,truth", rows, argv + ["--json"])
+    gi = [integer("guesses", i, a) for i, a in enumerate(g)]
+    ti = [integer("truths", i, b) for i, b in enumerate(t)]
+    return _typed(_native.estimate_guesses, gi, ti, _real("delta", delta), _real("alpha", alpha))

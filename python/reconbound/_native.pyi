@@ -1,5 +1,25 @@
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 __version__: str
 
 def run(args: List[str]) -> Tuple[int, str, str]: ...
+def epsilon(
+    kind: str,
+    phases: List[Tuple[float, float, int]],
+    batches: Optional[Tuple[int, int]],
+    delta: float,
+    accountant: str,
+    as_schedule: bool,
+) -> str: ...
+def estimate_scores(
+    scores_out: List[float],
+    scores_in: List[float],
+    split_out: Optional[List[bool]],
+    split_in: Optional[List[bool]],
+    delta: float,
+    estimator: str,
+    threshold: str,
+    calibration: Optional[int],
+    alpha: float,
+) -> str: ...
+def estimate_guesses(guesses: List[int], truths: List[int], delta: float, alpha: float) -> str: ...

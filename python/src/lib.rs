@@ -1,15 +1,27 @@
-//! `reconbound._native`: the one entry point of the Python package. [`run`] hands the
-//! argument list to `reconbound_cli::run` — the whole command line, in-process — on a worker
-//! thread with the GIL released, and returns its exit status, standard output and standard
-//! error. The keyword-to-flag translation and the JSON parsing are in
-//! `reconbound/__init__.py`.
+//! `reconbound._native`: the Python package's entry points.
+//!
+//! - Typed ([`epsilon`], [`estimate_scores`], [`estimate_guesses`]): values in (floats,
+//!   integers, lists — no flags, no files), the core computes (`reconbound::accounting::run`,
+//!   the audit estimators), and the command line's renderer (`reconbound_cli::api`) gives
+//!   the JSON object the CLI prints for the same request, byte for byte. Invalid input raises
+//!   `ValueError(message, parameter, value)` with the core's parameter name and value; a valid
+//!   request without a certifiable answer raises `RuntimeError(message, None, None)`.
+//!   `reconbound/__init__.py` turns these into result objects and `UsageError` /
+//!   `UncertifiableError`.
+//! - [`run`] hands an argument list to `reconbound_cli::run` — the whole command line,
+//!   in-process — on a worker thread with the GIL released (the escape hatch `call`).
 //!
 //! Ctrl-C: while the command runs, the calling thread wakes every 50 ms to let Python handle
 //! its signals (`check_signals`). On `KeyboardInterrupt` it sets the run's interruption flag
 //! (`reconbound::attacks::trial::with_interrupt`), so every trial loop stops before its next
 //! trial, waits for the worker to return, and raises the `KeyboardInterrupt`.
 
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use reconbound::accounting::run::Run;
+use reconbound::accounting::schedule::{Phase, Schedule, ScheduleError};
+use reconbound::Error;
+use reconbound_cli::api::{self, CommandError};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
@@ -63,10 +75,150 @@ fn run(py: Python<'_>, args: Vec<String>) -> PyResult<(i32, String, String)> {
     }
 }
 
+/// The Python exception of a typed entry point's error: `ValueError(message, parameter,
+/// value)` for invalid input (parameter and value from the core's error when it has them),
+/// `RuntimeError(message, None, None)` for a request without a certifiable answer.
+fn raised(e: CommandError) -> PyErr {
+    let message = e.message();
+    match e {
+        CommandError::Invalid(Error::InvalidParameter { name, value, .. }) => {
+            PyValueError::new_err((message, Some(name), Some(value), None::<u64>))
+        }
+        CommandError::Invalid(Error::InvalidCount { name, value, .. }) => {
+            PyValueError::new_err((message, Some(name), None::<f64>, Some(value)))
+        }
+        CommandError::Invalid(_) | CommandError::Usage(_) => {
+            PyValueError::new_err((message, None::<&str>, None::<f64>, None::<u64>))
+        }
+        CommandError::Uncertifiable(_) => {
+            PyRuntimeError::new_err((message, None::<&str>, None::<f64>, None::<u64>))
+        }
+    }
+}
+
+/// The run a Python `Run` describes: `kind` "poisson" with its phases (q, σ, T), or "fixed" /
+/// "shuffled" with one phase (σ, T) and (batch_size, dataset_size).
+fn run_of(
+    kind: &str,
+    phases: &[(f64, f64, u64)],
+    batches: Option<(u64, u64)>,
+) -> Result<Run, CommandError> {
+    match (kind, phases, batches) {
+        ("poisson", [(q, sigma, steps)], None) => Ok(Run::poisson(*q, *sigma, *steps)?),
+        ("poisson", _, None) => {
+            let list: Vec<Phase> = phases
+                .iter()
+                .map(|&(sampling_rate, noise_multiplier, steps)| Phase {
+                    sampling_rate,
+                    noise_multiplier,
+                    steps,
+                })
+                .collect();
+            match Schedule::new(&list) {
+                Ok(s) => Ok(Run::schedule(s)),
+                // a phase's field: the core's error, which names the field and its value
+                Err(ScheduleError::Phase { error, .. }) => Err(CommandError::Invalid(error)),
+                Err(other) => Err(CommandError::Usage(format!("phases: {other}"))),
+            }
+        }
+        ("fixed", [(_, sigma, steps)], Some((b, n))) => Ok(Run::fixed_size(b, n, *sigma, *steps)?),
+        ("shuffled", [(_, sigma, steps)], Some((b, n))) => Ok(Run::shuffled(b, n, *sigma, *steps)?),
+        _ => Err(CommandError::Usage(String::from(
+            "a run is Poisson phases, or one phase of fixed-size or shuffled batches",
+        ))),
+    }
+}
+
+/// epsilon(kind, phases, batches, delta, accountant, as_schedule) -> str
+///
+/// The JSON object of `reconbound epsilon ... --json` for the run (see `run_of`), computed
+/// by the core's accountants (`reconbound::accounting::run`).
+#[pyfunction]
+fn epsilon(
+    py: Python<'_>,
+    kind: &str,
+    phases: Vec<(f64, f64, u64)>,
+    batches: Option<(u64, u64)>,
+    delta: f64,
+    accountant: &str,
+    as_schedule: bool,
+) -> PyResult<String> {
+    let kind = kind.to_owned();
+    let accountant = accountant.to_owned();
+    py.detach(move || {
+        let run = run_of(&kind, &phases, batches)?;
+        api::epsilon_json(&run, delta, &accountant, as_schedule)
+    })
+    .map_err(raised)
+}
+
+/// estimate_scores(scores_out, scores_in, split_out, split_in, delta, estimator, threshold,
+/// calibration, alpha) -> str
+///
+/// The JSON object of `reconbound estimate --scores FILE --json` for these scores, with no
+/// file.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn estimate_scores(
+    py: Python<'_>,
+    scores_out: Vec<f64>,
+    scores_in: Vec<f64>,
+    split_out: Option<Vec<bool>>,
+    split_in: Option<Vec<bool>>,
+    delta: f64,
+    estimator: &str,
+    threshold: &str,
+    calibration: Option<u64>,
+    alpha: f64,
+) -> PyResult<String> {
+    let (estimator, threshold) = (estimator.to_owned(), threshold.to_owned());
+    py.detach(move || {
+        let splits = match (&split_out, &split_in) {
+            (Some(a), Some(b)) => Some((a.as_slice(), b.as_slice())),
+            (None, None) => None,
+            _ => {
+                return Err(CommandError::Usage(String::from(
+                    "give both split_out and split_in, or neither",
+                )))
+            }
+        };
+        api::estimate_scores_json(
+            &scores_out,
+            &scores_in,
+            splits,
+            delta,
+            &estimator,
+            &threshold,
+            calibration,
+            alpha,
+        )
+    })
+    .map_err(raised)
+}
+
+/// estimate_guesses(guesses, truths, delta, alpha) -> str
+///
+/// The JSON object of `reconbound estimate --guesses FILE --json` for these guesses, with no
+/// file.
+#[pyfunction]
+fn estimate_guesses(
+    py: Python<'_>,
+    guesses: Vec<i64>,
+    truths: Vec<i64>,
+    delta: f64,
+    alpha: f64,
+) -> PyResult<String> {
+    py.detach(move || api::estimate_guesses_json(&guesses, &truths, delta, alpha))
+        .map_err(raised)
+}
+
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(epsilon, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate_scores, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate_guesses, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -3,6 +3,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod api;
 mod epsilon_fixed;
 mod fil_logreg;
 mod json_snapshots;

@@ -1,0 +1,191 @@
+//! The typed entry points (`reconbound_cli::api`, which the Python package calls) give the
+//! bytes the command line prints for the same request, and keep the core's typed error.
+
+use crate::common::{run_cli, temp_dir, write_in};
+use reconbound::accounting::run::Run;
+use reconbound::accounting::schedule::{Phase, Schedule};
+use reconbound::Error;
+use reconbound_cli::api::{self, CommandError};
+
+fn cli_json(args: &[&str]) -> String {
+    let (code, out, err) = run_cli(args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    out
+}
+
+#[test]
+fn epsilon_json_is_the_epsilon_commands_json() {
+    let run = Run::poisson(0.01, 1.1, 1000).unwrap();
+    for accountant in ["all", "rdp", "pld"] {
+        let want = cli_json(&[
+            "epsilon",
+            "--noise-multiplier",
+            "1.1",
+            "--sampling-rate",
+            "0.01",
+            "--steps",
+            "1000",
+            "--delta",
+            "1e-5",
+            "--accountant",
+            accountant,
+            "--json",
+        ]);
+        assert_eq!(
+            api::epsilon_json(&run, 1e-5, accountant, false).unwrap(),
+            want
+        );
+    }
+    let phases = [
+        Phase {
+            sampling_rate: 0.01,
+            noise_multiplier: 2.0,
+            steps: 100,
+        },
+        Phase {
+            sampling_rate: 0.01,
+            noise_multiplier: 1.0,
+            steps: 900,
+        },
+    ];
+    let run = Run::schedule(Schedule::new(&phases).unwrap());
+    let want = cli_json(&[
+        "epsilon",
+        "--phase",
+        "0.01,2,100",
+        "--phase",
+        "0.01,1,900",
+        "--delta",
+        "1e-5",
+        "--json",
+    ]);
+    assert_eq!(api::epsilon_json(&run, 1e-5, "all", true).unwrap(), want);
+    let run = Run::fixed_size(100, 10_000, 1.0, 100).unwrap();
+    let want = cli_json(&[
+        "epsilon",
+        "--sampling",
+        "fixed",
+        "--batch-size",
+        "100",
+        "--dataset-size",
+        "10000",
+        "--noise-multiplier",
+        "1",
+        "--steps",
+        "100",
+        "--delta",
+        "1e-5",
+        "--json",
+    ]);
+    assert_eq!(api::epsilon_json(&run, 1e-5, "all", false).unwrap(), want);
+}
+
+#[test]
+fn epsilon_json_keeps_the_cores_error_and_refuses_what_has_no_epsilon() {
+    let run = Run::poisson(0.01, 1.1, 1000).unwrap();
+    match api::epsilon_json(&run, 2.0, "all", false) {
+        Err(CommandError::Invalid(Error::InvalidParameter { name, value, .. })) => {
+            assert_eq!((name, value), ("delta", 2.0));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        api::epsilon_json(&run, 1e-5, "moments", false),
+        Err(CommandError::Usage(_))
+    ));
+    let shuffled = Run::shuffled(100, 10_000, 1.0, 100).unwrap();
+    assert!(matches!(
+        api::epsilon_json(&shuffled, 1e-5, "all", false),
+        Err(CommandError::Usage(m)) if m.contains("Chua")
+    ));
+    let fixed = Run::fixed_size(100, 10_000, 1.0, 100).unwrap();
+    assert!(matches!(
+        api::epsilon_json(&fixed, 1e-5, "pld", false),
+        Err(CommandError::Usage(_))
+    ));
+}
+
+#[test]
+fn estimators_on_values_are_estimate_on_the_file_of_those_values() {
+    let dir = temp_dir("api", "estimate");
+    let out: Vec<f64> = (0..30)
+        .map(|i| f64::from((i * 37 + 11) % 101) / 101.0)
+        .collect();
+    let inn: Vec<f64> = (0..30)
+        .map(|i| 0.7 + f64::from((i * 53 + 7) % 97) / 97.0)
+        .collect();
+    let mut csv = String::from("world,score\n");
+    for x in &out {
+        csv.push_str(&format!("0,{x:?}\n"));
+    }
+    for x in &inn {
+        csv.push_str(&format!("1,{x:?}\n"));
+    }
+    let path = write_in(&dir, "scores.csv", &csv);
+    for (estimator, threshold) in [("cp", "held-out"), ("gdp", "bonferroni"), ("cp", "0.9")] {
+        let want = cli_json(&[
+            "estimate",
+            "--scores",
+            &path,
+            "--delta",
+            "1e-5",
+            "--estimator",
+            estimator,
+            "--threshold",
+            threshold,
+            "--json",
+        ]);
+        let got =
+            api::estimate_scores_json(&out, &inn, None, 1e-5, estimator, threshold, None, 0.05)
+                .unwrap();
+        assert_eq!(got, want, "{estimator} {threshold}");
+    }
+    // a split column: calibration rows chosen per score
+    let s0: Vec<bool> = (0..30).map(|i| i % 3 == 0).collect();
+    let s1: Vec<bool> = (0..30).map(|i| i % 2 == 0).collect();
+    let mut csv = String::from("world,score,split\n");
+    for (x, c) in out.iter().zip(&s0) {
+        let split = if *c { "calibration" } else { "test" };
+        csv.push_str(&format!("0,{x:?},{split}\n"));
+    }
+    for (x, c) in inn.iter().zip(&s1) {
+        let split = if *c { "calibration" } else { "test" };
+        csv.push_str(&format!("1,{x:?},{split}\n"));
+    }
+    let path = write_in(&dir, "split.csv", &csv);
+    let want = cli_json(&["estimate", "--scores", &path, "--delta", "1e-5", "--json"]);
+    let got = api::estimate_scores_json(
+        &out,
+        &inn,
+        Some((&s0, &s1)),
+        1e-5,
+        "cp",
+        "held-out",
+        None,
+        0.05,
+    )
+    .unwrap();
+    assert_eq!(got, want);
+    // guesses
+    let guesses: Vec<i64> = (0..60).map(|i| [1, -1, 0][i % 3]).collect();
+    let truths: Vec<i64> = (0..60)
+        .map(|i| i64::from(i % 3 == 0 || i % 5 == 1))
+        .collect();
+    let mut csv = String::from("guess,truth\n");
+    for (g, t) in guesses.iter().zip(&truths) {
+        csv.push_str(&format!("{g},{t}\n"));
+    }
+    let path = write_in(&dir, "guesses.csv", &csv);
+    let want = cli_json(&["estimate", "--guesses", &path, "--delta", "1e-5", "--json"]);
+    assert_eq!(
+        api::estimate_guesses_json(&guesses, &truths, 1e-5, 0.05).unwrap(),
+        want
+    );
+    // bad values are refused, naming them
+    let bad =
+        api::estimate_scores_json(&[f64::NAN], &inn, None, 1e-5, "cp", "held-out", None, 0.05);
+    assert!(matches!(bad, Err(CommandError::Usage(m)) if m.starts_with("scores_out[0]")));
+    let bad = api::estimate_guesses_json(&[2], &[1], 1e-5, 0.05);
+    assert!(matches!(bad, Err(CommandError::Usage(m)) if m.starts_with("guesses[0]")));
+    let _ = std::fs::remove_dir_all(&dir);
+}
