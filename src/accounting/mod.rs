@@ -11,6 +11,8 @@
 //! - [`mse`]: Guo et al. 2022 Thm 1, the RDP → MSE lower bound.
 //! - [`fil`]: Fisher information leakage (Guo et al. 2022 Thms 2–4, Alg. 1): the DP-SGD FIL accountant and MSE bounds.
 
+#[cfg(feature = "alloc")]
+pub mod calibrate;
 pub mod fano;
 #[cfg(feature = "alloc")]
 pub mod fil;

@@ -36,7 +36,7 @@
 //! - **Gaussian tail.** When every phase is full-batch and the PLD has no value (its grid
 //!   would be too large, as for σ = 0.05, T = 3, or δ below what it resolves), the pair is
 //!   exactly N(μ, 1) against N(0, 1), whose privacy loss L is N(μ²/2, μ²) under either, so
-//!   δ(ε) = E[(1 − e^{ε−L})₊] ≤ P[L > ε] = Φ̄((ε − μ²/2)/μ) ≤ ½·exp(−((ε − μ²/2)/μ)²/2) for
+//!   δ(ε) = E[(1 − e^{ε−L})₊] ≤ P(L > ε) = Φ̄((ε − μ²/2)/μ) ≤ ½·exp(−((ε − μ²/2)/μ)²/2) for
 //!   ε ≥ μ²/2. With z = √(2 ln(1/(2δ))), ε = μz + μ²/2 gives δ(ε) ≤ δ: a certified upper
 //!   bound (with the rounding margin), returned with the trivial lower bound 0.
 //!

@@ -12,7 +12,8 @@ use super::json::{self, Object, Value};
 use super::output::{check_writable, write_whole};
 use super::shard::{named_json, run_groups, ShardedRun, Sharding};
 use super::svg;
-use reconbound::accounting::{guarantees, rdp};
+use reconbound::accounting::calibrate::{self, Target};
+use reconbound::accounting::guarantees;
 use reconbound::attacks::game::Named;
 use reconbound::attacks::prior_aware::{PriorAwareOutcome, PriorAwareSetup, Score};
 use reconbound::attacks::trial::{success_rate, SuccessRate};
@@ -585,15 +586,10 @@ pub(crate) fn parse_run_flags(f: &Flags, d: &RunDefaults) -> Result<RunFlags, Fa
                         shown(e)
                     )));
                 }
-                let s = rdp::calibrate_noise_multiplier(
-                    e,
-                    delta,
-                    sampling_rate,
-                    steps,
-                    rdp::Conversion::Improved,
-                )
-                .map_err(|err| usage(format!("--epsilon = {}: {err}", shown(e))))?;
-                sigmas.push(s);
+                let target = Target::Epsilon { epsilon: e, delta };
+                let s = calibrate::noise_multiplier(target, sampling_rate, steps)
+                    .map_err(|err| usage(format!("--epsilon = {}: {err}", shown(e))))?;
+                sigmas.push(s.noise);
             }
             (Some(eps), sigmas)
         }

@@ -12,7 +12,7 @@ use super::commands::{shown, Failure};
 use super::format::{sig, Side};
 use super::json::{Object, Value};
 use super::shard::parse_threads;
-use reconbound::accounting::rdp;
+use reconbound::accounting::calibrate::{self, Target};
 use reconbound::attacks::audit::canary::{AdaptiveConfig, Crafter, GradientShape};
 use reconbound::attacks::audit::claim::{self, Claim, Theory};
 use reconbound::attacks::audit::one_run::{one_run_estimate, OneRunAudit, OneRunEstimate};
@@ -143,7 +143,8 @@ pub(crate) fn one_run(f: &Flags) -> Result<String, Failure> {
     };
     let sigma = match target {
         Some(e) => {
-            rdp::calibrate_noise_multiplier(e, delta, q, r.run.steps, rdp::Conversion::Improved)?
+            let target = Target::Epsilon { epsilon: e, delta };
+            calibrate::noise_multiplier(target, q, r.run.steps)?.noise
         }
         None => sigma_flag,
     };

@@ -4,6 +4,7 @@ use super::args::{parse, switch, value as v, Flags, Spec, UsageError};
 use super::format::{sig, Side};
 use super::json::{Object, Value};
 use super::schedule::{self as sched, PHASE, SCHEDULE};
+use reconbound::accounting::calibrate::{self, Calibrated, Target};
 use reconbound::accounting::run::{self, Run};
 use reconbound::accounting::schedule::Schedule;
 use reconbound::accounting::{fano, guarantees, pld, prior, rdp, rero};
@@ -1032,22 +1033,23 @@ fn calibrate_schedule(f: &Flags, schedule: &Schedule) -> Out {
             .into());
         }
         let delta = f.f64_required("delta")?;
-        let c = schedule
-            .calibrate_noise_scale(target, delta, rdp::Conversion::Improved)
+        let t = Target::Epsilon {
+            epsilon: target,
+            delta,
+        };
+        let Calibrated { noise: c, achieved } = calibrate::noise_scale(t, schedule)
             .map_err(|e| unreachable_target("target-epsilon", target, e))?;
-        let scaled = schedule.scaled(c)?;
-        let achieved = scaled.epsilon_rdp(delta, rdp::Conversion::Improved)?;
-        sched::put_phases(&mut o, &scaled);
+        sched::put_phases(&mut o, &schedule.scaled(c)?);
         o.num("noise_scale", c)
             .num("target_epsilon", target)
             .num("delta", delta)
-            .num("epsilon_rdp", achieved.epsilon);
+            .num("epsilon_rdp", achieved);
         (
             c,
             format!(
                 "gives ε(δ = {}) = {} ≤ {} by RDP\n",
                 shown(delta),
-                sig(achieved.epsilon, 7, Side::Up),
+                sig(achieved, 7, Side::Up),
                 shown(target)
             ),
         )
@@ -1067,20 +1069,22 @@ fn calibrate_schedule(f: &Flags, schedule: &Schedule) -> Out {
             "1 − Π_i(1 − q_i)^T_i(1 − κ)",
             "noise scale",
         )?;
-        let c = rero::schedule::calibrate_noise_scale(target, kappa, schedule)
+        let t = Target::Gamma {
+            gamma: target,
+            kappa,
+        };
+        let Calibrated { noise: c, achieved } = calibrate::noise_scale(t, schedule)
             .map_err(|e| unreachable_target("target-gamma", target, e))?;
-        let scaled = schedule.scaled(c)?;
-        let achieved = rero::schedule::gamma(kappa, &scaled)?;
-        sched::put_phases(&mut o, &scaled);
+        sched::put_phases(&mut o, &schedule.scaled(c)?);
         o.num("noise_scale", c)
             .num("target_gamma", target)
             .num("kappa", kappa)
-            .num("gamma", achieved.gamma);
+            .num("gamma", achieved);
         (
             c,
             format!(
                 "gives ReRo γ = {} ≤ {} (κ = {})\n",
-                sig(achieved.gamma, 7, Side::Up),
+                sig(achieved, 7, Side::Up),
                 shown(target),
                 shown(kappa)
             ),
@@ -1185,19 +1189,24 @@ pub(crate) fn calibrate(args: &[String]) -> Out {
             .into());
         }
         let delta = f.f64_required("delta")?;
-        let sigma =
-            rdp::calibrate_noise_multiplier(target, delta, q, steps, rdp::Conversion::Improved)
-                .map_err(|e| unreachable_target("target-epsilon", target, e))?;
-        let achieved = rdp::epsilon(q, sigma, steps, delta, rdp::Conversion::Improved)?;
+        let t = Target::Epsilon {
+            epsilon: target,
+            delta,
+        };
+        let Calibrated {
+            noise: sigma,
+            achieved,
+        } = calibrate::noise_multiplier(t, q, steps)
+            .map_err(|e| unreachable_target("target-epsilon", target, e))?;
         o.num("target_epsilon", target)
             .num("delta", delta)
             .num("noise_multiplier", sigma)
-            .num("epsilon_rdp", achieved.epsilon);
+            .num("epsilon_rdp", achieved);
         format!(
             "noise multiplier σ = {}   gives ε(δ = {}) = {} ≤ {} by RDP\n",
             sig(sigma, 7, Side::Up),
             shown(delta),
-            sig(achieved.epsilon, 7, Side::Up),
+            sig(achieved, 7, Side::Up),
             shown(target)
         )
     } else if let Some(target) = f.f64("target-gamma")? {
@@ -1217,17 +1226,23 @@ pub(crate) fn calibrate(args: &[String]) -> Out {
             "1 − (1 − q)^T(1 − κ)",
             "noise multiplier",
         )?;
-        let sigma = rero::dpsgd::calibrate_noise_multiplier(target, kappa, q, steps)
+        let t = Target::Gamma {
+            gamma: target,
+            kappa,
+        };
+        let Calibrated {
+            noise: sigma,
+            achieved,
+        } = calibrate::noise_multiplier(t, q, steps)
             .map_err(|e| unreachable_target("target-gamma", target, e))?;
-        let achieved = rero::dpsgd::gamma(kappa, q, sigma, steps)?;
         o.num("target_gamma", target)
             .num("kappa", kappa)
             .num("noise_multiplier", sigma)
-            .num("gamma", achieved.gamma);
+            .num("gamma", achieved);
         format!(
             "noise multiplier σ = {}   gives ReRo γ = {} ≤ {} (κ = {})\n",
             sig(sigma, 7, Side::Up),
-            sig(achieved.gamma, 7, Side::Up),
+            sig(achieved, 7, Side::Up),
             shown(target),
             shown(kappa)
         )
