@@ -1,0 +1,212 @@
+//! Entry points: ε(δ), δ(ε) and the hockey-stick divergence of T steps of the
+//! Poisson-subsampled Gaussian, both directions, certified upper and lower bounds.
+
+use super::*;
+
+/// One-step pessimistic and optimistic PLDs of both directions at a common tilt.
+pub(crate) fn one_steps(
+    q: f64,
+    sigma: f64,
+    config: &PldConfig,
+    tilt: f64,
+    split: bool,
+) -> Result<(Vec<Pld>, Vec<Pld>)> {
+    let mut ups = Vec::with_capacity(2);
+    let mut los = Vec::with_capacity(2);
+    for &d in directions(q) {
+        let (up, lo) = Pld::subsampled_gaussian_pair(q, sigma, d, config, tilt, split)?;
+        ups.push(up);
+        los.push(lo);
+    }
+    Ok((ups, los))
+}
+
+pub(crate) fn composed_pair_from(
+    up: Pld,
+    lo: Pld,
+    steps: u64,
+    max_points: usize,
+    split: bool,
+) -> Result<(Pld, Pld)> {
+    let mut ws = Workspace::default();
+    let mut v = compose_many(alloc::vec![up, lo], steps, max_points, split, &mut ws)?.into_iter();
+    match (v.next(), v.next()) {
+        (Some(a), Some(b)) => Ok((a, b)),
+        _ => numerical("PLD composition produced nothing", steps as f64),
+    }
+}
+
+/// Certified ε(δ) of `steps` Poisson-subsampled Gaussian steps under add/remove adjacency.
+///
+/// # Formula
+/// ε(δ) = smallest ε ≥ 0 with max(H_{e^ε}(μ_T‖ν_T), H_{e^ε}(ν_T‖μ_T)) ≤ δ, each hockey-stick
+/// divergence bracketed by the pessimistic/optimistic PLDs of the module docs. `value` is
+/// the larger pessimistic ε of the two directions; `lower` the optimistic ε of that
+/// direction (a lower bound on the max), so three compositions are run.
+///
+/// # Citations
+/// Koskela, Jälkö, Honkela 2020; Doroshenko et al. 2022; Zhu, Dong, Wang 2022 (both
+/// directions of add/remove adjacency).
+///
+/// # Errors
+/// `sampling_rate` ∉ (0, 1], `noise_multiplier` not finite and > 0, `steps` = 0,
+/// `delta` ∉ (0, 1), bad config; [`Error::Numerical`] if the grid is too large or the
+/// truncated mass exceeds `delta`.
+///
+/// # Examples
+/// ```
+/// use reconbound::accounting::pld::{epsilon, PldConfig};
+/// // full batch, σ = 1, one step: exact ε(1e-5) = 4.377178...
+/// let e = epsilon(1.0, 1.0, 1, 1e-5, &PldConfig::default()).unwrap();
+/// assert!(e.lower <= 4.377179 && e.value >= 4.377178 && e.value - e.lower < 1e-3);
+/// ```
+pub fn epsilon(
+    sampling_rate: f64,
+    noise_multiplier: f64,
+    steps: u64,
+    delta: f64,
+    config: &PldConfig,
+) -> Result<Estimate> {
+    let (q, sigma, steps) = check_dpsgd(sampling_rate, noise_multiplier, steps)?;
+    let delta = check_open_unit("delta", delta)?;
+    let (_, _, forced) = config.validate()?;
+    let config = &config_for_target(config, q, sigma, steps, delta);
+    let tilt =
+        forced.unwrap_or_else(|| auto_tilt_for_delta(q, sigma, steps, delta, config.tail_mass));
+    let split = use_split(forced, tilt);
+    let (ups, los) = one_steps(q, sigma, config, tilt, split)?;
+    let mut ws = Workspace::default();
+    let mut value: f64 = 0.0;
+    let mut worst: Option<Pld> = None;
+    for (up, lo) in compose_many(ups, steps, config.max_points, split, &mut ws)?
+        .into_iter()
+        .zip(los)
+    {
+        let e = up.epsilon(delta)?;
+        if worst.is_none() || e > value {
+            worst = Some(lo);
+        }
+        value = value.max(e);
+    }
+    let lower = match worst {
+        Some(lo) => compose_one(lo, steps, config.max_points, split, &mut ws)?.epsilon(delta)?,
+        None => 0.0,
+    };
+    let value = crate::error::check_result("PLD epsilon", value)?;
+    Ok(Estimate {
+        value,
+        lower: lower.min(value),
+    })
+}
+
+/// Certified δ(ε) of `steps` Poisson-subsampled Gaussian steps under add/remove adjacency.
+///
+/// # Formula
+/// δ(ε) = max(H_{e^ε}(μ_T‖ν_T), H_{e^ε}(ν_T‖μ_T)) with H from the PLD:
+/// δ = p∞ + Σ_ℓ p_ℓ (1 − e^{ε−ℓ})₊. `lower` is the optimistic δ of the direction with the
+/// larger pessimistic δ.
+///
+/// # Citations
+/// Koskela, Jälkö, Honkela 2020; Doroshenko et al. 2022.
+///
+/// # Errors
+/// As [`epsilon`], with `epsilon` required finite and ≥ 0.
+///
+/// # Examples
+/// ```
+/// use reconbound::accounting::pld::{delta, PldConfig};
+/// // dp_accounting's test: q = 0.2, σ = 0.5, 3 steps, δ(1) ≈ 0.15594
+/// let d = delta(0.2, 0.5, 3, 1.0, &PldConfig::default()).unwrap();
+/// assert!((d.value - 0.15594).abs() < 1e-3 && d.value - d.lower < 1e-4);
+/// ```
+pub fn delta(
+    sampling_rate: f64,
+    noise_multiplier: f64,
+    steps: u64,
+    epsilon: f64,
+    config: &PldConfig,
+) -> Result<Estimate> {
+    let (q, sigma, steps) = check_dpsgd(sampling_rate, noise_multiplier, steps)?;
+    let eps = check_non_negative("epsilon", epsilon)?;
+    let (_, _, forced) = config.validate()?;
+    let (auto, ln_delta) = chernoff_tilt_for_epsilon(&[(q, sigma, steps)], eps, config.tail_mass);
+    let tilt = forced.unwrap_or(auto);
+    let split = use_split(forced, tilt);
+    // the Chernoff bound on δ as the target (it exceeds δ by a small polynomial factor)
+    let config = &config_for_target(config, q, sigma, steps, libm::exp(ln_delta.min(0.0)));
+    let (ups, los) = one_steps(q, sigma, config, tilt, split)?;
+    let mut ws = Workspace::default();
+    let mut value: f64 = 0.0;
+    let mut worst: Option<Pld> = None;
+    for (up, lo) in compose_many(ups, steps, config.max_points, split, &mut ws)?
+        .into_iter()
+        .zip(los)
+    {
+        let d = up.delta(eps);
+        if worst.is_none() || d > value {
+            worst = Some(lo);
+        }
+        value = value.max(d);
+    }
+    let lower = match worst {
+        Some(lo) => compose_one(lo, steps, config.max_points, split, &mut ws)?.delta(eps),
+        None => 0.0,
+    };
+    Ok(Estimate {
+        value,
+        lower: lower.min(value),
+    })
+}
+
+/// Certified hockey-stick divergence H_{e^ε} of one direction after `steps` steps
+/// (`epsilon` may be negative).
+///
+/// # Formula
+/// H_{e^ε}(P‖Q) = ∫ (dP − e^ε dQ)₊ = p∞ + E_ω[(1 − e^{ε−Y})₊].
+///
+/// # Citations
+/// Koskela, Jälkö, Honkela 2020; Doroshenko et al. 2022.
+///
+/// # Errors
+/// As [`epsilon`], with `epsilon` required finite.
+///
+/// # Examples
+/// ```
+/// use reconbound::accounting::pld::{hockey_stick, Direction, PldConfig};
+/// let h = hockey_stick(0.5, 1.0, 10, 0.0, Direction::Add, &PldConfig::default()).unwrap();
+/// assert!(h.lower <= h.value && h.value <= 1.0);
+/// ```
+pub fn hockey_stick(
+    sampling_rate: f64,
+    noise_multiplier: f64,
+    steps: u64,
+    epsilon: f64,
+    direction: Direction,
+    config: &PldConfig,
+) -> Result<Estimate> {
+    let (q, sigma, steps) = check_dpsgd(sampling_rate, noise_multiplier, steps)?;
+    let eps = crate::error::check_finite("epsilon", epsilon)?;
+    let (_, _, forced) = config.validate()?;
+    let tilt = forced.unwrap_or_else(|| {
+        if eps > 0.0 {
+            auto_tilt_for_epsilon(q, sigma, steps, eps, config.tail_mass)
+        } else {
+            0.0
+        }
+    });
+    let split = use_split(forced, tilt);
+    let target = if eps > 0.0 {
+        let ln_delta = chernoff_tilt_for_epsilon(&[(q, sigma, steps)], eps, config.tail_mass).1;
+        libm::exp(ln_delta.min(0.0))
+    } else {
+        1.0
+    };
+    let config = &config_for_target(config, q, sigma, steps, target);
+    let (up, lo) = Pld::subsampled_gaussian_pair(q, sigma, direction, config, tilt, split)?;
+    let (up, lo) = composed_pair_from(up, lo, steps, config.max_points, split)?;
+    let value = up.delta(eps);
+    Ok(Estimate {
+        value,
+        lower: lo.delta(eps).min(value),
+    })
+}
