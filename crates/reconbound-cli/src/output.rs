@@ -170,7 +170,8 @@ pub(crate) fn check_writable(flag: &str, path: &str) -> Result<(), Failure> {
 }
 
 /// Refuses, before any work, two outputs that name one file, or an output that names one of
-/// the inputs: `outputs` and `inputs` are (flag, path) pairs (a flag like `"out"` is shown as
+/// the inputs or an existing file inside an input folder (every file of a data directory is
+/// an input, whatever the reader takes from it): `outputs` and `inputs` are (flag, path) pairs (a flag like `"out"` is shown as
 /// `--out`; one that starts with a space, like `" shard file"`, is shown as it is). Paths are
 /// compared after [`resolve`], so `x`, `./x` and a link to `x` are one path. Outputs that are
 /// character devices or FIFOs (`/dev/null`, a pipe) are not compared: writing them twice
@@ -198,6 +199,20 @@ pub(crate) fn check_distinct(
             continue;
         }
         let real = resolve(Path::new(path));
+        // an existing file inside an input folder (a data directory) is read by the run: the
+        // folder's files are inputs too, whatever their names
+        let inside = |dir: &PathBuf| dir.is_dir() && real != *dir && real.starts_with(dir);
+        if real.exists() {
+            if let Some((other, dir)) = seen[..n_inputs].iter().find(|(_, d)| inside(d)) {
+                return Err(usage(format!(
+                    "{} names '{}', a file inside {} '{}': an output must not overwrite an input",
+                    name(flag),
+                    printable(path),
+                    name(other),
+                    printable(&dir.to_string_lossy())
+                )));
+            }
+        }
         if let Some((i, (other, _))) = seen.iter().enumerate().find(|(_, (_, r))| *r == real) {
             let why = if i < n_inputs {
                 "an output must not overwrite an input"

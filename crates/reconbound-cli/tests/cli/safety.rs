@@ -704,3 +704,75 @@ fn readme_synopsis_lists_gradient_matching_and_the_one_run_audit() {
         assert!(readme.contains(needle), "README lacks {needle:?}");
     }
 }
+
+/// Issue 31: every file of a data directory is an input. An output flag that names one of
+/// them (here a copy of the vendored digits) is refused before any work, naming both flags,
+/// and the file keeps its bytes — for every command that takes `--data` and writes files.
+/// Before the fix only the directory itself was compared, and these runs exited 0 having
+/// replaced the IDX file.
+#[test]
+fn an_output_naming_a_file_of_the_data_directory_is_refused_and_the_file_kept() {
+    let dir = crate::common::temp_dir("safety", "data-dir-outputs");
+    let data = dir.join("mn");
+    std::fs::create_dir(&data).unwrap();
+    let src = crate::common::repo_root().join("data").join("mnist-10k");
+    for name in ["images-idx3-ubyte", "labels-idx1-ubyte"] {
+        std::fs::copy(src.join(name), data.join(name)).unwrap();
+    }
+    let d = data.to_string_lossy().into_owned();
+    let images = data.join("images-idx3-ubyte");
+    let labels = data.join("labels-idx1-ubyte");
+    let before = (
+        std::fs::read(&images).unwrap(),
+        std::fs::read(&labels).unwrap(),
+    );
+    let (im, la) = (
+        images.to_string_lossy().into_owned(),
+        labels.to_string_lossy().into_owned(),
+    );
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["attack", "reconn", "--csv", &im, "--quiet"], "--csv"),
+        (vec!["attack", "reconn", "--plot", &la, "--quiet"], "--plot"),
+        (
+            vec!["attack", "prior-aware", "--csv", &la, "--quiet"],
+            "--csv",
+        ),
+        (vec!["attack", "glm", "--out", &im], "--out"),
+        (vec!["fil-logreg", "--out", &im], "--out"),
+        (
+            vec!["train", "--fil", "--fil-out", &la, "--quiet"],
+            "--fil-out",
+        ),
+        (vec!["report", "--out", &im, "--quiet"], "--out"),
+    ];
+    for (mut args, flag) in cases {
+        args.extend(["--data", d.as_str()]);
+        let (code, out, err) = crate::common::run_cli(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?}: {out}");
+        assert!(
+            err.contains(flag) && err.contains("--data") && err.contains("must not overwrite"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(
+            (
+                std::fs::read(&images).unwrap(),
+                std::fs::read(&labels).unwrap()
+            ),
+            before,
+            "{args:?} changed the data"
+        );
+    }
+    // a new file in the data directory is no input: allowed (the run writes it)
+    let fresh = data.join("new.json");
+    let (code, _, err) = crate::common::run_cli(&[
+        "fil-logreg",
+        "--data",
+        &d,
+        "--out",
+        &fresh.to_string_lossy(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(fresh.is_file());
+    let _ = std::fs::remove_dir_all(&dir);
+}
