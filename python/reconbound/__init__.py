@@ -272,7 +272,43 @@ def _command(name: str, command: str):
     return f
 
 
-bound = _command("bound", "bound")
+_bound_cli = _command("bound", "bound")
+
+
+def bound(run: Any = None, **kwargs: Any) -> Result:
+    """Every guarantee of a DP-SGD configuration (epsilon by RDP and PLD, the ReRo gammas of
+    Balle et al. and Hayes et al., Fano, Guo et al.'s MSE bound): a :class:`Result` equal to
+    ``reconbound bound ... --json``.
+
+    With a :class:`Run` (Poisson phases): computed by the core on that run, with keywords
+    ``delta`` (default 1e-5), ``prior_size`` (default 10) or ``kappa``, and ``diameter``
+    (default 1); errors carry ``.parameter`` and ``.value``. Without one, the keywords are
+    the command's flags (the README's default configuration when none is given)."""
+    if run is None:
+        return _bound_cli(**kwargs)
+    if not isinstance(run, Run):
+        raise TypeError(f"run = {run!r} is not a reconbound.Run")
+    delta = kwargs.pop("delta", 1e-5)
+    kappa = kwargs.pop("kappa", None)
+    prior_size = kwargs.pop("prior_size", None)
+    diameter = kwargs.pop("diameter", 1.0)
+    _no_unknown("bound", kwargs)
+    if kappa is None and prior_size is None:
+        prior_size = 10
+    return _typed(
+        _native.bound,
+        run.kind,
+        run.phases,
+        run.batches,
+        _real("delta", delta),
+        None if kappa is None else _real("kappa", kappa),
+        None if prior_size is None else _count("prior_size", prior_size),
+        _real("diameter", diameter),
+        run.as_schedule,
+    )
+
+
+bound.__doc__ = (bound.__doc__ or "") + "\n\n" + (_bound_cli.__doc__ or "")
 rdp = _command("rdp", "rdp")
 rero = _command("rero", "rero")
 calibrate = _command("calibrate", "calibrate")

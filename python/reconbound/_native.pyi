@@ -11,6 +11,16 @@ def epsilon(
     accountant: str,
     as_schedule: bool,
 ) -> str: ...
+def bound(
+    kind: str,
+    phases: List[Tuple[float, float, int]],
+    batches: Optional[Tuple[int, int]],
+    delta: float,
+    kappa: Optional[float],
+    prior_size: Optional[int],
+    diameter: float,
+    as_schedule: bool,
+) -> str: ...
 def estimate_scores(
     scores_out: List[float],
     scores_in: List[float],

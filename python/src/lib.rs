@@ -152,6 +152,42 @@ fn epsilon(
     .map_err(raised)
 }
 
+/// bound(kind, phases, batches, delta, kappa, prior_size, diameter, as_schedule) -> str
+///
+/// The JSON object of `reconbound bound ... --json` for the run, computed by the core
+/// (`reconbound::accounting::guarantees`): a uniform prior of `prior_size` candidates, or a
+/// baseline `kappa` (exactly one of the two).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn bound(
+    py: Python<'_>,
+    kind: &str,
+    phases: Vec<(f64, f64, u64)>,
+    batches: Option<(u64, u64)>,
+    delta: f64,
+    kappa: Option<f64>,
+    prior_size: Option<u64>,
+    diameter: f64,
+    as_schedule: bool,
+) -> PyResult<String> {
+    use reconbound::accounting::guarantees::Prior;
+    let kind = kind.to_owned();
+    py.detach(move || {
+        let run = run_of(&kind, &phases, batches)?;
+        let prior = match (kappa, prior_size) {
+            (None, Some(m)) => Prior::uniform(m)?,
+            (Some(k), None) => Prior::baseline(k)?,
+            _ => {
+                return Err(CommandError::Usage(String::from(
+                    "give prior_size (a uniform prior) or kappa, not both",
+                )))
+            }
+        };
+        api::bound_json(&run, delta, prior, diameter, as_schedule)
+    })
+    .map_err(raised)
+}
+
 /// estimate_scores(scores_out, scores_in, split_out, split_in, delta, estimator, threshold,
 /// calibration, alpha) -> str
 ///
@@ -217,6 +253,7 @@ fn estimate_guesses(
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(epsilon, m)?)?;
+    m.add_function(wrap_pyfunction!(bound, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_scores, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_guesses, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

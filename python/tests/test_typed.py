@@ -144,3 +144,23 @@ def test_split_values_are_checked_not_written_into_a_file():
                                      split_in=["test\n1,100.0,test", "calibration", "test",
                                                "test"])
     assert e.value.parameter == "split_in[0]"
+
+
+def test_bound_of_a_run_is_the_cli_json_and_names_bad_keywords():
+    run = reconbound.Run.poisson(256 / 60000, 1.1, 14063)
+    r = reconbound.bound(run)
+    assert r.to_dict() == cli_json("bound")
+    assert type(r.gamma) is float and r.gamma_lower <= r.gamma <= r.gamma_balle
+    sched = reconbound.Run.schedule([(0.01, 1.5, 100), (0.02, 1.0, 50)])
+    assert reconbound.bound(sched, delta=1e-6, kappa=0.05, diameter=2.5).to_dict() == cli_json(
+        "bound", "--phase", "0.01,1.5,100", "--phase", "0.02,1.0,50", "--delta", "1e-6",
+        "--kappa", "0.05", "--diameter", "2.5")
+    with pytest.raises(reconbound.UsageError) as e:
+        reconbound.bound(run, kappa=1.5)
+    assert e.value.parameter == "kappa" and e.value.value == 1.5
+    with pytest.raises(reconbound.UsageError) as e:
+        reconbound.bound(run, prior_size=1)
+    assert e.value.parameter == "prior_size" and e.value.value == 1
+    with pytest.raises(reconbound.UsageError) as e:
+        reconbound.bound(run, dleta=1e-5)
+    assert e.value.parameter == "dleta"

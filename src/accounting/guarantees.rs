@@ -115,6 +115,8 @@ pub struct Guarantees {
     pub fano: Option<fano::FanoBound>,
     /// Guo et al. 2022 Thm 1.
     pub mse: RdpMse,
+    /// The prior these bounds are for.
+    pub prior: Prior,
 }
 
 /// Every guarantee of the Poisson `schedule` at `delta` for `prior` and data of
@@ -164,6 +166,10 @@ pub fn guarantees(
         gamma,
         fano,
         mse: rdp_mse_lower_bound(schedule, diameter)?,
+        prior: Prior {
+            kappa,
+            size: prior.size,
+        },
     })
 }
 

@@ -6,6 +6,7 @@
 
 use crate::commands::{self, Failure};
 use crate::{epsilon_fixed, estimate};
+use reconbound::accounting::guarantees::{self, Prior};
 use reconbound::accounting::run::{Run, Sampling};
 use reconbound::Error;
 use std::string::String;
@@ -105,6 +106,37 @@ pub fn epsilon_json(
             "shuffled epochs have no epsilon (no tight analysis; the Poisson epsilon can underestimate theirs: Chua et al., ICML 2024)",
         ))),
     }
+}
+
+/// `reconbound bound ... --json` for a Poisson `run` (or schedule) at `delta`, for `prior`
+/// (its size, if given, also gives the Fano bound) and data of per-coordinate diameter
+/// `diameter`: every guarantee of [`guarantees::guarantees`], rendered as the command
+/// renders it (`as_schedule`: the `phases` form even for one phase).
+///
+/// # Errors
+/// Invalid δ, prior or diameter ([`CommandError::Invalid`]); a run that is not Poisson
+/// ([`CommandError::Usage`]: `bound` accounts Poisson sampling and the full batch).
+pub fn bound_json(
+    run: &Run,
+    delta: f64,
+    prior: Prior,
+    diameter: f64,
+    as_schedule: bool,
+) -> Result<String, CommandError> {
+    let Some(schedule) = run.as_schedule() else {
+        return Err(CommandError::Usage(String::from(
+            "bound takes Poisson runs and schedules (for fixed-size batches use epsilon: RDP only)",
+        )));
+    };
+    let g = guarantees::guarantees(schedule, delta, prior, diameter)?;
+    Ok(commands::bound_json(
+        schedule,
+        as_schedule,
+        delta,
+        prior.size,
+        diameter,
+        &g,
+    ))
 }
 
 /// `reconbound estimate --scores FILE --json` for the scores given as values: `scores_out`

@@ -336,57 +336,25 @@ pub(crate) fn bound(args: &[String]) -> Out {
         },
         diameter,
     )?;
-    let (orders, curve) = (&g.orders, &g.rdp);
+    if f.has("json") {
+        return Ok(bound_json(
+            &schedule,
+            is_schedule,
+            delta,
+            prior_size,
+            diameter,
+            &g,
+        ));
+    }
     let (eps, eps_m, balle) = (g.epsilon_rdp, g.epsilon_rdp_mironov, g.gamma_balle);
     let eps_pld = g.epsilon_pld.map_err(|why| why.reason());
     let hayes = g.gamma.map_err(|why| why.reason());
     let fano_bound = g.fano;
     let guarantees::RdpMse {
-        rdp2,
         rdp2_sub,
         mse: mse_lb,
+        ..
     } = g.mse;
-
-    if f.has("json") {
-        let mut o = Object::new();
-        o.str("command", "bound");
-        put_config(&mut o, &schedule, is_schedule);
-        o.num("delta", delta).num("kappa", kappa);
-        if let Some(m) = prior_size {
-            o.int("prior_size", m);
-        }
-        o.put("orders", arr(orders))
-            .put("rdp", arr(curve))
-            .num("epsilon_rdp", eps.epsilon)
-            .num("best_order", eps.order)
-            .num("epsilon_rdp_mironov", eps_m.epsilon)
-            .num("best_order_mironov", eps_m.order)
-            .num("gamma_balle", balle.gamma)
-            .num("gamma_balle_order", balle.order)
-            .str("method", "exact");
-        put_optional(
-            &mut o,
-            &eps_pld,
-            ["epsilon_pld", "epsilon_pld_lower", "epsilon_pld_note"],
-        );
-        put_optional(&mut o, &hayes, ["gamma", "gamma_lower", "gamma_note"]);
-        match fano_bound {
-            Some(fb) => {
-                o.num("fano_success_bound", fb.success_bound)
-                    .num("fano_advantage", fb.advantage)
-                    .num("fano_sensitivity_sq", defaults::WORST_CASE_SENSITIVITY_SQ);
-            }
-            None => {
-                o.put("fano_success_bound", Value::Null)
-                    .str("fano_note", "needs --prior-size (a uniform prior)");
-            }
-        }
-        o.num("rdp_order2", rdp2)
-            .num("rdp_order2_substitution", rdp2_sub)
-            .num("diameter", diameter)
-            .num("mse_lower_bound", mse_lb);
-        return Ok(o.render() + "\n");
-    }
 
     let mut t = String::new();
     t.push_str(if is_schedule {
@@ -513,6 +481,64 @@ pub(crate) fn bound(args: &[String]) -> Out {
         ),
     );
     Ok(t)
+}
+
+/// The JSON object of `bound --json` for the core's guarantees `g` of `schedule` (the
+/// one-phase keys unless `is_schedule`) at δ, for the prior (its size, if uniform) and the
+/// diameter they were computed for.
+pub(crate) fn bound_json(
+    schedule: &Schedule,
+    is_schedule: bool,
+    delta: f64,
+    prior_size: Option<u64>,
+    diameter: f64,
+    g: &guarantees::Guarantees,
+) -> String {
+    let (eps, eps_m, balle) = (g.epsilon_rdp, g.epsilon_rdp_mironov, g.gamma_balle);
+    let eps_pld = g.epsilon_pld.as_ref().map_err(|why| why.reason());
+    let hayes = g.gamma.as_ref().map_err(|why| why.reason());
+    let mut o = Object::new();
+    o.str("command", "bound");
+    put_config(&mut o, schedule, is_schedule);
+    o.num("delta", delta).num("kappa", g.prior.kappa);
+    if let Some(m) = prior_size {
+        o.int("prior_size", m);
+    }
+    o.put("orders", arr(&g.orders))
+        .put("rdp", arr(&g.rdp))
+        .num("epsilon_rdp", eps.epsilon)
+        .num("best_order", eps.order)
+        .num("epsilon_rdp_mironov", eps_m.epsilon)
+        .num("best_order_mironov", eps_m.order)
+        .num("gamma_balle", balle.gamma)
+        .num("gamma_balle_order", balle.order)
+        .str("method", "exact");
+    put_optional(
+        &mut o,
+        &eps_pld.cloned(),
+        ["epsilon_pld", "epsilon_pld_lower", "epsilon_pld_note"],
+    );
+    put_optional(
+        &mut o,
+        &hayes.cloned(),
+        ["gamma", "gamma_lower", "gamma_note"],
+    );
+    match g.fano {
+        Some(fb) => {
+            o.num("fano_success_bound", fb.success_bound)
+                .num("fano_advantage", fb.advantage)
+                .num("fano_sensitivity_sq", defaults::WORST_CASE_SENSITIVITY_SQ);
+        }
+        None => {
+            o.put("fano_success_bound", Value::Null)
+                .str("fano_note", "needs --prior-size (a uniform prior)");
+        }
+    }
+    o.num("rdp_order2", g.mse.rdp2)
+        .num("rdp_order2_substitution", g.mse.rdp2_sub)
+        .num("diameter", diameter)
+        .num("mse_lower_bound", g.mse.mse);
+    o.render() + "\n"
 }
 
 fn row(t: &mut String, label: &str, value: &str, note: &str) {

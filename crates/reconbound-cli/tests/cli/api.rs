@@ -189,3 +189,48 @@ fn estimators_on_values_are_estimate_on_the_file_of_those_values() {
     assert!(matches!(bad, Err(CommandError::Usage(m)) if m.starts_with("guesses[0]")));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn bound_json_is_the_bound_commands_json() {
+    use reconbound::accounting::guarantees::Prior;
+    let run = Run::poisson(256.0 / 60000.0, 1.1, 14063).unwrap();
+    let want = cli_json(&["bound", "--json"]);
+    let got = api::bound_json(&run, 1e-5, Prior::uniform(10).unwrap(), 1.0, false).unwrap();
+    assert_eq!(got, want);
+    let run = Run::schedule(
+        Schedule::new(&[
+            Phase {
+                sampling_rate: 0.01,
+                noise_multiplier: 1.5,
+                steps: 100,
+            },
+            Phase {
+                sampling_rate: 0.02,
+                noise_multiplier: 1.0,
+                steps: 50,
+            },
+        ])
+        .unwrap(),
+    );
+    let want = cli_json(&[
+        "bound",
+        "--phase",
+        "0.01,1.5,100",
+        "--phase",
+        "0.02,1.0,50",
+        "--delta",
+        "1e-6",
+        "--kappa",
+        "0.05",
+        "--diameter",
+        "2.5",
+        "--json",
+    ]);
+    let got = api::bound_json(&run, 1e-6, Prior::baseline(0.05).unwrap(), 2.5, true).unwrap();
+    assert_eq!(got, want);
+    let fixed = Run::fixed_size(100, 10_000, 1.0, 100).unwrap();
+    assert!(matches!(
+        api::bound_json(&fixed, 1e-5, Prior::uniform(10).unwrap(), 1.0, false),
+        Err(CommandError::Usage(_))
+    ));
+}
