@@ -33,6 +33,31 @@
 //! # Ok::<(), reconbound::Error>(())
 //! ```
 //!
+//! ## A run as a value, one accountant interface
+//!
+//! ```
+//! use reconbound::accounting::guarantees::{guarantees, Prior};
+//! use reconbound::accounting::run::{epsilon_all, Run, Unsupported};
+//!
+//! // ε(δ) by RDP and by the certified PLD, with the adjacency the guarantees hold for
+//! let run = Run::poisson(256.0 / 60000.0, 1.1, 14063)?;
+//! let e = epsilon_all(&run, 1e-5)?.expect("Poisson sampling is accounted");
+//! let pld = e.pld.expect("certified");
+//! assert!(pld.lower <= pld.value && pld.value < e.rdp.epsilon);
+//!
+//! // what an accountant cannot guarantee is a typed answer, not a number
+//! let shuffled = Run::shuffled(256, 60000, 1.1, 14063)?;
+//! assert_eq!(epsilon_all(&shuffled, 1e-5)?.unwrap_err(), Unsupported::Shuffled);
+//!
+//! // every guarantee of `reconbound bound`, typed
+//! let g = guarantees(run.as_schedule().expect("Poisson"), 1e-5, Prior::uniform(10)?, 1.0)?;
+//! assert!(g.gamma.expect("certified").gamma <= g.gamma_balle.gamma);
+//! # Ok::<(), reconbound::Error>(())
+//! ```
+//!
+//! Calibration to any target: [`accounting::calibrate`]; an audit's claim and verdict:
+//! [`attacks::audit::claim`].
+//!
 //! ## Features
 //!
 //! `std` (default, implies `alloc`): threads for independent trials, file readers (IDX,
