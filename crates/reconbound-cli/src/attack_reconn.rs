@@ -494,7 +494,17 @@ pub(crate) fn run(args: &[String]) -> Result<(String, Option<String>), Failure> 
         };
         let spec = shadow_spec(&data, &splits, &config)?;
         let shadows: ShadowModels = match f.raw("shadows") {
-            Some(path) => read_shadows("shadows", path, &spec)?,
+            Some(path) => {
+                let sh = read_shadows("shadows", path, &spec)?;
+                if let Some((i, stored, want)) = sh.mismatched_target(&splits) {
+                    return Err(usage(format!(
+                        "--shadows: '{}': shadow model {i} has target {stored}, where this run's split gives it {}: the set was not made by this run (or was altered)",
+                        super::output::printable(path),
+                        want.map_or_else(|| String::from("no target"), |u| format!("example {u}"))
+                    )));
+                }
+                sh
+            }
             None => {
                 let part = shard.unwrap_or(Shard::WHOLE);
                 let sh = train_shadows(&data, &splits, &config, part, &progress)?;

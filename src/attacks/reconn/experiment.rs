@@ -118,6 +118,24 @@ pub struct ShadowModels {
     pub params: Vec<Vec<f64>>,
 }
 
+impl ShadowModels {
+    /// The first shadow model whose stored target is not the one this run's split gives it
+    /// (shadow model i trains on D⁻ ∪ {z_i} with z_i = `splits.aux[i]`), as (i, the stored
+    /// target, the run's target or `None` when i is beyond D̄); `None` when every target
+    /// agrees. A shadow set read from a file must pass this: a record that points at another
+    /// example (a released target, say) would let the reconstructor train on what it must
+    /// not see, even with a valid checksum.
+    pub fn mismatched_target(&self, splits: &Splits) -> Option<(u64, usize, Option<usize>)> {
+        self.indices.iter().zip(&self.targets).find_map(|(&i, &t)| {
+            let want = usize::try_from(i)
+                .ok()
+                .and_then(|i| splits.aux.get(i))
+                .copied();
+            (want != Some(t)).then_some((i, t, want))
+        })
+    }
+}
+
 /// The released models' targets: the first R of the released split.
 fn released_targets(splits: &Splits, r: usize) -> Result<&[usize]> {
     splits.released.get(..r).ok_or(Error::InvalidCount {

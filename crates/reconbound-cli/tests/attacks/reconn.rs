@@ -289,5 +289,19 @@ fn reconn_shadow_set_shards_merge_exactly_and_foreign_sets_are_refused() {
         ],
     );
     crate::common::assert_refused(&other, "--shadows", &csv);
+    // Issue 31: a record whose target points at another example (here shadow model 0's
+    // target moved to model 1's), its checksum recomputed, is refused: the targets are
+    // checked against the run's own split.
+    {
+        use reconbound::attacks::reconn::shadow_set::{decode, encode, peek_header};
+        let header = peek_header(&merged).unwrap();
+        let (shard, mut models) = decode(&merged, &header.spec).unwrap();
+        models[0].target = models[1].target;
+        let forged = encode(&header.spec, shard, &models).unwrap();
+        std::fs::write(p("forged.bin"), forged).unwrap();
+        let forged_s = p("forged.bin");
+        let args = crate::common::args_with(&base, &["--shadows", &forged_s, "--csv", &csv_s]);
+        crate::common::assert_refused(&args, "shadow model 0 has target", &csv);
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
