@@ -53,6 +53,7 @@ use std::string::String;
 use std::vec::Vec;
 
 pub use args::UsageError;
+pub use output::on_interrupt;
 
 /// What a command produced.
 #[derive(Debug, Clone, PartialEq, Eq)]

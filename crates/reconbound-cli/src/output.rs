@@ -41,6 +41,63 @@ pub(crate) fn note(msg: &str) {
     let _ = writeln!(std::io::stderr(), "{msg}");
 }
 
+/// Temporary files being written (beside their outputs), so that an interrupt removes them:
+/// [`Pending`] registers one while it exists, [`on_interrupt`] removes them all.
+static PENDING: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn pending() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    PENDING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A temporary file registered for removal on an interrupt while this value lives.
+struct Pending(PathBuf);
+
+impl Pending {
+    fn new(path: PathBuf) -> Pending {
+        pending().push(path.clone());
+        Pending(path)
+    }
+
+    /// Runs `give_name` (the rename or link that gives the file its name, or its removal)
+    /// under the registry's lock, then unregisters the file: an interrupt comes either before
+    /// (and removes the temporary file) or after (and finds it named or gone), never between.
+    fn finish<T>(self, give_name: impl FnOnce(&Path) -> T) -> T {
+        let mut list = pending();
+        let out = give_name(&self.0);
+        list.retain(|p| *p != self.0);
+        out
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        pending().retain(|p| *p != self.0);
+    }
+}
+
+/// For the `reconbound` binary's Ctrl-C (SIGINT, SIGTERM) handler: removes every temporary
+/// file still being written and exits with status 130, so that an interrupted run leaves
+/// nothing half-written (an output is only ever renamed to its name once whole). Holds the
+/// registry's lock until the process ends: no temporary file gets its name after this.
+pub fn on_interrupt() -> ! {
+    let mut list = pending();
+    let n = list.len();
+    for p in list.drain(..) {
+        let _ = std::fs::remove_file(p);
+    }
+    let _ = if n > 0 {
+        writeln!(
+            std::io::stderr(),
+            "\nreconbound: interrupted; the unfinished output was removed"
+        )
+    } else {
+        writeln!(std::io::stderr(), "\nreconbound: interrupted")
+    };
+    std::process::exit(130)
+}
+
 fn temporary(path: &Path) -> PathBuf {
     let mut name = path
         .file_name()
@@ -138,14 +195,14 @@ pub(crate) fn check_writable(flag: &str, path: &str) -> Result<(), Failure> {
     let shown = printable(path);
     match target(flag, path)? {
         Target::Regular(real) => {
-            let tmp = temporary(&real);
+            let tmp = Pending::new(temporary(&real));
             match std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
-                .open(&tmp)
+                .open(&tmp.0)
             {
                 Ok(_) => {
-                    let _ = std::fs::remove_file(&tmp);
+                    tmp.finish(|t| std::fs::remove_file(t).ok());
                     Ok(())
                 }
                 Err(e) => Err(usage(format!("--{flag}: cannot write '{shown}': {e}"))),
@@ -271,11 +328,15 @@ pub(crate) fn write_whole(flag: &str, path: &str, text: &str) -> Result<(), Fail
     };
     match target(flag, path)? {
         Target::Regular(real) => {
-            let tmp = temporary(&real);
-            let result = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &real));
-            result.map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                failed(e)
+            let tmp = Pending::new(temporary(&real));
+            let result = std::fs::write(&tmp.0, text);
+            tmp.finish(|t| {
+                result
+                    .and_then(|()| std::fs::rename(t, &real))
+                    .map_err(|e| {
+                        let _ = std::fs::remove_file(t);
+                        failed(e)
+                    })
             })
         }
         Target::Through => std::fs::OpenOptions::new()
@@ -334,7 +395,8 @@ pub(crate) fn write_new(
         write(&mut w)?;
         return w.flush().map_err(failed);
     };
-    let tmp = temporary(&real);
+    let pending = Pending::new(temporary(&real));
+    let tmp = pending.0.clone();
     let file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -348,7 +410,7 @@ pub(crate) fn write_new(
     });
     drop(w);
     if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
+        pending.finish(|t| std::fs::remove_file(t).ok());
         return Err(e);
     }
     let taken = || {
@@ -357,18 +419,18 @@ pub(crate) fn write_new(
             printable(&tmp.to_string_lossy())
         ))
     };
-    match std::fs::hard_link(&tmp, &real) {
+    pending.finish(|tmp| match std::fs::hard_link(tmp, &real) {
         Ok(()) => {
-            let _ = std::fs::remove_file(&tmp);
+            let _ = std::fs::remove_file(tmp);
             Ok(())
         }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(taken()),
         Err(_) if std::fs::symlink_metadata(&real).is_ok() => Err(taken()),
-        Err(_) => std::fs::rename(&tmp, &real).map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
+        Err(_) => std::fs::rename(tmp, &real).map_err(|e| {
+            let _ = std::fs::remove_file(tmp);
             failed(e)
         }),
-    }
+    })
 }
 
 /// A progress line on stderr, rewritten at most once a second after the first second, only

@@ -776,3 +776,64 @@ fn an_output_naming_a_file_of_the_data_directory_is_refused_and_the_file_kept() 
     assert!(fresh.is_file());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 31: Ctrl-C while a shadow set is streamed to `--save-shadows` leaves nothing: the
+/// temporary file beside the output is removed and the run exits 130 (before the handler,
+/// `FILE.reconbound-PID.tmp` stayed behind). The interrupt is sent once the temporary file
+/// exists (polled, 60 s at most), so the test always interrupts a write in progress.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_while_a_shadow_set_is_written_leaves_no_file() {
+    let dir = crate::common::temp_dir("safety", "ctrl-c");
+    let set = dir.join("set.bin");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_reconbound"))
+        .args([
+            "attack",
+            "reconn",
+            "--shadow-models",
+            "3000",
+            "--train-size",
+            "100",
+            "--steps",
+            "2",
+            "--hidden",
+            "1000",
+            "--epochs",
+            "1",
+            "--released",
+            "10",
+            "--quiet",
+            "--save-shadows",
+        ])
+        .arg(&set)
+        .current_dir(crate::common::repo_root())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run reconbound");
+    let tmp_exists = || {
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .any(|e| e.unwrap().file_name().to_string_lossy().ends_with(".tmp"))
+    };
+    let start = std::time::Instant::now();
+    while !tmp_exists() && start.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(tmp_exists(), "no temporary file appeared within 60 s");
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let out = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
