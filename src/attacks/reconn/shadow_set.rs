@@ -687,29 +687,29 @@ pub fn verify(bytes: &[u8]) -> Result<ShadowSetHeader> {
     Ok(h)
 }
 
-/// Joins the parts of one shadow set (the files of `--shard K/M` for K = 0..M−1, in any
-/// order) into exactly the bytes of the unsharded file: the header of shard 0/1, then every
-/// record in index order. Every part is checked as [`verify`] does.
+/// The order in which the parts whose headers are `headers` (in the order given) join into
+/// their whole set: `order[K]` is the position in `headers` of shard K/M. They must be parts
+/// of one set (the same spec and shard count M as the first) with every shard K = 0..M−1
+/// once. Records are not read: a merge that streams them checks each with
+/// [`decode_record`] (part K's j-th record is model j·M + K).
 ///
 /// # Errors
 ///
-/// [`Error::InvalidCount`] `parts` if none is given; those of [`verify`] for each part;
-/// [`Error::Inconsistent`] for parts of different sets or shard counts (value: the part's
-/// position in `parts`, from 0), a shard given twice or missing (value: K).
-pub fn merge(parts: &[&[u8]]) -> Result<Vec<u8>> {
-    let Some(first) = parts.first() else {
+/// [`Error::InvalidCount`] `parts` if none is given; [`Error::Inconsistent`] for parts of
+/// different sets or shard counts (value: the part's position in `headers`, from 0), a shard
+/// given twice or missing (value: K).
+pub fn merge_order(headers: &[ShadowSetHeader]) -> Result<Vec<usize>> {
+    let Some(first) = headers.first() else {
         return Err(Error::InvalidCount {
             name: "parts",
             value: 0,
             expected: ">= 1 shadow-set part",
         });
     };
-    let first = peek_header(first)?;
     let count = first.shard.count();
-    // (shard K, the part's bytes after its header), for every part
-    let mut order: Vec<(u64, &[u8])> = Vec::with_capacity(parts.len());
-    for (i, part) in parts.iter().enumerate() {
-        let h = verify(part)?;
+    // (shard K, the part's position), for every part
+    let mut order: Vec<(u64, usize)> = Vec::with_capacity(headers.len());
+    for (i, h) in headers.iter().enumerate() {
         if h.spec != first.spec {
             return Err(bad(
                 "shadow-set parts of different sets: another fingerprint, description or size than the first part (value: the part's position, from 0)",
@@ -722,11 +722,7 @@ pub fn merge(parts: &[&[u8]]) -> Result<Vec<u8>> {
                 i as f64,
             ));
         }
-        let body = usize::try_from(h.header_len)
-            .ok()
-            .and_then(|start| part.get(start..))
-            .unwrap_or_default();
-        order.push((h.shard.index(), body));
+        order.push((h.shard.index(), i));
     }
     order.sort_unstable_by_key(|&(k, _)| k);
     if let Some(w) = order.windows(2).find(|w| w[0].0 == w[1].0) {
@@ -746,6 +742,45 @@ pub fn merge(parts: &[&[u8]]) -> Result<Vec<u8>> {
             missing as f64,
         ));
     }
+    Ok(order.into_iter().map(|(_, i)| i).collect())
+}
+
+/// Joins the parts of one shadow set (the files of `--shard K/M` for K = 0..M−1, in any
+/// order) into exactly the bytes of the unsharded file: the header of shard 0/1, then every
+/// record in index order. Every part is checked as [`verify`] does.
+///
+/// # Errors
+///
+/// [`Error::InvalidCount`] `parts` if none is given; those of [`verify`] for each part;
+/// [`Error::Inconsistent`] for parts of different sets or shard counts (value: the part's
+/// position in `parts`, from 0), a shard given twice or missing (value: K).
+pub fn merge(parts: &[&[u8]]) -> Result<Vec<u8>> {
+    let mut headers = Vec::with_capacity(parts.len());
+    for part in parts {
+        headers.push(verify(part)?);
+    }
+    let order = merge_order(&headers)?;
+    let Some(first) = headers.first() else {
+        return Err(Error::InvalidCount {
+            name: "parts",
+            value: 0,
+            expected: ">= 1 shadow-set part",
+        });
+    };
+    let count = first.shard.count();
+    // (shard K, the part's bytes after its header), in the order of K
+    let mut order: Vec<(u64, &[u8])> = order
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| {
+            let body = headers
+                .get(i)
+                .and_then(|h| usize::try_from(h.header_len).ok())
+                .and_then(|start| parts.get(i).and_then(|p| p.get(start..)))
+                .unwrap_or_default();
+            (k as u64, body)
+        })
+        .collect();
     let spec = &first.spec;
     let record_len = usize::try_from(spec.record_len()).unwrap_or(usize::MAX);
     let mut out = header_bytes(spec, Shard::WHOLE);
