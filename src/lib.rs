@@ -95,8 +95,9 @@ pub mod train;
 pub use error::{Error, Result};
 
 /// The fingerprint of the core's computation: FNV-1a (64 bits, 16 hex digits) of the core's
-/// sources without their comment lines, `Cargo.toml` and `Cargo.lock`, computed by `build.rs`.
-/// Files whose content depends on the computation (shards, shadow sets) record it, so that a
-/// reader can refuse a file written by another computation; a change to the docs, the tests
-/// or the command line's renderers does not change it.
+/// sources (`src/`, its unit tests included) without their comment lines, `Cargo.toml` and
+/// `Cargo.lock`, computed by `build.rs`. Files whose content depends on the computation
+/// (shards) record it, so that a reader can refuse a file written by another computation; a
+/// change to documentation comments, to the integration tests or to the command line does
+/// not change it.
 pub const SOURCE_FINGERPRINT: &str = env!("RECONBOUND_SOURCE_HASH");

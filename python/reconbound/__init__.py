@@ -86,8 +86,9 @@ class UsageError(ValueError):
     out of range, an unreadable input file, ...), found before any work.
 
     ``parameter`` names the offending keyword (``"noise_multiplier"``) and ``value`` its
-    value, where they are known (the typed functions always know them; ``call`` knows them
-    only through the CLI's message), else ``None``."""
+    value, where they are known (the typed functions know them for every out-of-range value
+    and unknown keyword; ``call`` only through the CLI's message), else ``None`` (for
+    example a request with no answer, such as the epsilon of shuffled epochs)."""
 
     def __init__(
         self, message: str, code: int = 2, parameter: Any = None, value: Any = None
@@ -486,8 +487,17 @@ def from_opacus_history(history: Iterable[Any]) -> Run:
                 "history",
                 h,
             )
-        phases.append((h[1], h[0], h[2]))
+        phases.append((
+            _real(f"history[{i}].sample_rate", h[1]),
+            _real(f"history[{i}].noise_multiplier", h[0]),
+            _count(f"history[{i}].num_steps", h[2]),
+        ))
+    if not phases:
+        raise UsageError("history is empty", 2, "history", [])
     return Run.schedule(phases)
+
+
+_MAX_EVENT_PHASES = 10_000_000  # as the core's MAX_TOTAL_STEPS bounds a schedule
 
 
 def _event_phases(event: Any, out: list) -> None:
@@ -503,11 +513,25 @@ def _event_phases(event: Any, out: list) -> None:
         inner: list = []
         _event_phases(event.event, inner)
         count = _count("event.count", event.count)
+        if count == 0 or not inner:
+            return  # composed zero times: no privacy cost, as dp_accounting counts it
         if len(inner) == 1:
             q, sigma, steps = inner[0]
             out.append((q, sigma, steps * count))
+        elif len(inner) * count > _MAX_EVENT_PHASES:
+            raise UsageError(
+                f"event: {count} self-compositions of {len(inner)} phases exceed "
+                f"{_MAX_EVENT_PHASES} phases",
+                2,
+                "event",
+                count,
+            )
         else:
             out.extend(inner * count)
+        if len(out) > _MAX_EVENT_PHASES:
+            raise UsageError(
+                f"event: more than {_MAX_EVENT_PHASES} phases", 2, "event", len(out)
+            )
     elif name == "ComposedDpEvent":
         for e in event.events:
             _event_phases(e, out)
@@ -553,7 +577,7 @@ def from_dp_event(event: Any) -> Run:
     _event_phases(event, phases)
     if not phases:
         raise UsageError("event: no privacy-relevant event (only NoOpDpEvent)", 2, "event", None)
-    return Run.schedule(phases) if len(phases) > 1 else Run("poisson", phases)
+    return Run.schedule(phases) if len(phases) > 1 else Run.poisson(*phases[0])
 
 
 def epsilon(
@@ -584,6 +608,23 @@ def epsilon(
     Raises UsageError (``.parameter``, ``.value``) for invalid input, UncertifiableError
     for ``accountant="pld"`` without a certified value."""
     _no_unknown("epsilon", unknown)
+    described = {
+        k: v
+        for k, v in dict(
+            noise_multiplier=noise_multiplier, sampling_rate=sampling_rate, steps=steps,
+            phases=phases, sampling=sampling, batch_size=batch_size,
+            dataset_size=dataset_size, schedule=schedule,
+        ).items()
+        if v is not None
+    }
+    if run is not None and described:
+        name = next(iter(described))
+        raise UsageError(
+            f"epsilon: give a run or its keywords, not both ({name} with run)",
+            2,
+            name,
+            described[name],
+        )
     # the types of what was given first (TypeError), then what is missing (UsageError)
     for name, x in (("delta", delta), ("noise_multiplier", noise_multiplier),
                     ("sampling_rate", sampling_rate)):
@@ -655,9 +696,10 @@ def _finite(name: str, values: Any) -> list:
 def _splits(name: str, values: Any) -> list:
     out = []
     for i, v in enumerate(values):
-        if v == "calibration" or v is True:
+        is_bool = type(v).__name__ in ("bool", "bool_")  # Python's or numpy's
+        if (isinstance(v, str) and v == "calibration") or (is_bool and bool(v)):
             out.append(True)
-        elif v == "test" or v is False:
+        elif (isinstance(v, str) and v == "test") or (is_bool and not bool(v)):
             out.append(False)
         else:
             raise UsageError(

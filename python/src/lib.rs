@@ -4,8 +4,9 @@
 //!   integers, lists — no flags, no files), the core computes (`reconbound::accounting::run`,
 //!   the audit estimators), and the command line's renderer (`reconbound_cli::api`) gives
 //!   the JSON object the CLI prints for the same request, byte for byte. Invalid input raises
-//!   `ValueError(message, parameter, value)` with the core's parameter name and value; a valid
-//!   request without a certifiable answer raises `RuntimeError(message, None, None)`.
+//!   `ValueError(message, parameter, real value, count value)` with the core's parameter name
+//!   and value (the one that applies, the other `None`); a valid request without a
+//!   certifiable answer raises `RuntimeError(message, None, None, None)`.
 //!   `reconbound/__init__.py` turns these into result objects and `UsageError` /
 //!   `UncertifiableError`.
 //! - [`run`] hands an argument list to `reconbound_cli::run` — the whole command line,
@@ -76,8 +77,9 @@ fn run(py: Python<'_>, args: Vec<String>) -> PyResult<(i32, String, String)> {
 }
 
 /// The Python exception of a typed entry point's error: `ValueError(message, parameter,
-/// value)` for invalid input (parameter and value from the core's error when it has them),
-/// `RuntimeError(message, None, None)` for a request without a certifiable answer.
+/// real value, count value)` for invalid input (parameter and value from the core's error
+/// when it has them), `RuntimeError(message, None, None, None)` for a request without a
+/// certifiable answer.
 fn raised(e: CommandError) -> PyErr {
     let message = e.message();
     match e {

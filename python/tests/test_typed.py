@@ -164,3 +164,29 @@ def test_bound_of_a_run_is_the_cli_json_and_names_bad_keywords():
     with pytest.raises(reconbound.UsageError) as e:
         reconbound.bound(run, dleta=1e-5)
     assert e.value.parameter == "dleta"
+
+
+def test_event_and_keyword_edge_cases():
+    G, P, S, C = (dpa.GaussianDpEvent, dpa.PoissonSampledDpEvent, dpa.SelfComposedDpEvent,
+                  dpa.ComposedDpEvent)
+    # composed zero times: no cost, as dp_accounting counts it
+    run = reconbound.from_dp_event(C([S(C([P(0.1, G(1.0)), P(0.2, G(2.0))]), 0),
+                                      S(P(0.01, G(1.0)), 5)]))
+    assert run.phases == [(0.01, 1.0, 5)]
+    # a self-composition too large to list is refused before it is built
+    with pytest.raises(reconbound.UsageError) as e:
+        reconbound.from_dp_event(S(C([P(0.1, G(1.0)), P(0.2, G(2.0))]), 10**9))
+    assert e.value.parameter == "event"
+    # a run and run keywords together
+    with pytest.raises(reconbound.UsageError) as e:
+        reconbound.epsilon(reconbound.Run.poisson(0.1, 1.0, 3), delta=1e-5, steps=4)
+    assert e.value.parameter == "steps"
+    with pytest.raises(TypeError):
+        reconbound.from_opacus_history([("x", 0.1, 3)])
+    np = pytest.importorskip("numpy")
+    out = [-(k % 7) + 0.5 for k in range(60)]
+    inn = [(k % 5) - 0.5 for k in range(60)]
+    split = np.array([True] * 20 + [False] * 40)
+    a = reconbound.empirical_epsilon(out, inn, delta=1e-5, split_out=split, split_in=split)
+    b = reconbound.empirical_epsilon(out, inn, delta=1e-5, calibration=20)
+    assert a.epsilon_empirical == b.epsilon_empirical

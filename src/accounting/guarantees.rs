@@ -123,8 +123,9 @@ pub struct Guarantees {
 /// per-coordinate diameter `diameter`.
 ///
 /// # Errors
-/// `delta` ∉ (0, 1), `diameter` not finite and > 0; the accountants' errors for invalid
-/// input. A certified computation without a value (the PLD's grid, Hayes's composition) is
+/// `delta` ∉ (0, 1), `diameter` not finite and > 0, a prior whose κ is not 1/size
+/// ([`Error::Inconsistent`]); the accountants' errors for invalid input (also a schedule of
+/// more distinct phases than the PLD composes, [`crate::accounting::pld_schedule::MAX_DISTINCT_PHASES`]). A certified computation without a value (the PLD's grid, Hayes's composition) is
 /// not an error: its field says why.
 pub fn guarantees(
     schedule: &Schedule,
@@ -134,6 +135,15 @@ pub fn guarantees(
 ) -> Result<Guarantees> {
     crate::error::check_open_unit("delta", delta)?;
     let kappa = check_unit_rate("kappa", prior.kappa)?;
+    if let Some(m) = prior.size {
+        // the Fano bound is for the size, the ReRo bounds for κ: one prior, so κ = 1/size
+        if prior::kappa_uniform(m)?.to_bits() != kappa.to_bits() {
+            return Err(Error::Inconsistent {
+                what: "prior: kappa is not 1/size for a uniform prior of known size (value: kappa)",
+                value: kappa,
+            });
+        }
+    }
     check_positive("diameter", diameter)?;
     let orders: Vec<f64> = rdp::DEFAULT_ORDERS.to_vec();
     let curve = schedule.rdp_curve(&orders)?;

@@ -339,11 +339,12 @@ pub enum Unsupported {
 }
 
 impl Unsupported {
-    /// The reason in one line, with the papers (the command line's JSON notes).
+    /// The reason in one line, with the papers (the command line's JSON notes add what to use
+    /// instead, in its flags).
     pub fn reason(&self) -> String {
         match self {
             Unsupported::Shuffled => String::from(
-                "no epsilon: shuffled epochs have no tight privacy analysis implemented, and the Poisson-sampling epsilon at the same rate is not a guarantee for them: it can underestimate the true epsilon of shuffled batches (Chua, Ghazi, Kamath, Kumar, Manurangsi, Sinha, Zhang, 'How private are DP-SGD implementations?', ICML 2024; Annamalai, Balle, De Cristofaro, Hayes, 'To shuffle or not to shuffle: auditing DP-SGD with shuffling', 2024); use --sampling poisson, fixed or full",
+                "no epsilon: shuffled epochs have no tight privacy analysis implemented, and the Poisson-sampling epsilon at the same rate is not a guarantee for them: it can underestimate the true epsilon of shuffled batches (Chua, Ghazi, Kamath, Kumar, Manurangsi, Sinha, Zhang, 'How private are DP-SGD implementations?', ICML 2024; Annamalai, Balle, De Cristofaro, Hayes, 'To shuffle or not to shuffle: auditing DP-SGD with shuffling', 2024)",
             ),
             Unsupported::PldFixedSize => String::from(
                 "no PLD accountant for fixed-size batches without replacement; RDP only",

@@ -55,9 +55,18 @@ fn pending() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
 struct Pending(PathBuf);
 
 impl Pending {
-    fn new(path: PathBuf) -> Pending {
-        pending().push(path.clone());
-        Pending(path)
+    /// Creates the new file `path` (`create_new`) under the registry's lock and registers
+    /// it: an interrupt comes either before it exists or after it is registered, never
+    /// between (the handler holds the lock until the process ends).
+    fn create(path: PathBuf) -> std::io::Result<(Pending, std::fs::File)> {
+        let mut list = pending();
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
+        list.push(path.clone());
+        drop(list);
+        Ok((Pending(path), file))
     }
 
     /// Runs `give_name` (the rename or link that gives the file its name, or its removal)
@@ -67,6 +76,7 @@ impl Pending {
         let mut list = pending();
         let out = give_name(&self.0);
         list.retain(|p| *p != self.0);
+        drop(list);
         out
     }
 }
@@ -194,20 +204,14 @@ fn target(flag: &str, path: &str) -> Result<Target, Failure> {
 pub(crate) fn check_writable(flag: &str, path: &str) -> Result<(), Failure> {
     let shown = printable(path);
     match target(flag, path)? {
-        Target::Regular(real) => {
-            let tmp = Pending::new(temporary(&real));
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&tmp.0)
-            {
-                Ok(_) => {
-                    tmp.finish(|t| std::fs::remove_file(t).ok());
-                    Ok(())
-                }
-                Err(e) => Err(usage(format!("--{flag}: cannot write '{shown}': {e}"))),
+        Target::Regular(real) => match Pending::create(temporary(&real)) {
+            Ok((tmp, file)) => {
+                drop(file);
+                tmp.finish(|t| std::fs::remove_file(t).ok());
+                Ok(())
             }
-        }
+            Err(e) => Err(usage(format!("--{flag}: cannot write '{shown}': {e}"))),
+        },
         Target::Through => {
             #[cfg(unix)]
             {
@@ -328,8 +332,9 @@ pub(crate) fn write_whole(flag: &str, path: &str, text: &str) -> Result<(), Fail
     };
     match target(flag, path)? {
         Target::Regular(real) => {
-            let tmp = Pending::new(temporary(&real));
-            let result = std::fs::write(&tmp.0, text);
+            let (tmp, mut file) = Pending::create(temporary(&real)).map_err(failed)?;
+            let result = file.write_all(text.as_bytes()).and_then(|()| file.flush());
+            drop(file);
             tmp.finish(|t| {
                 result
                     .and_then(|()| std::fs::rename(t, &real))
@@ -395,13 +400,8 @@ pub(crate) fn write_new(
         write(&mut w)?;
         return w.flush().map_err(failed);
     };
-    let pending = Pending::new(temporary(&real));
+    let (pending, file) = Pending::create(temporary(&real)).map_err(failed)?;
     let tmp = pending.0.clone();
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .map_err(failed)?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
     let written = write(&mut w).and_then(|()| {
         w.flush()

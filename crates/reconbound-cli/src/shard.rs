@@ -190,14 +190,16 @@ pub(crate) fn read_named<K: ScoreKind, V, const N: usize>(
     Named::from_values(values).map_err(|_| bad())
 }
 
-/// This build as a shard header records it: the crate version, `+src.`, and the fingerprint
-/// of the core's computation ([`reconbound::SOURCE_FINGERPRINT`]: its sources without their
-/// comments, computed by the core's `build.rs`; the command line's renderers do not change it).
+/// This build as a shard header records it: the crate version, `+src.`, the fingerprint of
+/// the core's computation ([`reconbound::SOURCE_FINGERPRINT`]) and, after a `.`, that of this
+/// crate's (its sources but the picture and page renderers), both of the sources without
+/// their comment lines, computed by the build scripts.
 pub(crate) fn build() -> String {
     format!(
-        "{}+src.{}",
+        "{}+src.{}.{}",
         env!("CARGO_PKG_VERSION"),
-        reconbound::SOURCE_FINGERPRINT
+        reconbound::SOURCE_FINGERPRINT,
+        env!("RECONBOUND_CLI_SOURCE_HASH")
     )
 }
 

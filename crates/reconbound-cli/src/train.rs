@@ -521,6 +521,9 @@ pub(crate) fn train_with_figures(args: &[String], figures: bool) -> Result<Train
         };
         match run::epsilon_all(&run, delta)? {
             Ok(e) => eps = Some(RunEpsilon(e)),
+            Err(why @ Unsupported::Shuffled) => {
+                note = Some(why.reason() + "; use --sampling poisson, fixed or full")
+            }
             Err(why) => note = Some(why.reason()),
         }
     }

@@ -551,6 +551,20 @@ pub fn attack_released(
             expected: "a shadow set holding models 0..K in order",
         });
     }
+    if shadows.targets.len() != shadows.params.len()
+        || shadows.indices.len() != shadows.params.len()
+    {
+        return Err(Error::Inconsistent {
+            what: "shadow models: as many indices and targets as parameter vectors (value: the targets)",
+            value: shadows.targets.len() as f64,
+        });
+    }
+    if let Some((i, _, _)) = shadows.mismatched_target(splits) {
+        return Err(Error::Inconsistent {
+            what: "shadow models: a model's target is not the example the run's split gives it (value: the model's index)",
+            value: i as f64,
+        });
+    }
     let k = config.shadow_models;
     let trainer = ModelTrainer::new(data, &splits.d_minus, config.training, config.seed)?;
     let probes = &splits.aux[..LOGIT_PROBES.min(splits.aux.len())];
@@ -568,7 +582,12 @@ pub fn attack_released(
         _ => (0..k).collect(),
     };
     for &o in &order {
-        images.extend_from_slice(data.example(shadows.targets[o])?.0);
+        let target = shadows.targets.get(o).copied().ok_or(Error::InvalidCount {
+            name: "shadow_models",
+            value: o as u64,
+            expected: "a target for every shadow model",
+        })?;
+        images.extend_from_slice(data.example(target)?.0);
     }
     let total_epochs = config.reconstructor.max_epochs;
     let rec = Reconstructor::train(
