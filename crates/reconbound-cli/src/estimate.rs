@@ -3,7 +3,7 @@
 //! of per-trial scores of the two worlds ([`empirical_epsilon_of_scores`], the path `audit`
 //! takes) or the one-run ε of guesses and truths ([`one_run_epsilon`]).
 
-use super::args::{parse, switch, value as v, Flags, UsageError};
+use super::args::{parse, switch, value as v, UsageError};
 use super::audit::{empirical_json, threshold_text};
 use super::commands::{shown, Failure};
 use super::format::{sig, Side};
@@ -283,9 +283,10 @@ fn parse_estimator(raw: Option<&str>) -> Result<Estimator, Failure> {
     }
 }
 
-/// The threshold rule of the flags; `calibration` is filled in later for held-out.
-fn parse_rule(f: &Flags) -> Result<ThresholdRule, Failure> {
-    Ok(match f.raw("threshold").map(str::trim) {
+/// The threshold rule `--threshold` names (held-out when absent); `calibration` is filled
+/// in later for held-out.
+fn parse_rule(raw: Option<&str>) -> Result<ThresholdRule, Failure> {
+    Ok(match raw.map(str::trim) {
         None | Some("held-out") => ThresholdRule::HeldOut { calibration: 0 },
         Some("bonferroni") => ThresholdRule::Bonferroni,
         Some(raw) => match raw.parse::<f64>() {
@@ -300,15 +301,22 @@ fn parse_rule(f: &Flags) -> Result<ThresholdRule, Failure> {
     })
 }
 
-fn check_alpha(alpha: f64) -> Result<f64, Failure> {
-    if alpha > 0.0 && alpha < 1.0 {
-        Ok(alpha)
-    } else {
-        Err(usage(format!(
+/// α ∈ (0, 1) and δ ∈ [0, 1), checked in that order (GDP also needs δ > 0: see
+/// [`checked_request`]).
+fn check_alpha_delta(alpha: f64, delta: f64) -> Result<(f64, f64), Failure> {
+    if !(alpha > 0.0 && alpha < 1.0) {
+        return Err(usage(format!(
             "--alpha = {} is out of range: must be in (0, 1)",
             shown(alpha)
-        )))
+        )));
     }
+    if !(0.0..1.0).contains(&delta) {
+        return Err(usage(format!(
+            "--delta = {} is out of range: must be in [0, 1) (in (0, 1) for gdp)",
+            shown(delta)
+        )));
+    }
+    Ok((alpha, delta))
 }
 
 /// `reconbound estimate …`.
@@ -331,13 +339,8 @@ pub(crate) fn estimate(args: &[String]) -> Out {
     }
     f.exclusive("scores", "guesses")?;
     let delta = f.f64_required("delta")?;
-    let alpha = check_alpha(f.f64("alpha")?.unwrap_or(ALPHA))?;
-    if !(0.0..1.0).contains(&delta) {
-        return Err(usage(format!(
-            "--delta = {} is out of range: must be in [0, 1) (in (0, 1) for gdp)",
-            shown(delta)
-        )));
-    }
+    let alpha = f.f64("alpha")?.unwrap_or(ALPHA);
+    let (alpha, delta) = check_alpha_delta(alpha, delta)?;
     if let Some(path) = f.raw("guesses") {
         for name in ["estimator", "threshold", "calibration"] {
             if f.has(name) {
@@ -353,36 +356,18 @@ pub(crate) fn estimate(args: &[String]) -> Out {
             "flag '--scores' (or '--guesses' for the one-run audit) is required",
         )));
     };
-    let estimator = parse_estimator(f.raw("estimator"))?;
-    if estimator == Estimator::Gdp && delta == 0.0 {
-        return Err(usage(String::from(
-            "--delta = 0 is out of range: must be in (0, 1) with '--estimator gdp'",
-        )));
-    }
-    let rule = parse_rule(&f)?;
-    let held_out = matches!(rule, ThresholdRule::HeldOut { .. });
-    if f.has("calibration") && !held_out {
-        return Err(usage(String::from(
-            "flag '--calibration' applies only with '--threshold held-out'",
-        )));
-    }
     let calibration = f.u64("calibration")?;
+    let req = checked_request(
+        f.raw("estimator"),
+        f.raw("threshold"),
+        calibration,
+        alpha,
+        delta,
+    )?;
     let s = read_scores(path)?;
     let shown_path = printable(path);
     let source = format!("flag '--scores': '{shown_path}'");
-    scores_output(
-        &s,
-        &source,
-        &shown_path,
-        ScoreRequest {
-            delta,
-            alpha,
-            estimator,
-            rule,
-            calibration,
-        },
-        f.has("json"),
-    )
+    scores_output(&s, &source, &shown_path, req, f.has("json"))
 }
 
 /// What `estimate --scores` computes, its flags checked one by one.
@@ -658,41 +643,23 @@ fn one_run_output(
     ))
 }
 
-/// The checks `estimate` makes of its flags before it reads a file, in the same order: α,
-/// δ, the estimator, the threshold rule and whether `--calibration` applies.
+/// The checks `estimate --scores` makes of its flags before it reads a file (α and δ
+/// checked already, [`check_alpha_delta`]): the estimator, δ > 0 for GDP, the threshold rule
+/// and whether `--calibration` applies.
 fn checked_request(
-    delta: f64,
-    estimator: &str,
-    threshold: &str,
+    estimator: Option<&str>,
+    threshold: Option<&str>,
     calibration: Option<u64>,
     alpha: f64,
+    delta: f64,
 ) -> Result<ScoreRequest, Failure> {
-    let alpha = check_alpha(alpha)?;
-    if !(0.0..1.0).contains(&delta) {
-        return Err(usage(format!(
-            "--delta = {} is out of range: must be in [0, 1) (in (0, 1) for gdp)",
-            shown(delta)
-        )));
-    }
-    let estimator = parse_estimator(Some(estimator))?;
+    let estimator = parse_estimator(estimator)?;
     if estimator == Estimator::Gdp && delta == 0.0 {
         return Err(usage(String::from(
             "--delta = 0 is out of range: must be in (0, 1) with '--estimator gdp'",
         )));
     }
-    let rule = match threshold.trim() {
-        "held-out" => ThresholdRule::HeldOut { calibration: 0 },
-        "bonferroni" => ThresholdRule::Bonferroni,
-        raw => match raw.parse::<f64>() {
-            Ok(tau) if tau.is_finite() => ThresholdRule::Fixed(Threshold::at_least(tau)),
-            _ => {
-                return Err(usage(format!(
-                    "flag '--threshold': '{}' is not held-out, bonferroni or a finite number",
-                    cut(raw)
-                )))
-            }
-        },
-    };
+    let rule = parse_rule(threshold)?;
     if calibration.is_some() && !matches!(rule, ThresholdRule::HeldOut { .. }) {
         return Err(usage(String::from(
             "flag '--calibration' applies only with '--threshold held-out'",
@@ -719,7 +686,8 @@ pub(crate) fn scores_json(
     calibration: Option<u64>,
     alpha: f64,
 ) -> Out {
-    let req = checked_request(delta, estimator, threshold, calibration, alpha)?;
+    let (alpha, delta) = check_alpha_delta(alpha, delta)?;
+    let req = checked_request(Some(estimator), Some(threshold), calibration, alpha, delta)?;
     for (name, xs) in [("scores_out", scores_out), ("scores_in", scores_in)] {
         if let Some((i, x)) = xs.iter().enumerate().find(|(_, x)| !x.is_finite()) {
             return Err(usage(format!(
@@ -762,13 +730,7 @@ pub(crate) fn scores_json(
 
 /// `estimate --guesses … --json` of guesses given as values ([`crate::api::estimate_guesses_json`]).
 pub(crate) fn guesses_json(guesses: &[i64], truths: &[i64], delta: f64, alpha: f64) -> Out {
-    let alpha = check_alpha(alpha)?;
-    if !(0.0..1.0).contains(&delta) {
-        return Err(usage(format!(
-            "--delta = {} is out of range: must be in [0, 1) (in (0, 1) for gdp)",
-            shown(delta)
-        )));
-    }
+    let (alpha, delta) = check_alpha_delta(alpha, delta)?;
     if guesses.len() != truths.len() {
         return Err(usage(format!(
             "guesses ({}) and truths ({}) differ in length",
