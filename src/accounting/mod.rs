@@ -9,6 +9,7 @@
 //! - [`prior`]: the baseline success probability κ of a prior.
 //! - [`fano`]: the Fano bound of Guo et al. 2022b as compared in Hayes et al. App. H.
 //! - [`mse`]: Guo et al. 2022 Thm 1, the RDP → MSE lower bound.
+//! - [`tradeoff`]: the certified trade-off curve (f-DP) of a run, and the risks read from it: TPR at an FPR, advantage, Bayes accuracy, γ.
 //! - [`fil`]: Fisher information leakage (Guo et al. 2022 Thms 2–4, Alg. 1): the DP-SGD FIL accountant and MSE bounds.
 
 #[cfg(feature = "alloc")]
@@ -32,3 +33,5 @@ pub mod rero;
 pub mod run;
 #[cfg(feature = "alloc")]
 pub mod schedule;
+#[cfg(feature = "alloc")]
+pub mod tradeoff;

@@ -232,27 +232,55 @@ pub(crate) fn composed_pair_for_kappa(
     kappa: f64,
     config: &PldConfig,
 ) -> Result<(Pld, Pld)> {
+    let mut v = composed_pairs(schedule, kappa, config, &[pld::Direction::Add])?.into_iter();
+    v.next().ok_or(Error::Numerical {
+        what: "PLD schedule composition produced nothing",
+        value: kappa,
+    })
+}
+
+/// (pessimistic, optimistic) composed PLDs of the schedule, one pair per direction of
+/// `directions`, for Neyman–Pearson values near the level `target`
+/// ([`Pld::neyman_pearson`]): truncation and grid from [`pld::config_for_target`] with
+/// that target, tilt `config.tilt` or [`pld::chernoff_tilt_for_kappa`] at it. A full-batch
+/// phase has one direction (its loss law is symmetric): its add pair serves both.
+pub(crate) fn composed_pairs(
+    schedule: &Schedule,
+    target: f64,
+    config: &PldConfig,
+    directions: &[pld::Direction],
+) -> Result<Vec<(Pld, Pld)>> {
     let (_, _, forced) = config.validate()?;
     let phases = distinct(schedule)?;
-    let config = &schedule_config(&phases, config, kappa);
-    let tilt = forced
-        .unwrap_or_else(|| pld::chernoff_tilt_for_kappa(&tuples(&phases), kappa, config.tail_mass));
+    let config = &schedule_config(&phases, config, target);
+    let tilt = forced.unwrap_or_else(|| {
+        pld::chernoff_tilt_for_kappa(&tuples(&phases), target, config.tail_mass)
+    });
     let split = use_split(forced, tilt);
-    let (mut up, mut lo) = (None, None);
-    for p in &phases {
-        let (u, l) = Pld::subsampled_gaussian_pair(
-            p.sampling_rate,
-            p.noise_multiplier,
-            pld::Direction::Add,
-            config,
-            tilt,
-            split,
-        )?;
-        let (u, l) = pld::composed_pair_from(u, l, p.steps, config.max_points, split)?;
-        fold_in(&mut up, u, config.max_points)?;
-        fold_in(&mut lo, l, config.max_points)?;
+    let mut out = Vec::with_capacity(directions.len());
+    for &d in directions {
+        let (mut up, mut lo) = (None, None);
+        for p in &phases {
+            let d = if p.sampling_rate >= 1.0 {
+                pld::Direction::Add
+            } else {
+                d
+            };
+            let (u, l) = Pld::subsampled_gaussian_pair(
+                p.sampling_rate,
+                p.noise_multiplier,
+                d,
+                config,
+                tilt,
+                split,
+            )?;
+            let (u, l) = pld::composed_pair_from(u, l, p.steps, config.max_points, split)?;
+            fold_in(&mut up, u, config.max_points)?;
+            fold_in(&mut lo, l, config.max_points)?;
+        }
+        out.push((folded(up)?, folded(lo)?));
     }
-    Ok((folded(up)?, folded(lo)?))
+    Ok(out)
 }
 
 #[cfg(test)]

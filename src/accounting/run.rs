@@ -67,6 +67,7 @@
 
 use alloc::format;
 use alloc::string::String;
+use alloc::vec::Vec;
 use core::fmt;
 
 use crate::accounting::pld::{self, PldConfig};
@@ -254,6 +255,38 @@ impl Run {
             Kind::Poisson(s) => Some(s),
             Kind::Batches { .. } => None,
         }
+    }
+
+    /// The replace-one RDP curve of a fixed-size-batch run at `orders` (Wang, Balle &
+    /// Kasiviswanathan 2019 Thm 9 at σ/2, as [`rdp_epsilon`] uses it); `None` for Poisson
+    /// runs and shuffled epochs. An order whose RDP overflows is +∞.
+    ///
+    /// # Errors
+    /// An order not finite and > 1 or above the kernel's limit; `orders` empty.
+    pub fn fixed_size_rdp(&self, orders: &[f64]) -> Result<Option<Vec<f64>>> {
+        let Kind::Batches {
+            sampling:
+                Sampling::FixedSize {
+                    batch_size,
+                    dataset_size,
+                },
+            noise_multiplier,
+            steps,
+        } = &self.kind
+        else {
+            return Ok(None);
+        };
+        let half = rdp_without_replacement::replace_one_noise_multiplier(*noise_multiplier)?;
+        let mut out = alloc::vec![0.0; orders.len()];
+        rdp_without_replacement::wor_rdp_curve_replace_one_into(
+            *batch_size,
+            *dataset_size,
+            half,
+            *steps,
+            orders,
+            &mut out,
+        )?;
+        Ok(Some(out))
     }
 
     /// The sampling of a one-phase run (`None` for a schedule of several phases).

@@ -78,15 +78,24 @@ pub(crate) fn full_batch_bracket_shift(
             lower: 1.0,
         });
     }
-    let z0 = normal::quantile(kappa)?;
-    let z = z0 + shift;
-    let dz = 1e-15 * libm::fabs(z0) + shift_rel * shift + 2.5e-16 * libm::fabs(z);
-    let rel = 1.01 * (libm::fabs(z) + 1.0) * dz + 1e-14;
+    let (z, rel) = shifted_quantile(kappa, shift, shift_rel)?;
     let g = normal::cdf(z);
     Ok(GammaBound {
         gamma: (g * (1.0 + rel)).clamp(kappa, 1.0),
         lower: (g * (1.0 - rel)).clamp(kappa, 1.0),
     })
+}
+
+/// z = Φ⁻¹(κ) + μ for κ ∈ (0, 1) and a shift μ computed to relative error `shift_rel`, with
+/// the relative error `rel` that bounds how far Φ(z) and Φ(−z) = 1 − Φ(z), as computed, can
+/// be from their exact values: Φ⁻¹ is accurate to 1e-15 relative, the shift and the sum to a
+/// few ulps, an error Δz moves ln Φ(z) and ln Φ(−z) by at most (|z| + 1)·|Δz| (the Mills
+/// ratio bound φ/Φ ≤ |z| + 1), and Φ is accurate to 1e-14 relative.
+pub(crate) fn shifted_quantile(kappa: f64, shift: f64, shift_rel: f64) -> Result<(f64, f64)> {
+    let z0 = normal::quantile(kappa)?;
+    let z = z0 + shift;
+    let dz = 1e-15 * libm::fabs(z0) + shift_rel * shift + 2.5e-16 * libm::fabs(z);
+    Ok((z, 1.01 * (libm::fabs(z) + 1.0) * dz + 1e-14))
 }
 
 /// A certified two-sided value of Hayes et al.'s γ: `lower ≤ γ ≤ gamma`; the error is

@@ -18,7 +18,7 @@ use crate::error::{check_open_unit, check_unit_rate, invalid, Result};
 
 /// μ = √(Σ_i T_i/σ_i²) of a full-batch schedule and its relative rounding error bound
 /// (k divisions, k − 1 additions of positive terms, one square root, each ≤ u relative).
-fn full_batch_shift(schedule: &Schedule) -> (f64, f64) {
+pub(crate) fn full_batch_shift(schedule: &Schedule) -> (f64, f64) {
     let phases = schedule.merged();
     let s: f64 = phases
         .iter()
