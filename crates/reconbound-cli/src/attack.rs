@@ -1135,6 +1135,7 @@ fn plot(c: &PriorAwareConfig, bounds: &[PointBounds], points: &[PointSummary]) -
         c.seed
     );
     svg::curve_plot_svg(&svg::CurvePlot {
+        decades: false,
         y_max: 1.0,
         titles: svg::Titles {
             title: "Reconstruction success against the ReRo bound (Hayes et al. 2023, Fig. 2)",

@@ -967,6 +967,7 @@ fn plot(measured: &[Measured], seed: u64) -> String {
         None => String::new(),
     };
     svg::curve_plot_svg(&svg::CurvePlot {
+        decades: false,
         y_max,
         titles: svg::Titles {
             title: if by_eps {

@@ -147,7 +147,7 @@ Fano KL bound is Σ_i q_i·T_i·Δ²/(2σ_i²), γ and ε by PLD compose the pha
 ";
 
 /// The one-phase flags of `bound` (a schedule excludes them).
-const BOUND_SINGLE: [&str; 6] = [
+pub(crate) const BOUND_SINGLE: [&str; 6] = [
     "noise-multiplier",
     "sampling-rate",
     "batch-size",
@@ -158,7 +158,7 @@ const BOUND_SINGLE: [&str; 6] = [
 
 /// The sampling rate and step count from `--sampling-rate | --batch-size/--dataset-size`
 /// and `--steps | --epochs`, with the defaults of `bound` when `defaults` is set.
-fn rate_and_steps(f: &Flags, with_defaults: bool) -> Result<(f64, u64), Failure> {
+pub(crate) fn rate_and_steps(f: &Flags, with_defaults: bool) -> Result<(f64, u64), Failure> {
     f.exclusive("sampling-rate", "batch-size")?;
     f.exclusive("sampling-rate", "dataset-size")?;
     f.exclusive("steps", "epochs")?;
@@ -663,7 +663,7 @@ fn schedule_or_phase(f: &Flags) -> Result<(Schedule, bool), Failure> {
 }
 
 /// A one-phase schedule of a validated (q, σ, T) (any T ≥ 1: the 1e7 limit is for schedules).
-fn one_phase(q: f64, sigma: f64, steps: u64) -> Result<Schedule, Failure> {
+pub(crate) fn one_phase(q: f64, sigma: f64, steps: u64) -> Result<Schedule, Failure> {
     let p = reconbound::accounting::schedule::Phase {
         sampling_rate: q,
         noise_multiplier: sigma,
@@ -673,7 +673,7 @@ fn one_phase(q: f64, sigma: f64, steps: u64) -> Result<Schedule, Failure> {
 }
 
 /// `noise_multiplier`, `sampling_rate`, `steps` of one phase, or `phases` and `steps`.
-fn put_config(o: &mut Object, s: &Schedule, is_schedule: bool) {
+pub(crate) fn put_config(o: &mut Object, s: &Schedule, is_schedule: bool) {
     match (is_schedule, s.phases()) {
         (false, [p]) => {
             o.num("noise_multiplier", p.noise_multiplier)

@@ -46,6 +46,7 @@ mod schedule;
 mod shadow_io;
 mod shard;
 mod svg;
+mod tradeoff;
 mod train;
 
 use std::format;
@@ -98,6 +99,7 @@ commands:
   rdp        Rényi DP of the Poisson-subsampled Gaussian at given orders
   epsilon    ε(δ) of DP-SGD by RDP and/or PLD accounting (--sampling fixed: fixed-size batches, replace-one)
   rero       reconstruction robustness γ (Hayes et al. 2023) for DP-SGD
+  tradeoff   the certified trade-off curve (f-DP): membership TPR at an FPR, advantage, ε, γ
   fano       the Fano bound of Guo et al. 2022b (Hayes et al. 2023 App. H)
   calibrate  the noise multiplier for a target ε or a target γ
   train      DP-SGD (or output-perturbed logistic regression) on MNIST/CIFAR-10: accuracy, ε, time
@@ -130,6 +132,7 @@ pub fn run(args: &[String]) -> Outcome {
         "epsilon" if epsilon_fixed::wants(&rest) => epsilon_fixed::epsilon(&rest),
         "epsilon" => commands::epsilon(&rest),
         "rero" => commands::rero(&rest),
+        "tradeoff" => tradeoff::tradeoff(&rest),
         "fano" => commands::fano(&rest),
         "calibrate" => commands::calibrate(&rest),
         "train" => train::train(&rest),
@@ -142,7 +145,7 @@ pub fn run(args: &[String]) -> Outcome {
         other => {
             let shown: String = other.chars().filter(|c| !c.is_control()).take(40).collect();
             return Outcome::usage(&format!(
-                "unknown command '{shown}' (commands: bound, rdp, epsilon, rero, fano, calibrate, train, fil-logreg, attack, audit, estimate, merge, report)"
+                "unknown command '{shown}' (commands: bound, rdp, epsilon, rero, tradeoff, fano, calibrate, train, fil-logreg, attack, audit, estimate, merge, report)"
             ));
         }
     };

@@ -509,6 +509,7 @@ impl Report {
             sig(c.sigma, 4, Side::Nearest)
         );
         svg::curve_plot_svg(&svg::CurvePlot {
+            decades: false,
             y_max: 1.0,
             titles: svg::Titles {
                 title: "Reconstruction robustness against the prior size",

@@ -889,6 +889,8 @@ pub(crate) struct CurvePlot<'a> {
     pub estimates: Vec<Estimates>,
     /// The top of the y-axis (1 for probabilities; the axis runs from 0).
     pub y_max: f64,
+    /// x ticks at the powers of ten spanned (labels 0.0001, 0.001, …) instead of two.
+    pub decades: bool,
 }
 
 /// Bounds and measured rates against ε (Hayes et al. 2023 Fig. 2): each curve a `<path
@@ -909,8 +911,18 @@ pub(crate) fn curve_plot_svg(plot: &CurvePlot<'_>) -> String {
         .collect();
     let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    // the axis in log₂ units; with `decades`, from one power of ten to another
+    let (l2lo, l2hi) = if plot.decades {
+        let k = libm::log2(10.0);
+        (
+            libm::floor(libm::log10(lo)) * k,
+            libm::ceil(libm::log10(hi)) * k,
+        )
+    } else {
+        (libm::floor(libm::log2(lo)), libm::ceil(libm::log2(hi)))
+    };
     let (a, b) = if lo.is_finite() && hi.is_finite() {
-        let (a, b) = (libm::floor(libm::log2(lo)), libm::ceil(libm::log2(hi)));
+        let (a, b) = (l2lo, l2hi);
         if b > a {
             (a, b)
         } else {
@@ -946,11 +958,17 @@ pub(crate) fn curve_plot_svg(plot: &CurvePlot<'_>) -> String {
             (k % 2 == 0).then_some(label.as_str()),
         );
     }
+    let step = if plot.decades { libm::log2(10.0) } else { 1.0 };
     let mut e = a;
-    while e <= b {
+    while e <= b + 1e-9 {
         let x = LEFT + (e - a) / (b - a) * plot_w;
-        x_tick(&mut s, x, y0, &escape(&format!("{}", libm::exp2(e))));
-        e += 1.0;
+        let label = if plot.decades {
+            format!("{}", libm::pow(10.0, libm::round(e / step)))
+        } else {
+            format!("{}", libm::exp2(e))
+        };
+        x_tick(&mut s, x, y0, &escape(&label));
+        e += step;
     }
     s.push_str("</g>\n");
     let Titles {

@@ -550,6 +550,9 @@ fn alphas(n: usize, r: f64) -> Vec<f64> {
         };
         v.push(0.01 + 0.99 * t);
     }
+    if let Some(first) = v.first_mut() {
+        *first = r;
+    }
     if let Some(last) = v.last_mut() {
         *last = 1.0;
     }

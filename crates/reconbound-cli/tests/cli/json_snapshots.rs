@@ -18,6 +18,10 @@ fn root() -> PathBuf {
 const COMMANDS: &[(&str, &[&str])] = &[
     ("bound", &["bound", "--json"]),
     (
+        "tradeoff",
+        &["tradeoff", "--json", "--kappa", "0.1", "--points", "5"],
+    ),
+    (
         "bound-fixed",
         &[
             "bound",

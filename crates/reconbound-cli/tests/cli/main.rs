@@ -12,6 +12,7 @@ mod messages;
 mod safety;
 mod schedule;
 mod shadow_merge;
+mod tradeoff;
 mod train_fil;
 
 use common::{json_num, run_cli as run};

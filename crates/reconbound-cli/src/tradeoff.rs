@@ -1,0 +1,442 @@
+//! `reconbound tradeoff`: the certified trade-off curve (f-DP) of one DP-SGD configuration
+//! and the risks read from it ([`reconbound::accounting::tradeoff`]): the largest
+//! membership TPR at given FPRs, the advantage, Bayes security and accuracy, ε(δ), γ at the
+//! prior; the curve itself as a table (`--csv`) or an ROC plot (`--plot`).
+
+use super::args::{parse, value as v, Flags, Spec};
+use super::commands::{one_phase, put_config, rate_and_steps, shown, Failure, BOUND_SINGLE};
+use super::format::{sig, Side};
+use super::json::{Object, Value};
+use super::output::{check_flag_paths, check_writable, write_whole};
+use super::schedule::{self as sched, PHASE, SCHEDULE};
+use super::svg;
+use reconbound::accounting::pld::PldConfig;
+use reconbound::accounting::schedule::Schedule;
+use reconbound::accounting::tradeoff::{Bracket, Source, TradeoffCurve, MAX_POINTS};
+use std::format;
+use std::string::String;
+use std::vec::Vec;
+
+type Out = Result<String, Failure>;
+
+/// Documented defaults.
+pub(crate) mod defaults {
+    /// The FPRs of the risk table.
+    pub const FPR: [f64; 3] = [0.001, 0.01, 0.1];
+    /// Points of the curve written by `--csv` / `--plot` when `--points` is not given.
+    pub const POINTS: usize = 200;
+    /// The smallest α of the curve's table and plot.
+    pub const RESOLUTION: f64 = 1e-4;
+    /// The prior of "member" of the Bayes accuracy.
+    pub const PRIOR: f64 = 0.5;
+}
+
+const HELP: &str = "\
+usage: reconbound tradeoff [--noise-multiplier S] [--sampling-rate Q | --batch-size B
+         --dataset-size N] [--steps T | --epochs E] [--phase Q,S,T ... | --schedule FILE]
+         [--fpr LIST] [--prior P] [--kappa K] [--delta D] [--points N] [--csv FILE]
+         [--plot FILE.svg] [--quiet] [--json]
+
+How well could someone tell whether my record was in the training set? The trade-off curve
+f(α) of the run (f-DP, Dong, Roth & Su 2022) is the smallest false-negative rate β of any
+membership test at false-positive rate α; every bound reconbound prints is a point of it:
+  - membership: TPR ≤ 1 − f(FPR), for any attack, at every FPR;
+  - advantage max(TPR − FPR) = TV; Bayes security (Cherubin et al. 2024) = 1 − advantage;
+  - the accuracy of the best guess of membership at a prior P: 1 − min_α[(1−P)α + P·f(α)];
+  - reconstruction: Hayes et al.'s γ(κ) = 1 − f(κ) (the target's own direction);
+  - ε(δ): the dual of the same curve (equal to 'epsilon --accountant pld').
+The run flags are those of 'bound' (defaults: σ = 1.1, q = 256/60000, T = 14063, the
+README's configuration). Under Poisson sampling (q < 1) the curve comes from the certified
+PLDs of both directions of add/remove adjacency (the lower envelope: valid for every test
+in either order); for q = 1 (or full-batch phases) from the closed form of μ-GDP,
+μ = √(Σ T/σ²). Every number is a certified bracket [lower, upper]; the side printed first
+is the one to report (an upper bound on a risk, a lower bound on β), the other shows the
+discretisation's width.
+
+  --fpr LIST     false-positive rates of the TPR table, each in (0, 1) (default
+                 0.001,0.01,0.1)
+  --prior P      the prior of 'member' of the Bayes accuracy, in (0, 1) (default 0.5)
+  --kappa K      also print γ(K), in (0, 1) (reconstruction with a baseline K)
+  --delta D      ε(δ) at D, in (0, 1) (default 1e-5)
+  --points N     the curve at N values of α from 1e-4 to 1 (half log-spaced below 0.01),
+                 N in 2..=10000 (default 200 with --csv or --plot; in the JSON only when
+                 given)
+  --csv FILE     the curve: alpha,beta_lower,beta_upper,tpr_upper
+  --plot FILE    an ROC plot (TPR against FPR, log FPR axis) with the blind guess
+  --quiet        accepted for symmetry with the long commands (this one shows no progress)
+
+JSON keys: command, config (as 'bound'), source (pld | gaussian), mu (gaussian), delta,
+prior, fpr [{fpr, tpr, tpr_lower, beta, beta_upper}], advantage, advantage_lower,
+bayes_security, bayes_accuracy, bayes_accuracy_lower, epsilon, epsilon_lower, kappa, gamma,
+gamma_lower (with --kappa), curve [{alpha, beta, beta_upper}] (with --points).
+Timing: one curve composes four PLDs (about 60 ms at the default), each risk then takes
+microseconds.";
+
+fn flags() -> Vec<Spec> {
+    let mut s: Vec<Spec> = BOUND_SINGLE.iter().map(|&n| v(n)).collect();
+    s.extend([
+        v("fpr"),
+        v("prior"),
+        v("kappa"),
+        v("delta"),
+        v("points"),
+        v("csv"),
+        v("plot"),
+        super::args::switch("json"),
+        super::args::switch("quiet"),
+        PHASE,
+        SCHEDULE,
+    ]);
+    s
+}
+
+/// A probability flag in (0, 1).
+fn open_unit(f: &Flags, name: &'static str, default: Option<f64>) -> Result<Option<f64>, Failure> {
+    match f.f64(name)?.or(default) {
+        Some(x) if x > 0.0 && x < 1.0 => Ok(Some(x)),
+        Some(x) => Err(Failure::Usage(super::args::UsageError(format!(
+            "--{name} = {} is out of range: must be in (0, 1)",
+            shown(x)
+        )))),
+        None => Ok(None),
+    }
+}
+
+/// What the command was asked for, checked.
+struct Request {
+    schedule: Schedule,
+    is_schedule: bool,
+    fpr: Vec<f64>,
+    prior: f64,
+    kappa: Option<f64>,
+    delta: f64,
+    points: Option<usize>,
+    csv: Option<String>,
+    plot: Option<String>,
+    json: bool,
+}
+
+fn request(f: &Flags) -> Result<Request, Failure> {
+    let (schedule, is_schedule) = match sched::from_flags(f, &BOUND_SINGLE)? {
+        Some(s) => (s, true),
+        None => {
+            let sigma = f
+                .f64("noise-multiplier")?
+                .unwrap_or(super::commands::defaults::NOISE_MULTIPLIER);
+            reconbound::error::check_positive("noise_multiplier", sigma)?;
+            let (q, steps) = rate_and_steps(f, true)?;
+            (one_phase(q, sigma, steps)?, false)
+        }
+    };
+    let fpr = match f.f64_list("fpr")? {
+        None => defaults::FPR.to_vec(),
+        Some(list) if list.is_empty() => {
+            return Err(Failure::Usage(super::args::UsageError(String::from(
+                "--fpr is empty: give at least one false-positive rate in (0, 1)",
+            ))))
+        }
+        Some(list) => list,
+    };
+    for &x in &fpr {
+        if !(x > 0.0 && x < 1.0) {
+            return Err(Failure::Usage(super::args::UsageError(format!(
+                "--fpr = {} is out of range: each rate must be in (0, 1)",
+                shown(x)
+            ))));
+        }
+    }
+    let points = match f.u64("points")? {
+        None => None,
+        Some(n) if (2..=MAX_POINTS as u64).contains(&n) => Some(n as usize),
+        Some(n) => {
+            return Err(Failure::Usage(super::args::UsageError(format!(
+                "--points = {n} is out of range: must be in 2..={MAX_POINTS}"
+            ))))
+        }
+    };
+    check_flag_paths(f, &["csv", "plot"], &["schedule"], &[])?;
+    let csv = f.raw("csv").map(String::from);
+    let plot = f.raw("plot").map(String::from);
+    for (flag, p) in [("csv", &csv), ("plot", &plot)] {
+        if let Some(p) = p {
+            check_writable(flag, p)?;
+        }
+    }
+    Ok(Request {
+        schedule,
+        is_schedule,
+        fpr,
+        prior: open_unit(f, "prior", Some(defaults::PRIOR))?.unwrap_or(defaults::PRIOR),
+        kappa: open_unit(f, "kappa", None)?,
+        delta: open_unit(f, "delta", Some(super::commands::defaults::DELTA))?
+            .unwrap_or(super::commands::defaults::DELTA),
+        points,
+        csv,
+        plot,
+        json: f.has("json"),
+    })
+}
+
+/// Everything the command prints, computed.
+struct Answer {
+    source: Source,
+    /// (FPR, β, TPR).
+    rows: Vec<(f64, Bracket, Bracket)>,
+    advantage: Bracket,
+    accuracy: Bracket,
+    epsilon: Bracket,
+    gamma: Option<(f64, Bracket)>,
+    curve: Vec<(f64, Bracket)>,
+}
+
+fn answer(r: &Request) -> Result<Answer, Failure> {
+    let smallest = r.fpr.iter().copied().fold(1e-3, f64::min);
+    let resolution = match r.kappa {
+        Some(k) => smallest.min(k),
+        None => smallest,
+    };
+    let curve = TradeoffCurve::of_schedule(&r.schedule, resolution, &PldConfig::default())?;
+    let rows = r
+        .fpr
+        .iter()
+        .map(|&a| Ok((a, curve.beta(a)?, curve.tpr(a)?)))
+        .collect::<Result<Vec<_>, reconbound::Error>>()?;
+    let gamma = match r.kappa {
+        Some(k) => Some((k, curve.gamma(k)?)),
+        None => None,
+    };
+    let n = r
+        .points
+        .or((r.csv.is_some() || r.plot.is_some()).then_some(defaults::POINTS));
+    let points = match n {
+        Some(n) => curve.points(n, defaults::RESOLUTION)?,
+        None => Vec::new(),
+    };
+    Ok(Answer {
+        source: curve.source(),
+        rows,
+        advantage: curve.advantage(),
+        accuracy: curve.bayes_accuracy(r.prior)?,
+        epsilon: curve.epsilon(r.delta)?,
+        gamma,
+        curve: points,
+    })
+}
+
+fn to_json(r: &Request, a: &Answer) -> String {
+    let mut o = Object::new();
+    o.str("command", "tradeoff");
+    let mut config = Object::new();
+    put_config(&mut config, &r.schedule, r.is_schedule);
+    o.put("config", Value::Obj(config));
+    o.str("source", a.source.as_str());
+    if let Source::Gaussian { mu } = a.source {
+        o.num("mu", mu);
+    }
+    o.num("delta", r.delta).num("prior", r.prior);
+    let rows = a
+        .rows
+        .iter()
+        .map(|&(x, b, t)| {
+            let mut row = Object::new();
+            row.num("fpr", x)
+                .num("tpr", t.upper)
+                .num("tpr_lower", t.lower)
+                .num("beta", b.lower)
+                .num("beta_upper", b.upper);
+            Value::Obj(row)
+        })
+        .collect();
+    o.put("fpr", Value::Arr(rows));
+    o.num("advantage", a.advantage.upper)
+        .num("advantage_lower", a.advantage.lower)
+        .num(
+            "bayes_security",
+            (1.0 - a.advantage.upper).next_down().max(0.0),
+        )
+        .num("bayes_accuracy", a.accuracy.upper)
+        .num("bayes_accuracy_lower", a.accuracy.lower)
+        .num("epsilon", a.epsilon.upper)
+        .num("epsilon_lower", a.epsilon.lower);
+    if let Some((k, g)) = a.gamma {
+        o.num("kappa", k)
+            .num("gamma", g.upper)
+            .num("gamma_lower", g.lower);
+    }
+    if r.points.is_some() {
+        let pts = a
+            .curve
+            .iter()
+            .map(|&(x, b)| {
+                let mut p = Object::new();
+                p.num("alpha", x)
+                    .num("beta", b.lower)
+                    .num("beta_upper", b.upper);
+                Value::Obj(p)
+            })
+            .collect();
+        o.put("curve", Value::Arr(pts));
+    }
+    o.render() + "\n"
+}
+
+fn percent(x: f64) -> String {
+    format!("{} %", shown(100.0 * x))
+}
+
+fn row(t: &mut String, label: &str, value: &str, note: &str) {
+    let pad = 34usize.saturating_sub(label.chars().count());
+    t.push_str(&format!("  {label}{}{value}  {note}\n", " ".repeat(pad)));
+}
+
+fn to_text(r: &Request, a: &Answer) -> String {
+    let mut t =
+        String::from("reconbound tradeoff: the certified trade-off curve of one DP-SGD run\n\n");
+    match (r.is_schedule, r.schedule.phases()) {
+        (false, [p]) => t.push_str(&format!(
+            "configuration: σ = {}, q = {}, T = {}\n",
+            shown(p.noise_multiplier),
+            sig(p.sampling_rate, 6, Side::Nearest),
+            p.steps
+        )),
+        _ => t.push_str(&sched::phases_text(&r.schedule, false)),
+    }
+    t.push_str(&match a.source {
+        Source::Gaussian { mu } => format!(
+            "curve: μ-GDP in closed form, μ = {} (full batch)\n",
+            sig(mu, 6, Side::Up)
+        ),
+        _ => String::from(
+            "curve: certified PLD, both directions of add/remove adjacency (lower envelope)\n",
+        ),
+    });
+    t.push_str("\nmembership inference: the best attack's TPR at a given FPR (upper bounds)\n");
+    for &(x, _, tp) in &a.rows {
+        row(
+            &mut t,
+            &format!("TPR at FPR {}", percent(x)),
+            &format!("≤ {}", sig(tp.upper, 4, Side::Up)),
+            &format!(
+                "[{}, {}]  ({}× the blind guess)",
+                sig(tp.lower, 6, Side::Down),
+                sig(tp.upper, 6, Side::Up),
+                sig(tp.upper / x, 3, Side::Up)
+            ),
+        );
+    }
+    row(
+        &mut t,
+        "advantage max(TPR − FPR)",
+        &format!("≤ {}", sig(a.advantage.upper, 4, Side::Up)),
+        &format!(
+            "Bayes security ≥ {}  (Cherubin et al. 2024)",
+            sig(
+                (1.0 - a.advantage.upper).next_down().max(0.0),
+                4,
+                Side::Down
+            )
+        ),
+    );
+    row(
+        &mut t,
+        &format!("best guess accuracy, prior {}", shown(r.prior)),
+        &format!("≤ {}", sig(a.accuracy.upper, 4, Side::Up)),
+        &format!(
+            "blind guess {}",
+            sig(r.prior.max(1.0 - r.prior), 4, Side::Nearest)
+        ),
+    );
+    t.push_str("\nthe same curve, other questions\n");
+    row(
+        &mut t,
+        &format!("ε(δ = {})", shown(r.delta)),
+        &format!("≤ {}", sig(a.epsilon.upper, 6, Side::Up)),
+        &format!("[{}, …]", sig(a.epsilon.lower, 6, Side::Down)),
+    );
+    if let Some((k, g)) = a.gamma {
+        row(
+            &mut t,
+            &format!("reconstruction γ(κ = {})", shown(k)),
+            &format!("≤ {}", sig(g.upper, 6, Side::Up)),
+            "Hayes et al. 2023 Thm 2: 1 − f(κ), the target's direction",
+        );
+    }
+    t
+}
+
+fn csv(a: &Answer) -> String {
+    let mut s = String::from("alpha,beta_lower,beta_upper,tpr_upper\n");
+    for &(x, b) in &a.curve {
+        s.push_str(&format!(
+            "{x},{},{},{}\n",
+            b.lower,
+            b.upper,
+            (1.0 - b.lower).next_up().min(1.0)
+        ));
+    }
+    s
+}
+
+fn plot(r: &Request, a: &Answer) -> String {
+    let subtitle = match (r.is_schedule, r.schedule.phases()) {
+        (false, [p]) => format!(
+            "σ = {}, q = {}, T = {}; {}",
+            shown(p.noise_multiplier),
+            sig(p.sampling_rate, 4, Side::Nearest),
+            p.steps,
+            a.source.as_str()
+        ),
+        _ => format!("a schedule of {} phases", r.schedule.phases().len()),
+    };
+    let tpr: Vec<(f64, f64)> = a
+        .curve
+        .iter()
+        .filter(|p| p.0 < 1.0)
+        .map(|&(x, b)| (x, (1.0 - b.lower).next_up().min(1.0)))
+        .collect();
+    let blind: Vec<(f64, f64)> = tpr.iter().map(|&(x, _)| (x, x)).collect();
+    svg::curve_plot_svg(&svg::CurvePlot {
+        decades: true,
+        y_max: 1.0,
+        titles: svg::Titles {
+            title: "Membership inference: the certified trade-off curve",
+            subtitle: &subtitle,
+            x_label: "false-positive rate (log scale)",
+            y_label: "true-positive rate of the best attack (upper bound)",
+        },
+        curves: std::vec![
+            svg::Curve {
+                label: String::from("1 − f(FPR), certified"),
+                points: tpr,
+                stroke: svg::CERTIFIED,
+            },
+            svg::Curve {
+                label: String::from("blind guess TPR = FPR"),
+                points: blind,
+                stroke: svg::REFERENCE,
+            },
+        ],
+        estimates: Vec::new(),
+    })
+}
+
+/// `reconbound tradeoff …`.
+pub(crate) fn tradeoff(args: &[String]) -> Out {
+    let f = parse(args, &flags())?;
+    if f.help {
+        return Ok(String::from(HELP) + "\n" + sched::HELP);
+    }
+    let r = request(&f)?;
+    let a = answer(&r)?;
+    if let Some(p) = &r.csv {
+        write_whole("csv", p, &csv(&a))?;
+    }
+    if let Some(p) = &r.plot {
+        write_whole("plot", p, &plot(&r, &a))?;
+    }
+    Ok(if r.json {
+        to_json(&r, &a)
+    } else {
+        to_text(&r, &a)
+    })
+}

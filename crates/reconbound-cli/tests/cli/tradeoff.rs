@@ -1,0 +1,106 @@
+//! `reconbound tradeoff`: the certified trade-off curve and the risks read from it.
+
+use super::common::{assert_refused, json_num, run_cli as run, run_with_csv_and_plot, temp_dir};
+
+#[test]
+fn tradeoff_default_prints_the_membership_risks_of_the_readme_run() {
+    // The README's configuration (q = 256/60000, σ = 1.1, T = 14,063). TPR at 1 % FPR:
+    // dp_accounting 0.6.0's own PLD (grid 1e-4) gives 0.040208 in the worse direction;
+    // the certified bracket is [0.0402042, 0.0402075] (grid error ≤ 2e-5, see the core's
+    // tradeoff tests).
+    let (code, out, err) = run(&["tradeoff"]);
+    assert_eq!(code, 0, "{err}");
+    for needle in [
+        "TPR at FPR 0.1 %",
+        "TPR at FPR 1 %",
+        "TPR at FPR 10 %",
+        "advantage",
+        "Bayes security",
+        "ε(δ = 1e-5)",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
+    }
+    let (code, json, err) = run(&["tradeoff", "--json", "--kappa", "0.1"]);
+    assert_eq!(code, 0, "{err}");
+    let o = super::common::json_object(&json);
+    let Some(reconbound_cli::json::Value::Arr(rows)) = o.get("fpr") else {
+        panic!("no fpr rows: {json}");
+    };
+    assert_eq!(rows.len(), 3);
+    let tpr1 = match &rows[1] {
+        reconbound_cli::json::Value::Obj(r) => super::common::json_number(r, "tpr"),
+        _ => panic!("{json}"),
+    };
+    assert!((tpr1 - 0.040208).abs() < 2e-5, "{tpr1}");
+    // the advantage is riskcal 1.5.1's 0.2244785 within its grid's error
+    assert!((json_num(&json, "advantage") - 0.2244785).abs() < 2e-5);
+    // ε from the curve equals the PLD accountant's (bound's ε by PLD ≤ 2.38175)
+    let (_, b, _) = run(&["bound", "--json"]);
+    let (e, el) = (json_num(&json, "epsilon"), json_num(&json, "epsilon_lower"));
+    assert!(el <= json_num(&b, "epsilon_pld") && json_num(&b, "epsilon_pld_lower") <= e);
+    // γ at κ = 0.1 overlaps bound's Hayes γ bracket at its prior of 10
+    let (g, gl) = (json_num(&json, "gamma"), json_num(&json, "gamma_lower"));
+    assert!(gl <= json_num(&b, "gamma") && json_num(&b, "gamma_lower") <= g);
+}
+
+#[test]
+fn tradeoff_full_batch_is_the_gdp_closed_form() {
+    // σ = 1, q = 1, T = 1: 1-GDP. TPR at FPR 1 % = Φ(Φ⁻¹(0.01) + 1) = 0.0923622480737
+    // (scipy 1.x); the bracket is rounding only (1e-12).
+    let (code, json, err) = run(&[
+        "tradeoff",
+        "--noise-multiplier",
+        "1",
+        "--sampling-rate",
+        "1",
+        "--steps",
+        "1",
+        "--fpr",
+        "0.01",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(json.contains("\"source\": \"gaussian\""), "{json}");
+    let t = json_num(&json, "tpr");
+    assert!((t - 0.0923622480737).abs() < 1e-12, "{t}");
+    // advantage 2Φ(1/2) − 1 = 0.382924922548
+    assert!((json_num(&json, "advantage") - 0.382924922548).abs() < 1e-11);
+}
+
+#[test]
+fn tradeoff_writes_its_curve_as_csv_and_an_roc_plot() {
+    let args: Vec<String> = ["tradeoff", "--points", "40"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let (out, csv, svg) = run_with_csv_and_plot(args, "tradeoff");
+    assert!(out.contains("TPR at FPR 1 %"));
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "alpha,beta_lower,beta_upper,tpr_upper");
+    assert_eq!(lines.len(), 41);
+    assert!(lines[1].starts_with("0.0001,") && lines[40].starts_with("1,"));
+    assert!(svg.contains("false-positive rate") && svg.contains("blind guess"));
+}
+
+#[test]
+fn tradeoff_refuses_bad_levels_naming_the_flag_and_writes_nothing() {
+    let dir = temp_dir("tradeoff", "refusals");
+    let plot = dir.join("roc.svg");
+    let p = plot.to_string_lossy().into_owned();
+    for (extra, needle) in [
+        (&["--fpr", "0"][..], "--fpr"),
+        (&["--fpr", "1"][..], "--fpr"),
+        (&["--fpr", "0.01,1.5"][..], "--fpr"),
+        (&["--fpr", ""][..], "--fpr"),
+        (&["--prior", "1"][..], "--prior"),
+        (&["--kappa", "0"][..], "--kappa"),
+        (&["--delta", "1"][..], "--delta"),
+        (&["--points", "1"][..], "--points"),
+        (&["--points", "10001"][..], "--points"),
+        (&["--noise-multiplier", "0"][..], "--noise-multiplier"),
+    ] {
+        let mut args: Vec<String> = vec!["tradeoff".into(), "--plot".into(), p.clone()];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        assert_refused(&args, needle, &plot);
+    }
+}
