@@ -1,8 +1,10 @@
 //! One calibrator for every target: the noise that makes a DP-SGD run meet a target
 //! guarantee, always on the safe side (the returned noise was verified to meet the target).
 //!
-//! A [`Target`] is what the run must guarantee — ε(δ) by RDP, or a ReRo γ at baseline κ
-//! (Hayes et al. 2023) — and the run is one phase (Poisson rate q, T steps: the calibrated
+//! A [`Target`] is what the run must guarantee — ε(δ) by RDP, a ReRo γ at baseline κ
+//! (Hayes et al. 2023), or a membership risk read from the certified trade-off curve
+//! ([`crate::accounting::tradeoff`]: the advantage, or the TPR at an FPR; Kulynych et al.
+//! 2024 calibrate to these) — and the run is one phase (Poisson rate q, T steps: the calibrated
 //! noise multiplier σ, [`noise_multiplier`]) or a schedule of phases (the factor c applied to
 //! every σ_i, [`noise_scale`]). Each answer carries the guarantee it achieves.
 //!
@@ -23,10 +25,12 @@
 //! # Ok::<(), reconbound::Error>(())
 //! ```
 
+use crate::accounting::pld::PldConfig;
 use crate::accounting::rdp::{self, Conversion};
 use crate::accounting::rero;
-use crate::accounting::schedule::Schedule;
-use crate::error::Result;
+use crate::accounting::schedule::{Phase, Schedule};
+use crate::accounting::tradeoff::TradeoffCurve;
+use crate::error::{check_open_unit, invalid, Result};
 
 /// What a calibrated run must guarantee.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -46,9 +50,118 @@ pub enum Target {
         /// The baseline κ ∈ (0, 1).
         kappa: f64,
     },
+    /// Membership advantage max(TPR − FPR) ≤ `advantage` (certified upper bracket of the
+    /// trade-off curve's TV).
+    Advantage {
+        /// The target advantage ∈ (0, 1).
+        advantage: f64,
+    },
+    /// Membership TPR ≤ `tpr` at false-positive rate `fpr` (certified upper bracket of
+    /// 1 − f(FPR)).
+    Tpr {
+        /// The target TPR ∈ (FPR, 1).
+        tpr: f64,
+        /// The FPR ∈ (0, 1).
+        fpr: f64,
+    },
+}
+
+/// Checks a risk target and returns (the target value, the curve's resolution).
+fn risk_target(target: Target) -> Result<(f64, f64)> {
+    match target {
+        Target::Advantage { advantage } => {
+            let a = check_open_unit("target_advantage", advantage)?;
+            Ok((a, a.min(1e-3)))
+        }
+        Target::Tpr { tpr, fpr } => {
+            let fpr = check_open_unit("fpr", fpr)?;
+            let t = check_open_unit("target_tpr", tpr)?;
+            if t <= fpr {
+                return invalid(
+                    "target_tpr",
+                    t,
+                    "in (fpr, 1): the blind guess already has TPR = FPR",
+                );
+            }
+            Ok((t, fpr.min(1e-3)))
+        }
+        _ => invalid("target", f64::NAN, "a risk target"),
+    }
+}
+
+/// The certified upper bracket of a risk target's measure for the schedule.
+fn risk_of(target: Target, schedule: &Schedule, resolution: f64) -> Result<f64> {
+    let curve = TradeoffCurve::of_schedule(schedule, resolution, &PldConfig::default())?;
+    Ok(match target {
+        Target::Tpr { fpr, .. } => curve.tpr(fpr)?.upper,
+        _ => curve.advantage().upper,
+    })
+}
+
+/// Largest factor searched: the noise multipliers of the schedule times this.
+const MAX_SCALE: f64 = 1e8;
+
+/// The smallest factor c (to relative 1e-5) with the risk of `schedule` scaled by c at most
+/// the target: grow or shrink by 2 from c = 1 to a bracket, then bisect on log c.
+fn calibrate_risk(target: Target, schedule: &Schedule) -> Result<Calibrated> {
+    let (want, resolution) = risk_target(target)?;
+    let risk = |c: f64| -> Result<f64> { risk_of(target, &schedule.scaled(c)?, resolution) };
+    let max_sigma = schedule
+        .phases()
+        .iter()
+        .map(|p| p.noise_multiplier)
+        .fold(0.0f64, f64::max);
+    let cap = MAX_SCALE / max_sigma.max(1e-300);
+    let (mut lo, mut hi) = (1.0f64, 1.0f64);
+    let mut at_hi = risk(hi)?;
+    if at_hi <= want {
+        // shrink until the target is missed
+        loop {
+            lo = 0.5 * hi;
+            if lo < 1e-6 {
+                break;
+            }
+            let r = risk(lo)?;
+            if r > want {
+                break;
+            }
+            hi = lo;
+            at_hi = r;
+        }
+    } else {
+        while at_hi > want {
+            lo = hi;
+            hi *= 2.0;
+            if hi > cap {
+                return Err(crate::Error::Numerical {
+                    what: "no noise multiplier up to 1e8 meets the target",
+                    value: want,
+                });
+            }
+            at_hi = risk(hi)?;
+        }
+    }
+    while hi / lo > 1.0 + 1e-5 {
+        let mid = libm::sqrt(lo * hi);
+        let r = risk(mid)?;
+        if r <= want {
+            hi = mid;
+            at_hi = r;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(Calibrated {
+        noise: hi,
+        achieved: at_hi,
+    })
 }
 
 /// A calibrated noise and the guarantee it achieves.
+///
+/// For the risk targets the noise is found by bisection on log c between a noise that meets
+/// the target (its certified upper bracket does) and one that does not, to relative 1e-5;
+/// `achieved` is the upper bracket at the returned noise.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Calibrated {
     /// The noise multiplier σ (one phase) or the factor c on every σ_i (a schedule).
@@ -66,6 +179,14 @@ pub struct Calibrated {
 /// ([`crate::Error::Numerical`] or [`crate::Error::NotConverged`]).
 pub fn noise_multiplier(target: Target, sampling_rate: f64, steps: u64) -> Result<Calibrated> {
     match target {
+        Target::Advantage { .. } | Target::Tpr { .. } => {
+            let one = Schedule::single(Phase {
+                sampling_rate,
+                noise_multiplier: 1.0,
+                steps,
+            })?;
+            calibrate_risk(target, &one)
+        }
         Target::Epsilon { epsilon, delta } => {
             let c = Conversion::Improved;
             let sigma = rdp::calibrate_noise_multiplier(epsilon, delta, sampling_rate, steps, c)?;
@@ -94,6 +215,7 @@ pub fn noise_multiplier(target: Target, sampling_rate: f64, steps: u64) -> Resul
 /// As [`noise_multiplier`].
 pub fn noise_scale(target: Target, schedule: &Schedule) -> Result<Calibrated> {
     match target {
+        Target::Advantage { .. } | Target::Tpr { .. } => calibrate_risk(target, schedule),
         Target::Epsilon { epsilon, delta } => {
             let c = Conversion::Improved;
             let scale = schedule.calibrate_noise_scale(epsilon, delta, c)?;
@@ -164,6 +286,63 @@ mod tests {
         };
         let c = noise_scale(t, &s).unwrap();
         assert!(c.achieved <= 2.0 && c.achieved > 1.99, "{c:?}");
+    }
+
+    /// The risk targets: the σ for advantage 0.1 (q = 0.01, T = 1000) and for TPR 0.05 at
+    /// FPR 0.01 gives a curve whose upper bracket meets the target, and 1 % less noise does
+    /// not (the search is tight to 1e-5 relative).
+    #[test]
+    fn risk_calibration_round_trips_and_one_percent_less_noise_misses() {
+        let risk = |t: Target, sigma: f64| -> f64 {
+            let s = Schedule::single(Phase {
+                sampling_rate: 0.01,
+                noise_multiplier: sigma,
+                steps: 1000,
+            })
+            .unwrap();
+            let c = TradeoffCurve::of_schedule(&s, 1e-3, &PldConfig::default()).unwrap();
+            match t {
+                Target::Tpr { fpr, .. } => c.tpr(fpr).unwrap().upper,
+                _ => c.advantage().upper,
+            }
+        };
+        for (t, want) in [
+            (Target::Advantage { advantage: 0.1 }, 0.1),
+            (
+                Target::Tpr {
+                    tpr: 0.05,
+                    fpr: 0.01,
+                },
+                0.05,
+            ),
+        ] {
+            let c = noise_multiplier(t, 0.01, 1000).unwrap();
+            assert!(c.achieved <= want, "{t:?}: {c:?}");
+            assert!(risk(t, c.noise) <= want);
+            assert!(risk(t, 0.99 * c.noise) > want, "{t:?}: {c:?}");
+        }
+    }
+
+    /// A TPR target at or below its FPR, or outside (0, 1), is refused naming it.
+    #[test]
+    fn unreachable_risk_targets_are_refused() {
+        for (t, name) in [
+            (
+                Target::Tpr {
+                    tpr: 0.01,
+                    fpr: 0.01,
+                },
+                "target_tpr",
+            ),
+            (Target::Tpr { tpr: 0.5, fpr: 0.0 }, "fpr"),
+            (Target::Advantage { advantage: 0.0 }, "target_advantage"),
+            (Target::Advantage { advantage: 1.0 }, "target_advantage"),
+        ] {
+            match noise_multiplier(t, 0.01, 100) {
+                Err(crate::Error::InvalidParameter { name: n, .. }) => assert_eq!(n, name),
+                other => panic!("{t:?}: {other:?}"),
+            }
+        }
     }
 
     /// Targets out of range are errors naming them.

@@ -1029,7 +1029,8 @@ pub(crate) fn fano(args: &[String]) -> Out {
 }
 
 const CALIBRATE_HELP: &str = "\
-usage: reconbound calibrate (--target-epsilon E --delta D | --target-gamma G (--kappa K | --prior-size M))
+usage: reconbound calibrate (--target-epsilon E --delta D | --target-gamma G (--kappa K | --prior-size M)
+                             | --target-advantage A | --target-tpr T --fpr F)
                             (--sampling-rate Q --steps T | --phase Q,S,T [--phase ...] | --schedule FILE.csv)
                             [--json]
 
@@ -1038,9 +1039,15 @@ on the safe side) such that T steps of DP-SGD with Poisson rate Q satisfy ε(δ)
 orders), or have ReRo γ ≤ G by the certified Hayes et al. 2023 bound. G must lie in
 (κ, 1 − (1 − Q)^T(1 − κ)): γ ≥ κ for every σ, and every σ > 0 gives γ ≤ that σ → 0 limit;
 a target outside is refused at once (exit 2).
+Membership risk (Kulynych et al. 2024), read from the certified trade-off curve of
+'reconbound tradeoff' (PLD, both directions): --target-advantage A, max(TPR − FPR) ≤ A with
+A in (0, 1); --target-tpr T --fpr F, the best attack's TPR at FPR F at most T, with
+F < T < 1. The σ returned is the smallest (to relative 1e-5) whose certified upper bracket
+meets the target; 1 % less noise misses it. A target no σ ≤ 1e8 meets is refused (exit 2).
 
 JSON keys: command, sampling_rate, steps, noise_multiplier, and target_epsilon, delta,
-epsilon_rdp — or target_gamma, kappa, gamma.
+epsilon_rdp — or target_gamma, kappa, gamma — or target_advantage, advantage — or
+target_tpr, fpr, tpr.
 With a schedule, every σ_i is multiplied by one factor c, the smallest (same tolerances, safe
 side) meeting the target: JSON has noise_scale (c), phases (with the scaled σ_i, the values
 the bound was verified at) and steps (the total) instead of sampling_rate, steps and
@@ -1115,11 +1122,14 @@ fn calibrate_schedule(f: &Flags, schedule: &Schedule) -> Out {
                 shown(kappa)
             ),
         )
+    } else if let Some((t, flag, target)) = risk_target(f)? {
+        let Calibrated { noise: c, achieved } =
+            calibrate::noise_scale(t, schedule).map_err(|e| unreachable_target(flag, target, e))?;
+        sched::put_phases(&mut o, &schedule.scaled(c)?);
+        o.num("noise_scale", c);
+        (c, put_risk(&mut o, t, achieved))
     } else {
-        return Err(UsageError(String::from(
-            "one of '--target-epsilon' or '--target-gamma' is required",
-        ))
-        .into());
+        return Err(UsageError(String::from(TARGET_REQUIRED)).into());
     };
     if f.has("json") {
         return Ok(o.render() + "\n");
@@ -1181,6 +1191,9 @@ pub(crate) fn calibrate(args: &[String]) -> Out {
             v("target-epsilon"),
             v("delta"),
             v("target-gamma"),
+            v("target-advantage"),
+            v("target-tpr"),
+            v("fpr"),
             v("kappa"),
             v("prior-size"),
             v("sampling-rate"),
@@ -1193,7 +1206,18 @@ pub(crate) fn calibrate(args: &[String]) -> Out {
     if f.help {
         return Ok(String::from(CALIBRATE_HELP) + "\n" + sched::HELP);
     }
-    f.exclusive("target-epsilon", "target-gamma")?;
+    let targets = [
+        "target-epsilon",
+        "target-gamma",
+        "target-advantage",
+        "target-tpr",
+    ];
+    if targets.iter().filter(|t| f.has(t)).count() > 1 {
+        return Err(UsageError(String::from(
+            "give one target: '--target-epsilon', '--target-gamma', '--target-advantage' or '--target-tpr'",
+        ))
+        .into());
+    }
     if let Some(s) = sched::from_flags(&f, &["sampling-rate", "steps"])? {
         return calibrate_schedule(&f, &s);
     }
@@ -1272,14 +1296,79 @@ pub(crate) fn calibrate(args: &[String]) -> Out {
             shown(target),
             shown(kappa)
         )
+    } else if let Some((t, flag, target)) = risk_target(&f)? {
+        let Calibrated {
+            noise: sigma,
+            achieved,
+        } = calibrate::noise_multiplier(t, q, steps)
+            .map_err(|e| unreachable_target(flag, target, e))?;
+        o.num("noise_multiplier", sigma);
+        format!(
+            "noise multiplier σ = {}   {}",
+            sig(sigma, 7, Side::Up),
+            put_risk(&mut o, t, achieved)
+        )
     } else {
-        return Err(UsageError(String::from(
-            "one of '--target-epsilon' or '--target-gamma' is required",
-        ))
-        .into());
+        return Err(UsageError(String::from(TARGET_REQUIRED)).into());
     };
     if f.has("json") {
         return Ok(o.render() + "\n");
     }
     Ok(text)
+}
+
+const TARGET_REQUIRED: &str = "one of '--target-epsilon', '--target-gamma', '--target-advantage' or '--target-tpr' is required";
+
+/// `--target-advantage A` or `--target-tpr T --fpr F` as a core target, with its flag and
+/// value (`None` if neither is given).
+fn risk_target(f: &Flags) -> Result<Option<(Target, &'static str, f64)>, Failure> {
+    if let Some(a) = f.f64("target-advantage")? {
+        if f.has("fpr") {
+            return Err(UsageError(String::from("flag '--fpr' goes with '--target-tpr'")).into());
+        }
+        return Ok(Some((
+            Target::Advantage { advantage: a },
+            "target-advantage",
+            a,
+        )));
+    }
+    match (f.f64("target-tpr")?, f.f64("fpr")?) {
+        (Some(t), Some(fpr)) => Ok(Some((Target::Tpr { tpr: t, fpr }, "target-tpr", t))),
+        (Some(_), None) => Err(UsageError(String::from(
+            "flag '--target-tpr' needs '--fpr F' (the false-positive rate it is stated at)",
+        ))
+        .into()),
+        (None, Some(_)) => {
+            Err(UsageError(String::from("flag '--fpr' goes with '--target-tpr'")).into())
+        }
+        (None, None) => Ok(None),
+    }
+}
+
+/// The JSON keys and the text of a risk target met with `achieved` (the certified upper
+/// bracket of the trade-off curve's measure).
+fn put_risk(o: &mut Object, t: Target, achieved: f64) -> String {
+    match t {
+        Target::Tpr { tpr, fpr } => {
+            o.num("target_tpr", tpr)
+                .num("fpr", fpr)
+                .num("tpr", achieved);
+            format!(
+                "gives membership TPR ≤ {} ≤ {} at FPR {} (certified trade-off curve)\n",
+                sig(achieved, 7, Side::Up),
+                shown(tpr),
+                shown(fpr)
+            )
+        }
+        Target::Advantage { advantage } => {
+            o.num("target_advantage", advantage)
+                .num("advantage", achieved);
+            format!(
+                "gives membership advantage ≤ {} ≤ {} (certified trade-off curve)\n",
+                sig(achieved, 7, Side::Up),
+                shown(advantage)
+            )
+        }
+        _ => String::new(),
+    }
 }

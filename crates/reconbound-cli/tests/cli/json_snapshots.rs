@@ -22,6 +22,19 @@ const COMMANDS: &[(&str, &[&str])] = &[
         &["tradeoff", "--json", "--kappa", "0.1", "--points", "5"],
     ),
     (
+        "calibrate-advantage",
+        &[
+            "calibrate",
+            "--sampling-rate",
+            "0.01",
+            "--steps",
+            "1000",
+            "--target-advantage",
+            "0.1",
+            "--json",
+        ],
+    ),
+    (
         "bound-fixed",
         &[
             "bound",
