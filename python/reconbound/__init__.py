@@ -4,7 +4,8 @@ Layers: the numerical core is the Rust crate ``reconbound``; the command line
 (``reconbound-cli``) and this package are its clients.
 
 Typed functions take values and call the core directly (no flags, no files):
-:func:`epsilon` of a :class:`Run` (Poisson phases, fixed-size or shuffled batches; built by
+:func:`epsilon`, :func:`bound` and :func:`tradeoff` (the certified trade-off curve:
+membership TPR at an FPR, advantage, numpy arrays of the curve) of a :class:`Run` (Poisson phases, fixed-size or shuffled batches; built by
 hand, by :func:`from_dp_event` from a dp_accounting ``DpEvent``, or by
 :func:`from_opacus_history` from an Opacus accountant's history), and the audit estimators
 :func:`empirical_epsilon` and :func:`one_run_epsilon` (lists or numpy arrays in). They return
@@ -67,6 +68,8 @@ __all__ = [
     "to_args",
     "bound",
     "epsilon",
+    "tradeoff",
+    "TradeoffResult",
     "rdp",
     "rero",
     "calibrate",
@@ -678,6 +681,122 @@ def epsilon(
 
 epsilon.__doc__ = (epsilon.__doc__ or "") + (
     "\n\n`reconbound epsilon --help` (the same request as flags):\n\n" + _help("epsilon")
+)
+
+
+class TradeoffResult(Result):
+    """The result of :func:`tradeoff`: the JSON object of ``reconbound tradeoff ... --json``
+    (``to_dict()`` equals it), plus its columns as arrays (numpy if it is installed, else
+    lists): :attr:`tprs` (the TPR upper bound at each FPR), and with ``points`` the curve
+    :attr:`alphas`, :attr:`betas` (its certified lower side) and :attr:`betas_upper`."""
+
+    @staticmethod
+    def _array(values: list) -> Any:
+        try:
+            import numpy
+
+            return numpy.asarray(values, dtype=float)
+        except ImportError:  # pragma: no cover - numpy is optional
+            return list(values)
+
+    def _column(self, key: str, field: str) -> Any:
+        return self._array([row[field] for row in self.get(key) or []])
+
+    @property
+    def fprs(self) -> Any:
+        """The FPRs of the table."""
+        return self._column("fpr", "fpr")
+
+    @property
+    def tprs(self) -> Any:
+        """The largest TPR any membership attack reaches at each FPR (upper bounds)."""
+        return self._column("fpr", "tpr")
+
+    @property
+    def alphas(self) -> Any:
+        """The curve's α (with ``points``)."""
+        return self._column("curve", "alpha")
+
+    @property
+    def betas(self) -> Any:
+        """f(α), certified lower side (the one to report)."""
+        return self._column("curve", "beta")
+
+    @property
+    def betas_upper(self) -> Any:
+        """f(α), upper side of the bracket."""
+        return self._column("curve", "beta_upper")
+
+
+def tradeoff(
+    run: Any = None,
+    *,
+    fpr: Any = (0.001, 0.01, 0.1),
+    prior: Any = 0.5,
+    kappa: Any = None,
+    delta: Any = 1e-5,
+    points: Any = None,
+    noise_multiplier: Any = None,
+    sampling_rate: Any = None,
+    steps: Any = None,
+    phases: Any = None,
+    **unknown: Any,
+) -> TradeoffResult:
+    """The certified trade-off curve (f-DP) of a DP-SGD run and the membership risks read
+    from it, computed by the core (``reconbound::accounting::tradeoff``): a
+    :class:`TradeoffResult` equal to ``reconbound tradeoff ... --json``.
+
+    The run: ``run`` (a :class:`Run`: Poisson phases, or fixed-size batches by the RDP
+    conversion), or ``noise_multiplier``, ``sampling_rate``, ``steps`` (defaults: the
+    README's 1.1, 256/60000, 14063), or ``phases=[(q, sigma, T), ...]``. ``fpr``: the FPRs of
+    the TPR table (a list or numpy array); ``prior``: of "member", for the Bayes accuracy;
+    ``kappa``: also Hayes et al.'s gamma; ``delta``: of epsilon(delta); ``points``: the
+    curve at that many alphas (numpy arrays :attr:`TradeoffResult.alphas`, ``.betas``).
+    Raises UsageError (``.parameter``, ``.value``) for invalid input."""
+    _no_unknown("tradeoff", unknown)
+    given = {k: v for k, v in dict(noise_multiplier=noise_multiplier,
+                                    sampling_rate=sampling_rate, steps=steps,
+                                    phases=phases).items() if v is not None}
+    if run is not None and given:
+        name = next(iter(given))
+        raise UsageError(
+            f"tradeoff: give a run or its keywords, not both ({name} with run)",
+            2, name, given[name],
+        )
+    if run is None:
+        if phases is not None:
+            run = Run.schedule(phases)
+        else:
+            run = Run.poisson(
+                256.0 / 60000.0 if sampling_rate is None else sampling_rate,
+                1.1 if noise_multiplier is None else noise_multiplier,
+                14063 if steps is None else steps,
+            )
+    elif not isinstance(run, Run):
+        raise TypeError(f"run = {run!r} is not a reconbound.Run")
+    if isinstance(fpr, _numbers.Real):
+        fprs = [_real("fpr", fpr)]
+    elif isinstance(fpr, (str, bytes)) or not hasattr(fpr, "__iter__"):
+        raise TypeError(f"fpr = {fpr!r} is not a list of real numbers")
+    else:
+        fprs = [_real(f"fpr[{i}]", x) for i, x in enumerate(fpr)]
+    r = _typed(
+        _native.tradeoff,
+        run.kind,
+        run.phases,
+        run.batches,
+        fprs,
+        _real("prior", prior),
+        None if kappa is None else _real("kappa", kappa),
+        _real("delta", delta),
+        None if points is None else _count("points", points),
+        run.as_schedule,
+    )
+    return TradeoffResult(r)
+
+
+tradeoff.__doc__ = (tradeoff.__doc__ or "") + (
+    "\n\n`reconbound tradeoff --help` (the same request as flags):\n\n" + _help("tradeoff")
 )
 
 

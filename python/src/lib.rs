@@ -1,6 +1,6 @@
 //! `reconbound._native`: the Python package's entry points.
 //!
-//! - Typed ([`epsilon`], [`estimate_scores`], [`estimate_guesses`]): values in (floats,
+//! - Typed ([`epsilon`], [`bound`], [`tradeoff`], [`estimate_scores`], [`estimate_guesses`]): values in (floats,
 //!   integers, lists — no flags, no files), the core computes (`reconbound::accounting::run`,
 //!   the audit estimators), and the command line's renderer (`reconbound_cli::api`) gives
 //!   the JSON object the CLI prints for the same request, byte for byte. Invalid input raises
@@ -190,6 +190,39 @@ fn bound(
     .map_err(raised)
 }
 
+/// tradeoff(kind, phases, batches, fpr, prior, kappa, delta, points, as_schedule) -> str
+///
+/// The JSON object of `reconbound tradeoff ... --json` for the run: the certified trade-off
+/// curve (`reconbound::accounting::tradeoff`) and the risks read from it.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn tradeoff(
+    py: Python<'_>,
+    kind: &str,
+    phases: Vec<(f64, f64, u64)>,
+    batches: Option<(u64, u64)>,
+    fpr: Vec<f64>,
+    prior: f64,
+    kappa: Option<f64>,
+    delta: f64,
+    points: Option<u64>,
+    as_schedule: bool,
+) -> PyResult<String> {
+    let kind = kind.to_owned();
+    py.detach(move || {
+        let run = run_of(&kind, &phases, batches)?;
+        let options = api::TradeoffOptions {
+            fpr,
+            prior,
+            kappa,
+            delta,
+            points: points.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+        };
+        api::tradeoff_json(&run, as_schedule, &options)
+    })
+    .map_err(raised)
+}
+
 /// estimate_scores(scores_out, scores_in, split_out, split_in, delta, estimator, threshold,
 /// calibration, alpha) -> str
 ///
@@ -256,6 +289,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(epsilon, m)?)?;
     m.add_function(wrap_pyfunction!(bound, m)?)?;
+    m.add_function(wrap_pyfunction!(tradeoff, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_scores, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_guesses, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -227,6 +227,10 @@ fn both_directions(
 /// Neyman–Pearson value at `kappa` (the ReRo γ path): truncation and grid from the schedule's
 /// configuration at target κ, tilt `config.tilt` or [`pld::chernoff_tilt_for_kappa`] of
 /// the schedule, as [`pld::composed_pair_for_kappa`] for one phase.
+/// (pessimistic, optimistic) composed PLDs of μ_T‖ν_T (direction add) for the
+/// Neyman–Pearson value at `kappa` ([`Pld::neyman_pearson`]): the add pair of
+/// [`composed_pairs`] at target κ. Hayes et al.'s γ (one phase or a schedule) and the
+/// trade-off curve's γ ([`crate::accounting::tradeoff`]) all come from here.
 pub(crate) fn composed_pair_for_kappa(
     schedule: &Schedule,
     kappa: f64,

@@ -5,11 +5,13 @@
 //! (parameter, value, valid range) for invalid input.
 
 use crate::commands::{self, Failure};
-use crate::{epsilon_fixed, estimate};
+use crate::{epsilon_fixed, estimate, tradeoff};
 use reconbound::accounting::guarantees::{self, Prior};
 use reconbound::accounting::run::{Run, Sampling};
 use reconbound::Error;
 use std::string::String;
+
+pub use crate::tradeoff::Options as TradeoffOptions;
 
 /// Why a typed entry point gave no result.
 #[derive(Debug, Clone, PartialEq)]
@@ -184,4 +186,20 @@ pub fn estimate_guesses_json(
     alpha: f64,
 ) -> Result<String, CommandError> {
     Ok(estimate::guesses_json(guesses, truths, delta, alpha)?)
+}
+
+/// `reconbound tradeoff ... --json` for `run` and `options`: the certified trade-off curve
+/// ([`reconbound::accounting::tradeoff`]) and the risks read from it. Poisson runs and
+/// schedules as the command prints them (`as_schedule`: the phases form even for one
+/// phase); fixed-size batches by the RDP conversion (config with `sampling: "fixed"`).
+///
+/// # Errors
+/// An option out of range ([`CommandError::Invalid`], naming it); a shuffled run
+/// ([`CommandError::Usage`]: no certified curve).
+pub fn tradeoff_json(
+    run: &Run,
+    as_schedule: bool,
+    options: &TradeoffOptions,
+) -> Result<String, CommandError> {
+    Ok(tradeoff::json_output(run, as_schedule, options)?)
 }

@@ -11,6 +11,7 @@ use super::output::{check_flag_paths, check_writable, write_whole};
 use super::schedule::{self as sched, PHASE, SCHEDULE};
 use super::svg;
 use reconbound::accounting::pld::PldConfig;
+use reconbound::accounting::run::{Run, Sampling};
 use reconbound::accounting::schedule::Schedule;
 use reconbound::accounting::tradeoff::{Bracket, Source, TradeoffCurve, MAX_POINTS};
 use std::format;
@@ -90,15 +91,72 @@ fn flags() -> Vec<Spec> {
     s
 }
 
-/// A probability flag in (0, 1).
-fn open_unit(f: &Flags, name: &'static str, default: Option<f64>) -> Result<Option<f64>, Failure> {
-    match f.f64(name)?.or(default) {
-        Some(x) if x > 0.0 && x < 1.0 => Ok(Some(x)),
-        Some(x) => Err(Failure::Usage(super::args::UsageError(format!(
-            "--{name} = {} is out of range: must be in (0, 1)",
-            shown(x)
-        )))),
-        None => Ok(None),
+/// What to read from the curve, checked: the core's errors name the parameter (the flag
+/// of the same name on the command line, the keyword in Python).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    /// FPRs of the TPR table, each in (0, 1), at least one.
+    pub fpr: Vec<f64>,
+    /// Prior of "member" of the Bayes accuracy, in (0, 1).
+    pub prior: f64,
+    /// Baseline κ of γ, in (0, 1), if asked.
+    pub kappa: Option<f64>,
+    /// δ of ε(δ), in (0, 1).
+    pub delta: f64,
+    /// Points of the curve in the JSON (2..=[`MAX_POINTS`]), if asked.
+    pub points: Option<usize>,
+}
+
+impl Options {
+    /// The defaults of the command line: FPRs 0.1 %, 1 %, 10 %, prior 1/2, δ = 1e-5.
+    pub fn new() -> Options {
+        Options {
+            fpr: defaults::FPR.to_vec(),
+            prior: defaults::PRIOR,
+            kappa: None,
+            delta: super::commands::defaults::DELTA,
+            points: None,
+        }
+    }
+
+    /// Every field in range.
+    ///
+    /// # Errors
+    /// The core's [`reconbound::Error`] naming the field (`fpr`, `prior`, `kappa`, `delta`,
+    /// `points`) and its value.
+    pub fn check(&self) -> Result<(), reconbound::Error> {
+        use reconbound::error::check_open_unit;
+        if self.fpr.is_empty() {
+            return Err(reconbound::Error::InvalidCount {
+                name: "fpr",
+                value: 0,
+                expected: "at least one false-positive rate in (0, 1)",
+            });
+        }
+        for &x in &self.fpr {
+            check_open_unit("fpr", x)?;
+        }
+        check_open_unit("prior", self.prior)?;
+        if let Some(k) = self.kappa {
+            check_open_unit("kappa", k)?;
+        }
+        check_open_unit("delta", self.delta)?;
+        if let Some(n) = self.points {
+            if !(2..=MAX_POINTS).contains(&n) {
+                return Err(reconbound::Error::InvalidCount {
+                    name: "points",
+                    value: n as u64,
+                    expected: "in 2..=10000",
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options::new()
     }
 }
 
@@ -106,11 +164,7 @@ fn open_unit(f: &Flags, name: &'static str, default: Option<f64>) -> Result<Opti
 struct Request {
     schedule: Schedule,
     is_schedule: bool,
-    fpr: Vec<f64>,
-    prior: f64,
-    kappa: Option<f64>,
-    delta: f64,
-    points: Option<usize>,
+    options: Options,
     csv: Option<String>,
     plot: Option<String>,
     json: bool,
@@ -128,32 +182,22 @@ fn request(f: &Flags) -> Result<Request, Failure> {
             (one_phase(q, sigma, steps)?, false)
         }
     };
-    let fpr = match f.f64_list("fpr")? {
-        None => defaults::FPR.to_vec(),
-        Some(list) if list.is_empty() => {
-            return Err(Failure::Usage(super::args::UsageError(String::from(
-                "--fpr is empty: give at least one false-positive rate in (0, 1)",
-            ))))
-        }
-        Some(list) => list,
-    };
-    for &x in &fpr {
-        if !(x > 0.0 && x < 1.0) {
-            return Err(Failure::Usage(super::args::UsageError(format!(
-                "--fpr = {} is out of range: each rate must be in (0, 1)",
-                shown(x)
-            ))));
-        }
+    let mut options = Options::new();
+    if let Some(list) = f.f64_list("fpr")? {
+        options.fpr = list;
     }
-    let points = match f.u64("points")? {
+    if let Some(p) = f.f64("prior")? {
+        options.prior = p;
+    }
+    options.kappa = f.f64("kappa")?;
+    if let Some(d) = f.f64("delta")? {
+        options.delta = d;
+    }
+    options.points = match f.u64("points")? {
+        Some(n) => Some(usize::try_from(n).unwrap_or(usize::MAX)),
         None => None,
-        Some(n) if (2..=MAX_POINTS as u64).contains(&n) => Some(n as usize),
-        Some(n) => {
-            return Err(Failure::Usage(super::args::UsageError(format!(
-                "--points = {n} is out of range: must be in 2..={MAX_POINTS}"
-            ))))
-        }
     };
+    options.check()?;
     check_flag_paths(f, &["csv", "plot"], &["schedule"], &[])?;
     let csv = f.raw("csv").map(String::from);
     let plot = f.raw("plot").map(String::from);
@@ -165,12 +209,7 @@ fn request(f: &Flags) -> Result<Request, Failure> {
     Ok(Request {
         schedule,
         is_schedule,
-        fpr,
-        prior: open_unit(f, "prior", Some(defaults::PRIOR))?.unwrap_or(defaults::PRIOR),
-        kappa: open_unit(f, "kappa", None)?,
-        delta: open_unit(f, "delta", Some(super::commands::defaults::DELTA))?
-            .unwrap_or(super::commands::defaults::DELTA),
-        points,
+        options,
         csv,
         plot,
         json: f.has("json"),
@@ -189,25 +228,28 @@ struct Answer {
     curve: Vec<(f64, Bracket)>,
 }
 
-fn answer(r: &Request) -> Result<Answer, Failure> {
-    let smallest = r.fpr.iter().copied().fold(1e-3, f64::min);
-    let resolution = match r.kappa {
+/// The curve of `run` and what `o` asks of it; `n` points of the curve (the JSON's, or
+/// those of `--csv`/`--plot`).
+fn answer(run: &Run, o: &Options, n: Option<usize>) -> Result<Answer, Failure> {
+    o.check()?;
+    let smallest = o.fpr.iter().copied().fold(1e-3, f64::min);
+    let resolution = match o.kappa {
         Some(k) => smallest.min(k),
         None => smallest,
     };
-    let curve = TradeoffCurve::of_schedule(&r.schedule, resolution, &PldConfig::default())?;
-    let rows = r
+    let curve = match TradeoffCurve::of_run(run, resolution, &PldConfig::default())? {
+        Ok(c) => c,
+        Err(why) => return Err(Failure::Usage(super::args::UsageError(why.reason()))),
+    };
+    let rows = o
         .fpr
         .iter()
         .map(|&a| Ok((a, curve.beta(a)?, curve.tpr(a)?)))
         .collect::<Result<Vec<_>, reconbound::Error>>()?;
-    let gamma = match r.kappa {
+    let gamma = match o.kappa {
         Some(k) => Some((k, curve.gamma(k)?)),
         None => None,
     };
-    let n = r
-        .points
-        .or((r.csv.is_some() || r.plot.is_some()).then_some(defaults::POINTS));
     let points = match n {
         Some(n) => curve.points(n, defaults::RESOLUTION)?,
         None => Vec::new(),
@@ -216,18 +258,42 @@ fn answer(r: &Request) -> Result<Answer, Failure> {
         source: curve.source(),
         rows,
         advantage: curve.advantage(),
-        accuracy: curve.bayes_accuracy(r.prior)?,
-        epsilon: curve.epsilon(r.delta)?,
+        accuracy: curve.bayes_accuracy(o.prior)?,
+        epsilon: curve.epsilon(o.delta)?,
         gamma,
         curve: points,
     })
 }
 
-fn to_json(r: &Request, a: &Answer) -> String {
+/// `reconbound tradeoff … --json` for `run` (Poisson phases or a schedule, printed as
+/// `bound` prints them — `as_schedule`: the phases form even for one phase — or fixed-size
+/// batches, RDP only) and the options: the typed entry point of [`super::api`].
+pub(crate) fn json_output(run: &Run, as_schedule: bool, o: &Options) -> Result<String, Failure> {
+    let a = answer(run, o, o.points)?;
+    let mut config = Object::new();
+    match run.as_schedule() {
+        Some(s) => put_config(&mut config, s, as_schedule),
+        None => {
+            if let (Some(Sampling::FixedSize {
+                batch_size,
+                dataset_size,
+            }), Some((sigma, steps))) = (run.sampling(), run.noise_and_steps())
+            {
+                config
+                    .str("sampling", "fixed")
+                    .int("batch_size", batch_size)
+                    .int("dataset_size", dataset_size)
+                    .num("noise_multiplier", sigma)
+                    .int("steps", steps);
+            }
+        }
+    }
+    Ok(to_json(config, o, &a))
+}
+
+fn to_json(config: Object, r: &Options, a: &Answer) -> String {
     let mut o = Object::new();
     o.str("command", "tradeoff");
-    let mut config = Object::new();
-    put_config(&mut config, &r.schedule, r.is_schedule);
     o.put("config", Value::Obj(config));
     o.str("source", a.source.as_str());
     if let Source::Gaussian { mu } = a.source {
@@ -289,17 +355,18 @@ fn row(t: &mut String, label: &str, value: &str, note: &str) {
     t.push_str(&format!("  {label}{}{value}  {note}\n", " ".repeat(pad)));
 }
 
-fn to_text(r: &Request, a: &Answer) -> String {
+fn to_text(req: &Request, a: &Answer) -> String {
+    let r = &req.options;
     let mut t =
         String::from("reconbound tradeoff: the certified trade-off curve of one DP-SGD run\n\n");
-    match (r.is_schedule, r.schedule.phases()) {
+    match (req.is_schedule, req.schedule.phases()) {
         (false, [p]) => t.push_str(&format!(
             "configuration: σ = {}, q = {}, T = {}\n",
             shown(p.noise_multiplier),
             sig(p.sampling_rate, 6, Side::Nearest),
             p.steps
         )),
-        _ => t.push_str(&sched::phases_text(&r.schedule, false)),
+        _ => t.push_str(&sched::phases_text(&req.schedule, false)),
     }
     t.push_str(&match a.source {
         Source::Gaussian { mu } => format!(
@@ -427,7 +494,12 @@ pub(crate) fn tradeoff(args: &[String]) -> Out {
         return Ok(String::from(HELP) + "\n" + sched::HELP);
     }
     let r = request(&f)?;
-    let a = answer(&r)?;
+    let run = Run::schedule(r.schedule.clone());
+    let n = r
+        .options
+        .points
+        .or((r.csv.is_some() || r.plot.is_some()).then_some(defaults::POINTS));
+    let a = answer(&run, &r.options, n)?;
     if let Some(p) = &r.csv {
         write_whole("csv", p, &csv(&a))?;
     }
@@ -435,7 +507,9 @@ pub(crate) fn tradeoff(args: &[String]) -> Out {
         write_whole("plot", p, &plot(&r, &a))?;
     }
     Ok(if r.json {
-        to_json(&r, &a)
+        let mut config = Object::new();
+        put_config(&mut config, &r.schedule, r.is_schedule);
+        to_json(config, &r.options, &a)
     } else {
         to_text(&r, &a)
     })

@@ -279,7 +279,7 @@ pub use entry::{delta, epsilon, hockey_stick};
 pub(crate) use loss::{step_loss, StepLoss};
 pub(crate) use tilt::{
     chernoff_tilt_for_delta, chernoff_tilt_for_epsilon, chernoff_tilt_for_kappa,
-    composed_pair_for_kappa, config_for_target,
+    config_for_target,
 };
 #[allow(unused_imports)]
 use {compose::*, discretise::*, entry::*, grid::*, loss::*, tilt::*};

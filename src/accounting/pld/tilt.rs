@@ -235,26 +235,6 @@ pub(crate) fn chernoff_tilt_for_kappa(
     chernoff_tilt_for_epsilon(phases, eps, tail_mass).0
 }
 
-/// (pessimistic, optimistic) composed PLDs of μ_T‖ν_T (direction add) for the
-/// Neyman–Pearson value at `kappa` ([`Pld::neyman_pearson`]): truncation and grid from
-/// [`config_for_target`] with target κ (γ ≥ κ, and the +∞ atom enters γ in full), tilt
-/// `config.tilt` or [`chernoff_tilt_for_kappa`].
-pub(crate) fn composed_pair_for_kappa(
-    q: f64,
-    sigma: f64,
-    steps: u64,
-    kappa: f64,
-    config: &PldConfig,
-) -> Result<(Pld, Pld)> {
-    let (_, _, forced) = config.validate()?;
-    let config = &config_for_target(config, q, sigma, steps, kappa);
-    let tilt = forced
-        .unwrap_or_else(|| chernoff_tilt_for_kappa(&[(q, sigma, steps)], kappa, config.tail_mass));
-    let split = use_split(forced, tilt);
-    let (up, lo) = Pld::subsampled_gaussian_pair(q, sigma, Direction::Add, config, tilt, split)?;
-    composed_pair_from(up, lo, steps, config.max_points, split)
-}
-
 /// Automatic tilt for ε(δ) of T steps of (q, σ): [`chernoff_tilt_for_delta`] of one phase.
 pub(super) fn auto_tilt_for_delta(
     q: f64,

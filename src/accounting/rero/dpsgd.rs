@@ -12,7 +12,11 @@
 //! The numerical and Monte Carlo functions need the `alloc` feature.
 
 #[cfg(feature = "alloc")]
-use crate::accounting::pld::{composed_pair_for_kappa, Pld, PldConfig, StepLoss};
+use crate::accounting::pld::{Pld, PldConfig, StepLoss};
+#[cfg(feature = "alloc")]
+use crate::accounting::pld_schedule::composed_pair_for_kappa;
+#[cfg(feature = "alloc")]
+use crate::accounting::schedule::{Phase, Schedule};
 #[cfg(feature = "alloc")]
 use crate::error::{check_count, check_dpsgd, check_open_unit, Error};
 use crate::error::{check_positive, check_steps, check_unit_rate, Result};
@@ -146,7 +150,12 @@ pub fn gamma_numerical(
             lower: 1.0,
         });
     }
-    let (up, lo) = composed_pair_for_kappa(q, sigma, steps, kappa, config)?;
+    let one = Schedule::single(Phase {
+        sampling_rate: q,
+        noise_multiplier: sigma,
+        steps,
+    })?;
+    let (up, lo) = composed_pair_for_kappa(&one, kappa, config)?;
     Ok(gamma_from_pair(
         &up,
         &lo,

@@ -234,3 +234,52 @@ fn bound_json_is_the_bound_commands_json() {
         Err(CommandError::Usage(_))
     ));
 }
+
+#[test]
+fn tradeoff_json_is_the_tradeoff_commands_json_and_names_bad_options() {
+    let run = Run::poisson(0.01, 1.1, 1000).unwrap();
+    let mut o = api::TradeoffOptions::new();
+    o.fpr = vec![0.01, 0.05];
+    o.kappa = Some(0.1);
+    o.points = Some(7);
+    let want = cli_json(&[
+        "tradeoff",
+        "--noise-multiplier",
+        "1.1",
+        "--sampling-rate",
+        "0.01",
+        "--steps",
+        "1000",
+        "--fpr",
+        "0.01,0.05",
+        "--kappa",
+        "0.1",
+        "--points",
+        "7",
+        "--json",
+    ]);
+    assert_eq!(api::tradeoff_json(&run, false, &o).unwrap(), want);
+    // fixed-size batches: the RDP conversion, with its own config keys
+    let fixed = Run::fixed_size(64, 1600, 4.0, 300).unwrap();
+    let j = api::tradeoff_json(&fixed, false, &api::TradeoffOptions::new()).unwrap();
+    assert!(j.contains("\"source\": \"rdp\"") && j.contains("\"sampling\": \"fixed\""), "{j}");
+    // an option out of range keeps the core's error, naming it
+    o.fpr = vec![0.01, 1.0];
+    match api::tradeoff_json(&run, false, &o) {
+        Err(CommandError::Invalid(Error::InvalidParameter { name, value, .. })) => {
+            assert_eq!((name, value), ("fpr", 1.0));
+        }
+        other => panic!("{other:?}"),
+    }
+    o.fpr = vec![0.01];
+    o.points = Some(1);
+    assert!(matches!(
+        api::tradeoff_json(&run, false, &o),
+        Err(CommandError::Invalid(Error::InvalidCount { name: "points", .. }))
+    ));
+    let shuffled = Run::shuffled(64, 1600, 4.0, 300).unwrap();
+    assert!(matches!(
+        api::tradeoff_json(&shuffled, false, &api::TradeoffOptions::new()),
+        Err(CommandError::Usage(_))
+    ));
+}
