@@ -12,7 +12,6 @@ use super::schedule::{self as sched, PHASE, SCHEDULE};
 use super::svg;
 use reconbound::accounting::pld::PldConfig;
 use reconbound::accounting::run::{Run, Sampling};
-use reconbound::accounting::schedule::Schedule;
 use reconbound::accounting::tradeoff::{Bracket, Source, TradeoffCurve, MAX_POINTS};
 use std::format;
 use std::string::String;
@@ -35,6 +34,7 @@ pub(crate) mod defaults {
 const HELP: &str = "\
 usage: reconbound tradeoff [--noise-multiplier S] [--sampling-rate Q | --batch-size B
          --dataset-size N] [--steps T | --epochs E] [--phase Q,S,T ... | --schedule FILE]
+         [--sampling poisson|fixed]
          [--fpr LIST] [--prior P] [--kappa K] [--delta D] [--points N] [--csv FILE]
          [--plot FILE.svg] [--quiet] [--json]
 
@@ -50,7 +50,9 @@ The run flags are those of 'bound' (defaults: σ = 1.1, q = 256/60000, T = 14063
 README's configuration). Under Poisson sampling (q < 1) the curve comes from the certified
 PLDs of both directions of add/remove adjacency (the lower envelope: valid for every test
 in either order); for q = 1 (or full-batch phases) from the closed form of μ-GDP,
-μ = √(Σ T/σ²). Every number is a certified bracket [lower, upper]; the side printed first
+μ = √(Σ T/σ²); with --sampling fixed (batches of exactly B of N, replace-one adjacency:
+TPR then bounds telling D from D with one record replaced) from the optimal RDP → f-DP
+conversion (Riess et al. 2026) of Wang et al.'s RDP at σ/2. Every number is a certified bracket [lower, upper]; the side printed first
 is the one to report (an upper bound on a risk, a lower bound on β), the other shows the
 discretisation's width.
 
@@ -66,7 +68,8 @@ discretisation's width.
   --plot FILE    an ROC plot (TPR against FPR, log FPR axis) with the blind guess
   --quiet        accepted for symmetry with the long commands (this one shows no progress)
 
-JSON keys: command, config (as 'bound'), source (pld | gaussian), mu (gaussian), delta,
+JSON keys: command, config (as 'bound'; for fixed: sampling, batch_size, dataset_size,
+noise_multiplier, steps), source (pld | gaussian | rdp), mu (gaussian), delta,
 prior, fpr [{fpr, tpr, tpr_lower, beta, beta_upper}], advantage, advantage_lower,
 bayes_security, bayes_accuracy, bayes_accuracy_lower, epsilon, epsilon_lower, kappa, gamma,
 gamma_lower (with --kappa), curve [{alpha, beta, beta_upper}] (with --points).
@@ -76,6 +79,7 @@ microseconds.";
 fn flags() -> Vec<Spec> {
     let mut s: Vec<Spec> = BOUND_SINGLE.iter().map(|&n| v(n)).collect();
     s.extend([
+        v("sampling"),
         v("fpr"),
         v("prior"),
         v("kappa"),
@@ -162,7 +166,7 @@ impl Default for Options {
 
 /// What the command was asked for, checked.
 struct Request {
-    schedule: Schedule,
+    run: Run,
     is_schedule: bool,
     options: Options,
     csv: Option<String>,
@@ -171,15 +175,41 @@ struct Request {
 }
 
 fn request(f: &Flags) -> Result<Request, Failure> {
-    let (schedule, is_schedule) = match sched::from_flags(f, &BOUND_SINGLE)? {
-        Some(s) => (s, true),
-        None => {
-            let sigma = f
-                .f64("noise-multiplier")?
-                .unwrap_or(super::commands::defaults::NOISE_MULTIPLIER);
-            reconbound::error::check_positive("noise_multiplier", sigma)?;
-            let (q, steps) = rate_and_steps(f, true)?;
-            (one_phase(q, sigma, steps)?, false)
+    let (run, is_schedule) = match f.raw("sampling") {
+        None | Some("poisson") => match sched::from_flags(f, &BOUND_SINGLE)? {
+            Some(s) => (Run::schedule(s), true),
+            None => {
+                let sigma = f
+                    .f64("noise-multiplier")?
+                    .unwrap_or(super::commands::defaults::NOISE_MULTIPLIER);
+                reconbound::error::check_positive("noise_multiplier", sigma)?;
+                let (q, steps) = rate_and_steps(f, true)?;
+                (Run::schedule(one_phase(q, sigma, steps)?), false)
+            }
+        },
+        Some("fixed") => {
+            for flag in ["sampling-rate", "phase", "schedule"] {
+                if f.has(flag) {
+                    return Err(Failure::Usage(super::args::UsageError(format!(
+                        "flag '--{flag}' does not apply with '--sampling fixed' (give --batch-size, --dataset-size, --steps or --epochs)"
+                    ))));
+                }
+            }
+            let d = &super::commands::defaults::NOISE_MULTIPLIER;
+            let sigma = f.f64("noise-multiplier")?.unwrap_or(*d);
+            let b = f.u64("batch-size")?.unwrap_or(super::commands::defaults::BATCH_SIZE);
+            let n = f
+                .u64("dataset-size")?
+                .unwrap_or(super::commands::defaults::DATASET_SIZE);
+            // T as 'bound' takes it (--steps, or --epochs E: ⌈E·N/B⌉)
+            let (_, steps) = rate_and_steps(f, true)?;
+            (Run::fixed_size(b, n, sigma, steps)?, false)
+        }
+        Some(other) => {
+            return Err(Failure::Usage(super::args::UsageError(format!(
+                "--sampling = '{}' is not one of poisson, fixed (shuffled epochs have no certified curve)",
+                other.chars().filter(|c| !c.is_control()).take(20).collect::<String>()
+            ))))
         }
     };
     let mut options = Options::new();
@@ -207,7 +237,7 @@ fn request(f: &Flags) -> Result<Request, Failure> {
         }
     }
     Ok(Request {
-        schedule,
+        run,
         is_schedule,
         options,
         csv,
@@ -265,19 +295,19 @@ fn answer(run: &Run, o: &Options, n: Option<usize>) -> Result<Answer, Failure> {
     })
 }
 
-/// `reconbound tradeoff … --json` for `run` (Poisson phases or a schedule, printed as
-/// `bound` prints them — `as_schedule`: the phases form even for one phase — or fixed-size
-/// batches, RDP only) and the options: the typed entry point of [`super::api`].
-pub(crate) fn json_output(run: &Run, as_schedule: bool, o: &Options) -> Result<String, Failure> {
-    let a = answer(run, o, o.points)?;
+/// The `config` object: `bound`'s keys for Poisson runs, the batch sizes for fixed-size ones.
+fn config_of(run: &Run, as_schedule: bool) -> Object {
     let mut config = Object::new();
     match run.as_schedule() {
         Some(s) => put_config(&mut config, s, as_schedule),
         None => {
-            if let (Some(Sampling::FixedSize {
-                batch_size,
-                dataset_size,
-            }), Some((sigma, steps))) = (run.sampling(), run.noise_and_steps())
+            if let (
+                Some(Sampling::FixedSize {
+                    batch_size,
+                    dataset_size,
+                }),
+                Some((sigma, steps)),
+            ) = (run.sampling(), run.noise_and_steps())
             {
                 config
                     .str("sampling", "fixed")
@@ -288,6 +318,42 @@ pub(crate) fn json_output(run: &Run, as_schedule: bool, o: &Options) -> Result<S
             }
         }
     }
+    config
+}
+
+/// A line naming the run: σ, q, T; the batches; or the schedule's phases.
+fn run_line(run: &Run, is_schedule: bool) -> String {
+    match (run.as_schedule(), run.sampling(), run.noise_and_steps()) {
+        (Some(s), _, _) => match (is_schedule, s.phases()) {
+            (false, [p]) => format!(
+                "configuration: σ = {}, q = {}, T = {}\n",
+                shown(p.noise_multiplier),
+                sig(p.sampling_rate, 6, Side::Nearest),
+                p.steps
+            ),
+            _ => sched::phases_text(s, false),
+        },
+        (
+            None,
+            Some(Sampling::FixedSize {
+                batch_size,
+                dataset_size,
+            }),
+            Some((sigma, steps)),
+        ) => format!(
+            "configuration: σ = {}, fixed-size batches of {batch_size} of {dataset_size}, T = {steps} (replace-one adjacency)\n",
+            shown(sigma)
+        ),
+        _ => String::new(),
+    }
+}
+
+/// `reconbound tradeoff … --json` for `run` (Poisson phases or a schedule, printed as
+/// `bound` prints them — `as_schedule`: the phases form even for one phase — or fixed-size
+/// batches, RDP only) and the options: the typed entry point of [`super::api`].
+pub(crate) fn json_output(run: &Run, as_schedule: bool, o: &Options) -> Result<String, Failure> {
+    let a = answer(run, o, o.points)?;
+    let config = config_of(run, as_schedule);
     Ok(to_json(config, o, &a))
 }
 
@@ -359,22 +425,17 @@ fn to_text(req: &Request, a: &Answer) -> String {
     let r = &req.options;
     let mut t =
         String::from("reconbound tradeoff: the certified trade-off curve of one DP-SGD run\n\n");
-    match (req.is_schedule, req.schedule.phases()) {
-        (false, [p]) => t.push_str(&format!(
-            "configuration: σ = {}, q = {}, T = {}\n",
-            shown(p.noise_multiplier),
-            sig(p.sampling_rate, 6, Side::Nearest),
-            p.steps
-        )),
-        _ => t.push_str(&sched::phases_text(&req.schedule, false)),
-    }
+    t.push_str(&run_line(&req.run, req.is_schedule));
     t.push_str(&match a.source {
         Source::Gaussian { mu } => format!(
             "curve: μ-GDP in closed form, μ = {} (full batch)\n",
             sig(mu, 6, Side::Up)
         ),
-        _ => String::from(
+        Source::Pld => String::from(
             "curve: certified PLD, both directions of add/remove adjacency (lower envelope)\n",
+        ),
+        Source::Rdp => String::from(
+            "curve: the optimal RDP → f-DP conversion (Riess et al. 2026) of the replace-one RDP curve\n",
         ),
     });
     t.push_str("\nmembership inference: the best attack's TPR at a given FPR (upper bounds)\n");
@@ -418,7 +479,10 @@ fn to_text(req: &Request, a: &Answer) -> String {
         &mut t,
         &format!("ε(δ = {})", shown(r.delta)),
         &format!("≤ {}", sig(a.epsilon.upper, 6, Side::Up)),
-        &format!("[{}, …]", sig(a.epsilon.lower, 6, Side::Down)),
+        &match a.source {
+            Source::Rdp => String::from("by RDP, improved conversion"),
+            _ => format!("[{}, …]", sig(a.epsilon.lower, 6, Side::Down)),
+        },
     );
     if let Some((k, g)) = a.gamma {
         row(
@@ -445,16 +509,13 @@ fn csv(a: &Answer) -> String {
 }
 
 fn plot(r: &Request, a: &Answer) -> String {
-    let subtitle = match (r.is_schedule, r.schedule.phases()) {
-        (false, [p]) => format!(
-            "σ = {}, q = {}, T = {}; {}",
-            shown(p.noise_multiplier),
-            sig(p.sampling_rate, 4, Side::Nearest),
-            p.steps,
-            a.source.as_str()
-        ),
-        _ => format!("a schedule of {} phases", r.schedule.phases().len()),
-    };
+    let subtitle = format!(
+        "{}; {}",
+        run_line(&r.run, r.is_schedule)
+            .trim_end()
+            .trim_start_matches("configuration: "),
+        a.source.as_str()
+    );
     let tpr: Vec<(f64, f64)> = a
         .curve
         .iter()
@@ -494,12 +555,11 @@ pub(crate) fn tradeoff(args: &[String]) -> Out {
         return Ok(String::from(HELP) + "\n" + sched::HELP);
     }
     let r = request(&f)?;
-    let run = Run::schedule(r.schedule.clone());
     let n = r
         .options
         .points
         .or((r.csv.is_some() || r.plot.is_some()).then_some(defaults::POINTS));
-    let a = answer(&run, &r.options, n)?;
+    let a = answer(&r.run, &r.options, n)?;
     if let Some(p) = &r.csv {
         write_whole("csv", p, &csv(&a))?;
     }
@@ -507,9 +567,7 @@ pub(crate) fn tradeoff(args: &[String]) -> Out {
         write_whole("plot", p, &plot(&r, &a))?;
     }
     Ok(if r.json {
-        let mut config = Object::new();
-        put_config(&mut config, &r.schedule, r.is_schedule);
-        to_json(config, &r.options, &a)
+        to_json(config_of(&r.run, r.is_schedule), &r.options, &a)
     } else {
         to_text(&r, &a)
     })

@@ -278,8 +278,7 @@ pub(crate) use entry::{composed_pair_from, one_steps};
 pub use entry::{delta, epsilon, hockey_stick};
 pub(crate) use loss::{step_loss, StepLoss};
 pub(crate) use tilt::{
-    chernoff_tilt_for_delta, chernoff_tilt_for_epsilon, chernoff_tilt_for_kappa,
-    config_for_target,
+    chernoff_tilt_for_delta, chernoff_tilt_for_epsilon, chernoff_tilt_for_kappa, config_for_target,
 };
 #[allow(unused_imports)]
 use {compose::*, discretise::*, entry::*, grid::*, loss::*, tilt::*};

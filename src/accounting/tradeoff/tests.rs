@@ -146,11 +146,15 @@ fn poisson_gamma_lies_in_the_crates_hayes_bracket() {
         // one implementation: with the resolution at κ, the same bits
         assert_eq!((g.lower, g.upper), (h.lower, h.gamma));
         // at another resolution, another grid: the brackets still overlap
-        let coarse = TradeoffCurve::of_schedule(&phase(q, sigma, steps), 0.5, &PldConfig::default())
-            .unwrap()
-            .gamma(kappa)
-            .unwrap();
-        assert!(coarse.lower <= h.gamma && h.lower <= coarse.upper, "{coarse:?} vs {h:?}");
+        let coarse =
+            TradeoffCurve::of_schedule(&phase(q, sigma, steps), 0.5, &PldConfig::default())
+                .unwrap()
+                .gamma(kappa)
+                .unwrap();
+        assert!(
+            coarse.lower <= h.gamma && h.lower <= coarse.upper,
+            "{coarse:?} vs {h:?}"
+        );
         assert!(coarse.width() < 1e-4, "{coarse:?}");
     }
 }

@@ -262,7 +262,25 @@ fn tradeoff_json_is_the_tradeoff_commands_json_and_names_bad_options() {
     // fixed-size batches: the RDP conversion, with its own config keys
     let fixed = Run::fixed_size(64, 1600, 4.0, 300).unwrap();
     let j = api::tradeoff_json(&fixed, false, &api::TradeoffOptions::new()).unwrap();
-    assert!(j.contains("\"source\": \"rdp\"") && j.contains("\"sampling\": \"fixed\""), "{j}");
+    assert!(
+        j.contains("\"source\": \"rdp\"") && j.contains("\"sampling\": \"fixed\""),
+        "{j}"
+    );
+    let want = cli_json(&[
+        "tradeoff",
+        "--sampling",
+        "fixed",
+        "--batch-size",
+        "64",
+        "--dataset-size",
+        "1600",
+        "--noise-multiplier",
+        "4",
+        "--steps",
+        "300",
+        "--json",
+    ]);
+    assert_eq!(j, want);
     // an option out of range keeps the core's error, naming it
     o.fpr = vec![0.01, 1.0];
     match api::tradeoff_json(&run, false, &o) {
@@ -275,7 +293,10 @@ fn tradeoff_json_is_the_tradeoff_commands_json_and_names_bad_options() {
     o.points = Some(1);
     assert!(matches!(
         api::tradeoff_json(&run, false, &o),
-        Err(CommandError::Invalid(Error::InvalidCount { name: "points", .. }))
+        Err(CommandError::Invalid(Error::InvalidCount {
+            name: "points",
+            ..
+        }))
     ));
     let shuffled = Run::shuffled(64, 1600, 4.0, 300).unwrap();
     assert!(matches!(

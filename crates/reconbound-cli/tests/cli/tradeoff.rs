@@ -98,6 +98,15 @@ fn tradeoff_refuses_bad_levels_naming_the_flag_and_writes_nothing() {
         (&["--points", "1"][..], "--points"),
         (&["--points", "10001"][..], "--points"),
         (&["--noise-multiplier", "0"][..], "--noise-multiplier"),
+        (&["--sampling", "shuffle"][..], "--sampling"),
+        (
+            &["--sampling", "fixed", "--sampling-rate", "0.1"][..],
+            "--sampling-rate",
+        ),
+        (
+            &["--sampling", "fixed", "--batch-size", "0"][..],
+            "--batch-size",
+        ),
     ] {
         let mut args: Vec<String> = vec!["tradeoff".into(), "--plot".into(), p.clone()];
         args.extend(extra.iter().map(|s| s.to_string()));
