@@ -223,10 +223,9 @@ fn request(f: &Flags) -> Result<Request, Failure> {
     if let Some(d) = f.f64("delta")? {
         options.delta = d;
     }
-    options.points = match f.u64("points")? {
-        Some(n) => Some(usize::try_from(n).unwrap_or(usize::MAX)),
-        None => None,
-    };
+    options.points = f
+        .u64("points")?
+        .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     options.check()?;
     check_flag_paths(f, &["csv", "plot"], &["schedule"], &[])?;
     let csv = f.raw("csv").map(String::from);
