@@ -15,9 +15,14 @@
 //!   (2q, 1.3, 3063) against the one-phase MNIST run above (issue 13 item 3). Measured on
 //!   the 2-core machine: one phase 30.7 ms, three phases 83.5 ms (2.7×: three compositions
 //!   per direction on a grid chosen for the finest phase, plus two convolutions).
+//! - The certified trade-off curve of the MNIST run (issue 29): the four compositions
+//!   (pessimistic and optimistic, both directions), and each risk read from it (TPR at one
+//!   FPR, the advantage). riskcal 1.5.1 on the same machine: 194 ms per β, ~200 ms per
+//!   advantage, each composing its own PLD.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use reconbound::accounting::schedule::{Phase, Schedule};
+use reconbound::accounting::tradeoff::TradeoffCurve;
 use reconbound::accounting::{pld, pld_schedule, rdp, rdp_without_replacement, rero};
 use std::hint::black_box;
 use std::time::Duration;
@@ -134,8 +139,32 @@ fn epsilon_pld_schedule(c: &mut Criterion) {
     g.finish();
 }
 
+fn tradeoff_curve(c: &mut Criterion) {
+    let one = Schedule::new(&[Phase {
+        sampling_rate: Q,
+        noise_multiplier: SIGMA,
+        steps: STEPS,
+    }])
+    .unwrap();
+    let mut g = c.benchmark_group("tradeoff");
+    g.sample_size(20).measurement_time(Duration::from_secs(10));
+    g.bench_function("curve_mnist_dpsgd", |b| {
+        b.iter(|| {
+            TradeoffCurve::of_schedule(black_box(&one), 1e-3, &pld::PldConfig::default()).unwrap()
+        })
+    });
+    let curve = TradeoffCurve::of_schedule(&one, 1e-3, &pld::PldConfig::default()).unwrap();
+    g.sample_size(100).measurement_time(Duration::from_secs(3));
+    g.bench_function("tpr_at_fpr_0.01", |b| {
+        b.iter(|| curve.tpr(black_box(0.01)).unwrap())
+    });
+    g.bench_function("advantage", |b| b.iter(|| black_box(&curve).advantage()));
+    g.finish();
+}
+
 criterion_group!(
     benches,
+    tradeoff_curve,
     epsilon_rdp,
     epsilon_rdp_without_replacement,
     epsilon_pld,

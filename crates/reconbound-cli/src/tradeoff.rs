@@ -73,8 +73,8 @@ noise_multiplier, steps), source (pld | gaussian | rdp), mu (gaussian), delta,
 prior, fpr [{fpr, tpr, tpr_lower, beta, beta_upper}], advantage, advantage_lower,
 bayes_security, bayes_accuracy, bayes_accuracy_lower, epsilon, epsilon_lower, kappa, gamma,
 gamma_lower (with --kappa), curve [{alpha, beta, beta_upper}] (with --points).
-Timing: one curve composes four PLDs (about 60 ms at the default), each risk then takes
-microseconds.";
+Timing: one curve composes four PLDs (about 30 ms at the default), each risk then takes
+under a millisecond.";
 
 fn flags() -> Vec<Spec> {
     let mut s: Vec<Spec> = BOUND_SINGLE.iter().map(|&n| v(n)).collect();
