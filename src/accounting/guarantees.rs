@@ -1,7 +1,18 @@
 //! Every guarantee of one DP-SGD configuration, as one typed value: ε(δ) by RDP (both
-//! conversions) and by the certified PLD, the ReRo bounds γ of Balle et al. (from RDP) and
-//! Hayes et al. (numerical composition), the Fano bound and Guo et al.'s MSE lower bound —
-//! what `reconbound bound` prints.
+//! conversions) and by the certified PLD, the ReRo bounds γ of Balle et al. (from RDP),
+//! of the optimal RDP → f-DP conversion (Riess et al. 2026) and of Hayes et al. (numerical
+//! composition), the membership risks of the certified trade-off curve (TPR at 0.1 %, 1 %
+//! and 10 % FPR, the advantage), the Fano bound and Guo et al.'s MSE lower bound — what
+//! `reconbound bound` prints.
+//!
+//! # Which success bound is the tightest
+//! Hayes et al.'s γ is the exact value 1 − f(κ) of the run's trade-off curve (certified
+//! bracket): no bound on the success of an attack at baseline κ can be smaller. The two
+//! RDP bounds see the run only through its Rényi divergences (moments of the privacy loss),
+//! which lose the curve's shape: the optimal conversion is the best any RDP-based bound can
+//! do, Balle et al.'s drops one of its two inequalities. The Fano bound bounds the mutual
+//! information between the target and the release, an average over the prior that no single
+//! test's power can exceed but that is loose for the best test.
 //!
 //! # The Fano bound of a DP-SGD run
 //! Two candidates' output laws differ by KL ≤ Σ_i q_i·T_i·Δ²/(2σ_i²): joint convexity of KL
@@ -31,6 +42,11 @@
 //! let hayes = g.gamma.expect("certified");
 //! assert!(0.1 <= hayes.lower && hayes.gamma <= g.gamma_balle.gamma);
 //! assert!(g.fano.is_some() && g.mse.mse > 0.0);
+//! // γ from RDP by the optimal conversion is never looser than Balle et al.'s
+//! assert!(g.gamma_rdp.upper <= g.gamma_balle.gamma);
+//! // membership: TPR at 1 % FPR ≤ 0.0403 (the trade-off curve; `reconbound tradeoff`)
+//! let m = g.membership.expect("certified");
+//! assert!(m.tpr[1].upper < 0.0403 && m.advantage.upper < 0.225);
 //! # Ok::<(), reconbound::Error>(())
 //! ```
 
@@ -41,6 +57,7 @@ use crate::accounting::rdp::{self, Conversion, EpsilonBound};
 use crate::accounting::rero::{self, balle::BalleGamma, dpsgd::GammaBound};
 use crate::accounting::run::{self, Run, Unsupported};
 use crate::accounting::schedule::Schedule;
+use crate::accounting::tradeoff::{Bracket, TradeoffCurve};
 use crate::accounting::{fano, mse, prior};
 use crate::error::{check_positive, check_unit_rate, Error, Result};
 
@@ -109,14 +126,54 @@ pub struct Guarantees {
     pub epsilon_pld: core::result::Result<pld::Estimate, Unsupported>,
     /// Balle et al. 2022 Thm 2: γ from the RDP curve.
     pub gamma_balle: BalleGamma,
+    /// γ from the same RDP curve by the optimal RDP → f-DP conversion (Riess et al. 2026,
+    /// [`crate::accounting::tradeoff`]): never above [`Guarantees::gamma_balle`]; report
+    /// `upper`.
+    pub gamma_rdp: Bracket,
     /// Hayes et al. 2023 Thm 2: the certified γ bracket, or why there is none.
     pub gamma: core::result::Result<GammaBound, Unsupported>,
+    /// Membership risks read from the certified trade-off curve (both directions), or why
+    /// there are none.
+    pub membership: core::result::Result<Membership, Unsupported>,
     /// The Fano bound (Hayes et al. App. H) for a uniform prior of known size.
     pub fano: Option<fano::FanoBound>,
     /// Guo et al. 2022 Thm 1.
     pub mse: RdpMse,
     /// The prior these bounds are for.
     pub prior: Prior,
+}
+
+/// The false-positive rates of [`Membership::tpr`]: 0.1 %, 1 %, 10 %.
+pub const MEMBERSHIP_FPRS: [f64; 3] = [0.001, 0.01, 0.1];
+
+/// The membership risks of a run: the best attack's TPR at [`MEMBERSHIP_FPRS`] and its
+/// advantage, from [`TradeoffCurve::of_schedule`] at resolution 1e-3 (the same bits as
+/// `reconbound tradeoff`'s defaults).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Membership {
+    /// TPR ≤ 1 − f(FPR) at each of [`MEMBERSHIP_FPRS`]; report `upper`.
+    pub tpr: [Bracket; 3],
+    /// max(TPR − FPR) = TV; report `upper`.
+    pub advantage: Bracket,
+}
+
+/// [`Membership`] of a Poisson schedule.
+///
+/// # Errors
+/// As [`TradeoffCurve::of_schedule`].
+pub fn membership(schedule: &Schedule) -> Result<Membership> {
+    let curve = TradeoffCurve::of_schedule(schedule, 1e-3, &pld::PldConfig::default())?;
+    let mut tpr = [Bracket {
+        lower: 0.0,
+        upper: 1.0,
+    }; 3];
+    for (t, &a) in tpr.iter_mut().zip(&MEMBERSHIP_FPRS) {
+        *t = curve.tpr(a)?;
+    }
+    Ok(Membership {
+        tpr,
+        advantage: curve.advantage(),
+    })
 }
 
 /// Every guarantee of the Poisson `schedule` at `delta` for `prior` and data of
@@ -151,6 +208,14 @@ pub fn guarantees(
     let epsilon_rdp_mironov = rdp::epsilon_from_rdp(&orders, &curve, delta, Conversion::Mironov)?;
     let epsilon_pld = run::pld_epsilon(&Run::schedule(schedule.clone()), delta)?;
     let gamma_balle = rero::balle::gamma_from_rdp(kappa, &orders, &curve)?;
+    let gamma_rdp = TradeoffCurve::from_rdp(&orders, &curve)?.gamma(kappa)?;
+    let membership = match membership(schedule) {
+        Ok(m) => Ok(m),
+        Err(e @ (Error::Numerical { .. } | Error::NotConverged { .. })) => {
+            Err(Unsupported::NoCertifiedValue(e))
+        }
+        Err(e) => return Err(e),
+    };
     let gamma = match rero::schedule::gamma(kappa, schedule) {
         Ok(g) => Ok(g),
         Err(e @ (Error::Numerical { .. } | Error::NotConverged { .. })) => {
@@ -173,7 +238,9 @@ pub fn guarantees(
         epsilon_rdp_mironov,
         epsilon_pld,
         gamma_balle,
+        gamma_rdp,
         gamma,
+        membership,
         fano,
         mse: rdp_mse_lower_bound(schedule, diameter)?,
         prior: Prior {
