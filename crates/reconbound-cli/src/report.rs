@@ -13,12 +13,13 @@ use super::attack::{
     self, check_prior_aware, parse_run_flags, rero_bounds, RunDefaults, RUN_FLAGS,
 };
 use super::audit::check_audit;
-use super::commands::{bound, Failure};
+use super::commands::{Bound, BoundConfig, Failure};
 use super::format::{sig, Side};
 use super::json::{self, Object, Value};
 use super::output::{check_writable, write_whole};
 use super::shard::{parse_shard, parse_threads, shard_kind};
 use super::{html, svg, train};
+use reconbound::accounting::guarantees::Guarantees;
 use std::format;
 use std::io::IsTerminal as _;
 use std::string::{String, ToString};
@@ -295,19 +296,16 @@ impl Config {
         a
     }
 
-    fn bound_args(&self, json: bool) -> Vec<String> {
+    /// `bound` for the report's (q, σ, T, δ) and its uniform prior of m candidates.
+    fn bound(&self) -> Result<BoundConfig, Failure> {
         let r = &self.run;
-        let mut a = flat(std::vec![
-            ("--noise-multiplier", num_arg(self.sigma)),
-            ("--sampling-rate", num_arg(r.sampling_rate)),
-            ("--steps", r.steps.to_string()),
-            ("--delta", num_arg(r.delta)),
-            ("--prior-size", self.prior_size.to_string()),
-        ]);
-        if json {
-            a.push("--json".into());
-        }
-        a
+        BoundConfig::one_phase(
+            self.sigma,
+            r.sampling_rate,
+            r.steps,
+            r.delta,
+            self.prior_size,
+        )
     }
 
     fn to_json(&self) -> Object {
@@ -342,9 +340,9 @@ fn object(text: &str, what: &str) -> Result<Object, Failure> {
     }
 }
 
-/// Is `key` of `o` a number?
-fn has_number(o: &Object, key: &str) -> bool {
-    o.get(key).and_then(Value::as_f64).is_some()
+/// A number of the summary, or `null` when there is none.
+fn number(x: Option<f64>) -> Value {
+    x.map_or(Value::Null, Value::Num)
 }
 
 /// One point of the ReRo curve.
@@ -359,7 +357,7 @@ pub(crate) struct Report {
     reconn: Option<(Object, String)>,
     config: Config,
     out: String,
-    bound: Object,
+    bound: Bound,
     curve: Vec<CurvePoint>,
     attack: Object,
     audit: Object,
@@ -391,10 +389,13 @@ impl Report {
         let copy = |o: &mut Object, key: &str, from: &Object, src: &str| {
             o.put(key, from.get(src).cloned().unwrap_or(Value::Null));
         };
-        o.int("prior_size", self.config.prior_size);
-        copy(&mut o, "gamma", &self.bound, "gamma");
-        copy(&mut o, "gamma_lower", &self.bound, "gamma_lower");
-        copy(&mut o, "gamma_balle", &self.bound, "gamma_balle");
+        let g = &self.bound.guarantees;
+        let hayes = g.gamma.as_ref().ok();
+        let pld = g.epsilon_pld.as_ref().ok();
+        o.int("prior_size", self.config.prior_size)
+            .put("gamma", number(hayes.map(|h| h.gamma)))
+            .put("gamma_lower", number(hayes.map(|h| h.lower)))
+            .num("gamma_balle", g.gamma_balle.gamma);
         match chosen_score(&self.attack) {
             Some((name, r)) => {
                 o.str("attack_score", &name);
@@ -408,14 +409,9 @@ impl Report {
                 o.put("attack_score", Value::Null);
             }
         }
-        copy(&mut o, "epsilon_rdp", &self.bound, "epsilon_rdp");
-        copy(&mut o, "epsilon_pld", &self.bound, "epsilon_pld");
-        copy(
-            &mut o,
-            "epsilon_pld_lower",
-            &self.bound,
-            "epsilon_pld_lower",
-        );
+        o.num("epsilon_rdp", g.epsilon_rdp.epsilon)
+            .put("epsilon_pld", number(pld.map(|e| e.value)))
+            .put("epsilon_pld_lower", number(pld.map(|e| e.lower)));
         copy(
             &mut o,
             "epsilon_empirical",
@@ -428,7 +424,7 @@ impl Report {
             &self.audit,
             "epsilon_empirical_max",
         );
-        copy(&mut o, "mse_lower_bound", &self.bound, "mse_lower_bound");
+        o.num("mse_lower_bound", g.mse.mse);
         copy(
             &mut o,
             "fil_mse_bound_median",
@@ -447,7 +443,7 @@ impl Report {
             .str("out", &self.out)
             .put("config", Value::Obj(self.config.to_json()))
             .put("summary", Value::Obj(self.summary()))
-            .put("bound", Value::Obj(self.bound.clone()));
+            .put("bound", Value::Obj(self.bound.to_json()));
         let curve: Vec<Value> = self
             .curve
             .iter()
@@ -559,8 +555,8 @@ enum Trials {
 }
 
 /// Every check that can be made before any training: the configuration of each part, the
-/// data, the accountant's certificate. Returns `bound --json` and `bound`'s table.
-fn check(c: &Config) -> Result<(Object, String), Failure> {
+/// data, the accountant's certificate. Returns `bound`'s guarantees of the configuration.
+fn check(c: &Config) -> Result<Bound, Failure> {
     if !(2..=10_000).contains(&c.prior_size) {
         return Err(usage(format!(
             "--prior-size = {} is out of range: must be in 2..=10000",
@@ -584,23 +580,27 @@ fn check(c: &Config) -> Result<(Object, String), Failure> {
         )));
     }
     drop(pool);
-    let bound_json = object(&bound(&c.bound_args(true))?, "bound")?;
-    for (key, note) in [("epsilon_pld", "epsilon_pld_note"), ("gamma", "gamma_note")] {
-        if !has_number(&bound_json, key) {
-            let why = bound_json
-                .get(note)
-                .and_then(|v| match v {
-                    Value::Str(s) => Some(s.as_str()),
-                    _ => None,
-                })
-                .unwrap_or("no certified value");
-            return Err(usage(format!(
-                "--noise-multiplier / --epsilon, --sampling-rate, --steps, --delta: the PLD accountant cannot certify {key} for this configuration ({why})"
-            )));
-        }
+    let bound = c.bound()?.compute()?;
+    certified(&bound.guarantees)?;
+    Ok(bound)
+}
+
+/// Refuses a configuration whose ε by PLD or γ of Hayes et al. the accountant cannot certify
+/// (the report's summary states both).
+fn certified(g: &Guarantees) -> Result<(), Failure> {
+    let pld = g.epsilon_pld.as_ref().map(|e| e.value);
+    let gamma = g.gamma.as_ref().map(|b| b.gamma);
+    for (key, value) in [("epsilon_pld", pld), ("gamma", gamma)] {
+        let why = match value {
+            Ok(x) if x.is_finite() => continue,
+            Ok(_) => String::from("no certified value"),
+            Err(why) => why.reason(),
+        };
+        return Err(usage(format!(
+            "--noise-multiplier / --epsilon, --sampling-rate, --steps, --delta: the PLD accountant cannot certify {key} for this configuration ({why})"
+        )));
     }
-    let table = bound(&c.bound_args(false))?;
-    Ok((bound_json, table))
+    Ok(())
 }
 
 /// Is progress shown (stderr a terminal, no `--quiet`)?
@@ -615,8 +615,8 @@ fn build(
     trials: Trials,
     quiet: bool,
     start: Instant,
-) -> Result<(Report, String), Failure> {
-    let (bound_json, table) = check(c)?;
+) -> Result<Report, Failure> {
+    let bound = check(c)?;
     let mut sizes: Vec<u64> = PRIOR_SIZES.to_vec();
     if !sizes.contains(&c.prior_size) {
         sizes.push(c.prior_size);
@@ -671,7 +671,7 @@ fn build(
         reconn,
         config: c.clone(),
         out: String::from(out),
-        bound: bound_json,
+        bound,
         curve,
         attack: object(&attack_text, "attack prior-aware")?,
         audit: object(&audit_text, "audit")?,
@@ -680,7 +680,7 @@ fn build(
         images: trained.images.unwrap_or_default(),
         seconds: start.elapsed().as_secs_f64(),
     };
-    Ok((report, table))
+    Ok(report)
 }
 
 /// `o` without `key`.
@@ -695,7 +695,7 @@ fn without(o: &Object, key: &str) -> Object {
 }
 
 /// Writes the page and returns what the terminal gets.
-fn finish(report: &Report, table: &str, json: bool) -> Out {
+fn finish(report: &Report, json: bool) -> Out {
     let page = html::page(
         &report.to_json(true),
         &html::Figures {
@@ -713,7 +713,7 @@ fn finish(report: &Report, table: &str, json: bool) -> Out {
     }
     let s = report.summary();
     let get = |k: &str| s.get(k).and_then(Value::as_f64).unwrap_or(f64::NAN);
-    let mut t = String::from(table);
+    let mut t = report.bound.table();
     t.push_str(&format!(
         "\nprior-aware attack, score {} (fixed before the trials): success {} [{}, {}] over {} trials (γ ≤ {})\n",
         match s.get("attack_score") {
@@ -794,8 +794,8 @@ pub(crate) fn report(args: &[String]) -> Out {
     super::output::check_distinct(&[("out", out)], &data)?;
     check_writable("out", out)?;
     let threads = f.raw("threads").map(String::from);
-    let (report, table) = build(&c, out, Trials::Run { threads }, quiet, start)?;
-    finish(&report, &table, f.has("json"))
+    let report = build(&c, out, Trials::Run { threads }, quiet, start)?;
+    finish(&report, f.has("json"))
 }
 
 /// `reconbound merge` of report shard files (name, text): the trial parts reassembled, then
@@ -874,7 +874,7 @@ pub(crate) fn merge(files: &[(String, String)], out: Option<&str>, json: bool) -
     }
     let attack_text = attack::merged_summary(&pa, &pa_out, &json_out)?;
     let audit_text = super::audit::merged_summary(&au, &au_out, &json_out)?;
-    let (mut report, table) = build(
+    let mut report = build(
         &c,
         out,
         Trials::Merged {
@@ -886,5 +886,5 @@ pub(crate) fn merge(files: &[(String, String)], out: Option<&str>, json: bool) -
     )?;
     // the whole run's wall time: the shards' (their trials) and the merge's own (the rest)
     report.seconds += shard_seconds;
-    finish(&report, &table, json)
+    finish(&report, json)
 }
