@@ -18,8 +18,11 @@ use super::format::{sig, Side};
 use super::json::{self, Object, Value};
 use super::output::{check_writable, write_whole};
 use super::shard::{parse_shard, parse_threads, shard_kind};
-use super::{html, svg, train};
+use super::train::{FilOptions, TrainConfig, Trained};
+use super::{html, svg};
 use reconbound::accounting::guarantees::Guarantees;
+use reconbound::train::clip::ClipMethod;
+use reconbound::train::sampling::Sampling;
 use std::format;
 use std::io::IsTerminal as _;
 use std::string::{String, ToString};
@@ -266,34 +269,46 @@ impl Config {
     }
 
     /// `train --fil` of the same DP-SGD run on N + 1 examples (the attack's D⁻ plus its
-    /// target, the audit's D plus its canary: the same q).
-    fn train_args(&self, quiet: bool) -> Vec<String> {
+    /// target, the audit's D plus its canary: the same q), with its FIL figures, checked as
+    /// `train` checks its flags.
+    fn train(&self, quiet: bool) -> Result<TrainConfig, Failure> {
         let r = &self.run;
-        let mut a = self.data_args(r.train_size + 1);
-        a.extend([
-            ("--steps", r.steps.to_string()),
-            ("--clip", num_arg(r.clip)),
-            ("--lr", num_arg(r.lr)),
-            ("--momentum", String::from("0")),
-            ("--noise-multiplier", num_arg(self.sigma)),
-            ("--delta", num_arg(r.delta)),
-            ("--seed", self.seed.to_string()),
-            ("--fil-coords", self.fil_coords.to_string()),
-        ]);
-        if r.sampling_rate == 1.0 {
-            a.push(("--sampling", String::from("full")));
-        } else {
-            a.extend([
-                ("--sampling", String::from("poisson")),
-                ("--batch-size", r.batch_size.to_string()),
-            ]);
+        let full = r.sampling_rate == 1.0;
+        TrainConfig {
+            model: r.model.clone(),
+            data: r.data.clone(),
+            // N + 1 <= 10⁸ + 1 and K <= d (checked): counts of any machine
+            train_size: Some(r.train_size as usize + 1),
+            test_size: None,
+            steps: Some(r.steps),
+            epochs: None,
+            batch_size: (!full).then_some(r.batch_size),
+            noise_multiplier: self.sigma,
+            clip: Some(r.clip),
+            clipping: Some(ClipMethod::Hard),
+            lr: r.lr,
+            momentum: 0.0,
+            weight_decay: 0.0,
+            sampling: if full {
+                Sampling::FullBatch
+            } else {
+                Sampling::Poisson
+            },
+            delta: r.delta,
+            seed: self.seed,
+            fil: Some(FilOptions {
+                coords: Some(self.fil_coords as usize),
+                runs: 1,
+                kappa_one: false,
+                delta: None,
+                csv: None,
+                plot: None,
+                images: None,
+                figures: true,
+            }),
+            quiet,
         }
-        let mut a = flat(a);
-        a.extend(["--fil".into(), "--json".into()]);
-        if quiet {
-            a.push("--quiet".into());
-        }
-        a
+        .checked()
     }
 
     /// `bound` for the report's (q, σ, T, δ) and its uniform prior of m candidates.
@@ -361,9 +376,7 @@ pub(crate) struct Report {
     curve: Vec<CurvePoint>,
     attack: Object,
     audit: Object,
-    train: Object,
-    histogram: String,
-    images: String,
+    train: Trained,
     seconds: f64,
 }
 
@@ -425,11 +438,9 @@ impl Report {
             "epsilon_empirical_max",
         );
         o.num("mse_lower_bound", g.mse.mse);
-        copy(
-            &mut o,
+        o.put(
             "fil_mse_bound_median",
-            &self.train,
-            "fil_mse_bound_median",
+            number(self.train.fil_mse_bound_median()),
         );
         o
     }
@@ -461,7 +472,7 @@ impl Report {
         o.put("rero_curve", Value::Arr(curve))
             .put("attack", Value::Obj(self.attack.clone()))
             .put("audit", Value::Obj(self.audit.clone()))
-            .put("train", Value::Obj(self.train.clone()));
+            .put("train", Value::Obj(self.train.to_json(false)));
         if let Some((r, _)) = &self.reconn {
             o.put("reconn", Value::Obj(r.clone()));
         }
@@ -633,9 +644,7 @@ fn build(
         }
     }
     let sub_quiet = !progress_shown(quiet);
-    let trained = train::train_with_figures(&c.train_args(sub_quiet), true)?;
-    let mut train_json = object(&trained.output, "train")?;
-    train_json = without(&train_json, "seconds");
+    let trained = c.train(sub_quiet)?.run()?;
     let (attack_text, audit_text) = match trials {
         Trials::Run { threads } => {
             let mut extra = std::vec![String::from("--json")];
@@ -675,23 +684,10 @@ fn build(
         curve,
         attack: object(&attack_text, "attack prior-aware")?,
         audit: object(&audit_text, "audit")?,
-        train: train_json,
-        histogram: trained.histogram.unwrap_or_default(),
-        images: trained.images.unwrap_or_default(),
+        train: trained,
         seconds: start.elapsed().as_secs_f64(),
     };
     Ok(report)
-}
-
-/// `o` without `key`.
-fn without(o: &Object, key: &str) -> Object {
-    let mut r = Object::new();
-    for (k, val) in o.entries() {
-        if k != key {
-            r.put(k, val.clone());
-        }
-    }
-    r
 }
 
 /// Writes the page and returns what the terminal gets.
@@ -700,8 +696,8 @@ fn finish(report: &Report, json: bool) -> Out {
         &report.to_json(true),
         &html::Figures {
             rero: &report.rero_plot(),
-            histogram: &report.histogram,
-            images: &report.images,
+            histogram: report.train.histogram().unwrap_or_default(),
+            images: report.train.images().unwrap_or_default(),
             reconn_images: report.reconn.as_ref().map_or("", |(_, g)| g.as_str()),
         },
     );
