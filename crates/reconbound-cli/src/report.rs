@@ -10,19 +10,26 @@
 
 use super::args::{parse, switch as s, value as v, Flags, Spec, UsageError};
 use super::attack::{
-    self, check_prior_aware, parse_run_flags, rero_bounds, RunDefaults, RUN_FLAGS,
+    self, parse_run_flags, rero_bounds, run_prior_aware, PriorAwareConfig, PriorAwareSummary,
+    RunDefaults, RUN_FLAGS,
 };
-use super::audit::check_audit;
+use super::audit::{self, run_audit, AuditRun, AuditSummary, Pairing};
 use super::commands::{Bound, BoundConfig, Failure};
 use super::format::{sig, Side};
 use super::json::{self, Object, Value};
 use super::output::{check_writable, write_whole};
-use super::shard::{parse_shard, parse_threads, shard_kind};
+use super::shard::{merge_shards, parse_shard, parse_threads, shard_kind, Sharding};
 use super::train::{FilOptions, TrainConfig, Trained};
 use super::{html, svg};
 use reconbound::accounting::guarantees::Guarantees;
+use reconbound::attacks::audit::canary::{Crafter, GradientShape};
+use reconbound::attacks::audit::claim::Claim;
+use reconbound::attacks::audit::evaluate::{Estimator, ThresholdRule};
+use reconbound::attacks::audit::run::{BatchView, Distinguisher};
+use reconbound::attacks::trial::SuccessRate;
 use reconbound::train::clip::ClipMethod;
 use reconbound::train::sampling::Sampling;
+use std::boxed::Box;
 use std::format;
 use std::io::IsTerminal as _;
 use std::string::{String, ToString};
@@ -58,8 +65,9 @@ pub(crate) const SHARD_KIND: &str = "report";
 /// The audit's threat model: the strongest that fits the run (the adversary of DP-SGD's
 /// analysis: a gradient canary inserted at every step, read through the released gradients,
 /// at the run's own learning rate — crafter 5 would set it to 0).
-const AUDIT_CRAFTER: &str = "gradient-dirac";
-const AUDIT_DISTINGUISHER: &str = "3";
+const AUDIT_CRAFTER: Crafter = Crafter::Gradient(GradientShape::Dirac);
+/// The audit's distinguisher: the likelihood-ratio test on the released gradients.
+const AUDIT_DISTINGUISHER: Distinguisher = Distinguisher::GradientTest;
 
 const HELP: &str = "\
 usage: reconbound report [--model mlp|mnist-convnet] [--data embedded|<idx dir>] [--train-size N]
@@ -245,27 +253,41 @@ impl Config {
         a
     }
 
-    fn attack_args(&self, extra: &[String]) -> Vec<String> {
-        let mut a = self.run_args();
-        a.extend(flat(std::vec![
-            ("--prior-size", self.prior_size.to_string()),
-            ("--trials", self.trials.to_string()),
-            ("--seed", self.seed.to_string()),
-        ]));
-        a.extend(extra.iter().cloned());
-        a
+    /// `attack prior-aware` of the run: R trials at the report's one point, against a
+    /// uniform prior of m candidates, scored by the default score.
+    fn prior_aware(&self) -> Result<PriorAwareConfig, Failure> {
+        PriorAwareConfig {
+            run: self.run.clone(),
+            prior_size: self.prior_size,
+            epsilons: self.epsilon.map(|e| std::vec![e]),
+            noise_multipliers: std::vec![self.sigma],
+            trials: self.trials,
+            seed: self.seed,
+            score: attack::defaults::SCORE,
+        }
+        .checked()
     }
 
-    fn audit_args(&self, extra: &[String]) -> Vec<String> {
-        let mut a = self.run_args();
-        a.extend(flat(std::vec![
-            ("--crafter", String::from(AUDIT_CRAFTER)),
-            ("--distinguisher", String::from(AUDIT_DISTINGUISHER)),
-            ("--trials", self.audit_trials.to_string()),
-            ("--seed", self.seed.to_string()),
-        ]));
-        a.extend(extra.iter().cloned());
-        a
+    /// `audit` of the run in the strongest threat model that fits it ([`AUDIT_CRAFTER`],
+    /// [`AUDIT_DISTINGUISHER`]), A trials per world, every other flag at its default.
+    fn audit(&self) -> Result<AuditRun, Failure> {
+        AuditRun {
+            run: self.run.clone(),
+            epsilon: self.epsilon,
+            noise_multiplier: self.sigma,
+            trials: self.audit_trials,
+            seed: self.seed,
+            crafters: std::vec![AUDIT_CRAFTER],
+            pairing: Pairing::List(std::vec![AUDIT_DISTINGUISHER]),
+            estimator: Estimator::ClopperPearson,
+            rule: ThresholdRule::HeldOut {
+                calibration: audit::default_calibration(self.audit_trials),
+            },
+            alpha: audit::defaults::ALPHA,
+            view: BatchView::Informed,
+            claim: Claim::Trainer,
+        }
+        .checked()
     }
 
     /// `train --fil` of the same DP-SGD run on N + 1 examples (the attack's D⁻ plus its
@@ -374,34 +396,16 @@ pub(crate) struct Report {
     out: String,
     bound: Bound,
     curve: Vec<CurvePoint>,
-    attack: Object,
-    audit: Object,
+    attack: PriorAwareSummary,
+    audit: AuditSummary,
     train: Trained,
     seconds: f64,
-}
-
-/// The score the attack was told to use before its trials (`--score`, default sum) and its
-/// rate object. Not the best of the three scores after the fact: that choice would look at
-/// the trials and its interval would not hold (choices made by looking at trials are paid
-/// for, never free).
-fn chosen_score(attack: &Object) -> Option<(String, &Object)> {
-    let name = attack.get_str("score").ok()?;
-    let Some(Value::Obj(scores)) = attack.get("scores") else {
-        return None;
-    };
-    match scores.get(name) {
-        Some(Value::Obj(r)) => Some((String::from(name), r)),
-        _ => None,
-    }
 }
 
 impl Report {
     /// The summary's numbers: copies of the sections' (no number is computed here).
     fn summary(&self) -> Object {
         let mut o = Object::new();
-        let copy = |o: &mut Object, key: &str, from: &Object, src: &str| {
-            o.put(key, from.get(src).cloned().unwrap_or(Value::Null));
-        };
         let g = &self.bound.guarantees;
         let hayes = g.gamma.as_ref().ok();
         let pld = g.epsilon_pld.as_ref().ok();
@@ -409,14 +413,14 @@ impl Report {
             .put("gamma", number(hayes.map(|h| h.gamma)))
             .put("gamma_lower", number(hayes.map(|h| h.lower)))
             .num("gamma_balle", g.gamma_balle.gamma);
-        match chosen_score(&self.attack) {
-            Some((name, r)) => {
-                o.str("attack_score", &name);
-                copy(&mut o, "attack_trials", &self.attack, "trials");
-                copy(&mut o, "attack_successes", r, "successes");
-                copy(&mut o, "attack_success_rate", r, "success_rate");
-                copy(&mut o, "attack_success_lower", r, "success_lower");
-                copy(&mut o, "attack_success_upper", r, "success_upper");
+        match self.attack.headline() {
+            Some((score, r)) => {
+                o.str("attack_score", score.name())
+                    .int("attack_trials", r.trials)
+                    .int("attack_successes", r.successes)
+                    .num("attack_success_rate", r.rate)
+                    .num("attack_success_lower", r.lower)
+                    .num("attack_success_upper", r.upper);
             }
             None => {
                 o.put("attack_score", Value::Null);
@@ -425,18 +429,8 @@ impl Report {
         o.num("epsilon_rdp", g.epsilon_rdp.epsilon)
             .put("epsilon_pld", number(pld.map(|e| e.value)))
             .put("epsilon_pld_lower", number(pld.map(|e| e.lower)));
-        copy(
-            &mut o,
-            "epsilon_empirical",
-            &self.audit,
-            "epsilon_empirical",
-        );
-        copy(
-            &mut o,
-            "epsilon_empirical_max",
-            &self.audit,
-            "epsilon_empirical_max",
-        );
+        o.put("epsilon_empirical", number(self.audit.epsilon_empirical()))
+            .num("epsilon_empirical_max", self.audit.epsilon_empirical_max());
         o.num("mse_lower_bound", g.mse.mse);
         o.put(
             "fil_mse_bound_median",
@@ -470,8 +464,8 @@ impl Report {
             })
             .collect();
         o.put("rero_curve", Value::Arr(curve))
-            .put("attack", Value::Obj(self.attack.clone()))
-            .put("audit", Value::Obj(self.audit.clone()))
+            .put("attack", Value::Obj(self.attack.to_json()))
+            .put("audit", Value::Obj(self.audit.to_json()))
             .put("train", Value::Obj(self.train.to_json(false)));
         if let Some((r, _)) = &self.reconn {
             o.put("reconn", Value::Obj(r.clone()));
@@ -492,21 +486,16 @@ impl Report {
                 .collect()
         };
         let mut estimates = Vec::new();
-        if let Some((name, r)) = chosen_score(&self.attack) {
-            if let (Ok(y), Ok(l), Ok(u)) = (
-                r.get_f64("success_rate"),
-                r.get_f64("success_lower"),
-                r.get_f64("success_upper"),
-            ) {
-                estimates.push(svg::Estimates {
-                    label: format!(
-                        "prior-aware attack ({name}), {} trials, 95 % interval",
-                        c.trials
-                    ),
-                    points: std::vec![(c.prior_size as f64, y, l, u)],
-                    colour: "#2ca02c",
-                });
-            }
+        if let Some((score, r)) = self.attack.headline() {
+            estimates.push(svg::Estimates {
+                label: format!(
+                    "prior-aware attack ({}), {} trials, 95 % interval",
+                    score.name(),
+                    c.trials
+                ),
+                points: std::vec![(c.prior_size as f64, r.rate, r.lower, r.upper)],
+                colour: "#2ca02c",
+            });
         }
         let subtitle = format!(
             "{}, {}, T = {}, σ = {}",
@@ -559,10 +548,16 @@ fn command_line(c: &Config) -> String {
     s
 }
 
-/// How the trial parts are obtained: run here, or reassembled from shard files.
+/// How the trial parts are obtained: run here (on `threads` threads), or reassembled from
+/// shard files.
 enum Trials {
-    Run { threads: Option<String> },
-    Merged { attack: String, audit: String },
+    Run {
+        threads: usize,
+    },
+    Merged {
+        attack: Box<PriorAwareSummary>,
+        audit: Box<AuditSummary>,
+    },
 }
 
 /// Every check that can be made before any training: the configuration of each part, the
@@ -579,8 +574,8 @@ fn check(c: &Config) -> Result<Bound, Failure> {
             "--fil-coords = 0 is out of range: must be in 1..=d (the input dimension)",
         )));
     }
-    check_prior_aware(&c.attack_args(&[]))?;
-    check_audit(&c.audit_args(&[]))?;
+    c.prior_aware()?;
+    c.audit()?;
     // The data (a directory that does not parse fails here), the model, the sizes.
     let (_, pool, _) = attack::load_pool(&c.run, c.prior_size, "--train-size + --prior-size")?;
     let d = pool.dim() as u64;
@@ -645,22 +640,18 @@ fn build(
     }
     let sub_quiet = !progress_shown(quiet);
     let trained = c.train(sub_quiet)?.run()?;
-    let (attack_text, audit_text) = match trials {
+    let (attack, audit) = match trials {
         Trials::Run { threads } => {
-            let mut extra = std::vec![String::from("--json")];
-            if let Some(t) = threads {
-                extra.extend(["--threads".into(), t]);
-            }
-            if sub_quiet {
-                extra.push("--quiet".into());
-            }
-            let mut a = std::vec![String::from("prior-aware")];
-            a.extend(c.attack_args(&extra));
-            let attack_text = attack::attack(&a)?;
-            let audit_text = super::audit::audit(&c.audit_args(&extra))?;
-            (attack_text, audit_text)
+            let sharding = Sharding {
+                shard: None,
+                threads,
+                quiet: sub_quiet,
+            };
+            let attack = run_prior_aware(&c.prior_aware()?, sharding)?;
+            let audit = run_audit(&c.audit()?, sharding)?;
+            (attack.whole("attack prior-aware")?, audit.whole("audit")?)
         }
-        Trials::Merged { attack, audit } => (attack, audit),
+        Trials::Merged { attack, audit } => (*attack, *audit),
     };
     let reconn = if c.reconn > 0 {
         let mut a: Vec<String> = flat(std::vec![
@@ -682,8 +673,8 @@ fn build(
         out: String::from(out),
         bound,
         curve,
-        attack: object(&attack_text, "attack prior-aware")?,
-        audit: object(&audit_text, "audit")?,
+        attack,
+        audit,
         train: trained,
         seconds: start.elapsed().as_secs_f64(),
     };
@@ -707,26 +698,24 @@ fn finish(report: &Report, json: bool) -> Out {
         text.push('\n');
         return Ok(text);
     }
-    let s = report.summary();
-    let get = |k: &str| s.get(k).and_then(Value::as_f64).unwrap_or(f64::NAN);
+    let g = &report.bound.guarantees;
+    let headline = report.attack.headline();
+    let rate = |f: fn(&SuccessRate) -> f64| headline.map_or(f64::NAN, |(_, r)| f(&r));
     let mut t = report.bound.table();
     t.push_str(&format!(
         "\nprior-aware attack, score {} (fixed before the trials): success {} [{}, {}] over {} trials (γ ≤ {})\n",
-        match s.get("attack_score") {
-            Some(Value::Str(n)) => n.as_str(),
-            _ => "-",
-        },
-        sig(get("attack_success_rate"), 4, Side::Nearest),
-        sig(get("attack_success_lower"), 4, Side::Down),
-        sig(get("attack_success_upper"), 4, Side::Up),
+        headline.map_or("-", |(score, _)| score.name()),
+        sig(rate(|r| r.rate), 4, Side::Nearest),
+        sig(rate(|r| r.lower), 4, Side::Down),
+        sig(rate(|r| r.upper), 4, Side::Up),
         report.config.trials,
-        sig(get("gamma"), 4, Side::Up),
+        sig(g.gamma.as_ref().map_or(f64::NAN, |h| h.gamma), 4, Side::Up),
     ));
     t.push_str(&format!(
         "audit (gradient canary / released gradients): ε ≥ {} at 95 % confidence, {} trials per world (ε ≤ {} by PLD)\n",
-        sig(get("epsilon_empirical"), 4, Side::Down),
+        sig(report.audit.epsilon_empirical().unwrap_or(f64::NAN), 4, Side::Down),
         report.config.audit_trials,
-        sig(get("epsilon_pld"), 4, Side::Up),
+        sig(g.epsilon_pld.as_ref().map_or(f64::NAN, |e| e.value), 4, Side::Up),
     ));
     t.push_str(&format!(
         "wrote the report to {} ({:.1} s)\n",
@@ -743,7 +732,7 @@ pub(crate) fn report(args: &[String]) -> Out {
         return Ok(String::from(HELP));
     }
     let c = Config::parse(&f)?;
-    parse_threads(&f)?;
+    let threads = parse_threads(&f)?;
     let quiet = f.has("quiet");
     if let Some(shard) = parse_shard(&f)? {
         for flag in ["out", "json"] {
@@ -754,18 +743,14 @@ pub(crate) fn report(args: &[String]) -> Out {
             }
         }
         check(&c)?;
-        let mut extra = std::vec![
-            String::from("--shard"),
-            format!("{}/{}", shard.index(), shard.count()),
-            String::from("--quiet"),
-        ];
-        if let Some(t) = f.raw("threads") {
-            extra.extend(["--threads".into(), t.into()]);
-        }
-        let mut a = std::vec![String::from("prior-aware")];
-        a.extend(c.attack_args(&extra));
-        let attack_lines = attack::attack(&a)?;
-        let audit_lines = super::audit::audit(&c.audit_args(&extra))?;
+        let sharding = Sharding {
+            shard: Some(shard),
+            threads,
+            quiet: true,
+        };
+        let attack_lines =
+            run_prior_aware(&c.prior_aware()?, sharding)?.shard("attack prior-aware")?;
+        let audit_lines = run_audit(&c.audit()?, sharding)?.shard("audit")?;
         let mut header = Object::new();
         let canonical: Vec<Value> = c.canonical_args().into_iter().map(Value::Str).collect();
         header
@@ -789,7 +774,6 @@ pub(crate) fn report(args: &[String]) -> Out {
         .collect();
     super::output::check_distinct(&[("out", out)], &data)?;
     check_writable("out", out)?;
-    let threads = f.raw("threads").map(String::from);
     let report = build(&c, out, Trials::Run { threads }, quiet, start)?;
     finish(&report, f.has("json"))
 }
@@ -856,30 +840,16 @@ pub(crate) fn merge(files: &[(String, String)], out: Option<&str>, json: bool) -
     };
     let f = parse(args.get(1..).unwrap_or_default(), &flags())?;
     let c = Config::parse(&f)?;
-    let json_out = attack::OutputOptions {
-        json: true,
-        csv: None,
-        plot: None,
-    };
-    let (pa, pa_out) = super::shard::merge_shards::<attack::PriorAwareConfig>(&attack_files)?;
-    let (au, au_out) = super::shard::merge_shards::<super::audit::AuditRun>(&audit_files)?;
-    if pa != check_prior_aware(&c.attack_args(&[]))? || au != check_audit(&c.audit_args(&[]))? {
+    let (pa, pa_out) = merge_shards::<PriorAwareConfig>(&attack_files)?;
+    let (au, au_out) = merge_shards::<AuditRun>(&audit_files)?;
+    if pa != c.prior_aware()? || au != c.audit()? {
         return Err(usage(String::from(
             "merge: the attack's or the audit's trials are of another configuration than the report's header",
         )));
     }
-    let attack_text = attack::merged_summary(&pa, &pa_out, &json_out)?;
-    let audit_text = super::audit::merged_summary(&au, &au_out, &json_out)?;
-    let mut report = build(
-        &c,
-        out,
-        Trials::Merged {
-            attack: attack_text,
-            audit: audit_text,
-        },
-        true,
-        start,
-    )?;
+    let attack = Box::new(attack::merged_summary(&pa, &pa_out)?);
+    let audit = Box::new(audit::merged_summary(&au, au_out)?);
+    let mut report = build(&c, out, Trials::Merged { attack, audit }, true, start)?;
     // the whole run's wall time: the shards' (their trials) and the merge's own (the rest)
     report.seconds += shard_seconds;
     finish(&report, json)
