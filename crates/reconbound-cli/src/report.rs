@@ -13,6 +13,7 @@ use super::attack::{
     self, parse_run_flags, rero_bounds, run_prior_aware, PriorAwareConfig, PriorAwareSummary,
     RunDefaults, RUN_FLAGS,
 };
+use super::attack_reconn::{Reconn, ReconnRun};
 use super::audit::{self, run_audit, AuditRun, AuditSummary, Pairing};
 use super::commands::{Bound, BoundConfig, Failure};
 use super::format::{sig, Side};
@@ -367,16 +368,6 @@ impl Config {
     }
 }
 
-/// A command's `--json` output as an object.
-fn object(text: &str, what: &str) -> Result<Object, Failure> {
-    match json::parse(text.trim()) {
-        Ok(Value::Obj(o)) => Ok(o),
-        _ => Err(Failure::Compute(format!(
-            "internal: '{what}' did not print one JSON object"
-        ))),
-    }
-}
-
 /// A number of the summary, or `null` when there is none.
 fn number(x: Option<f64>) -> Value {
     x.map_or(Value::Null, Value::Num)
@@ -390,8 +381,8 @@ struct CurvePoint {
 
 /// Everything on the page.
 pub(crate) struct Report {
-    /// `attack reconn --json` of the RecoNN section and its image grid (with `--reconn K`).
-    reconn: Option<(Object, String)>,
+    /// `attack reconn` of the RecoNN section (with `--reconn K`).
+    reconn: Option<Reconn>,
     config: Config,
     out: String,
     bound: Bound,
@@ -467,8 +458,8 @@ impl Report {
             .put("attack", Value::Obj(self.attack.to_json()))
             .put("audit", Value::Obj(self.audit.to_json()))
             .put("train", Value::Obj(self.train.to_json(false)));
-        if let Some((r, _)) = &self.reconn {
-            o.put("reconn", Value::Obj(r.clone()));
+        if let Some(r) = &self.reconn {
+            o.put("reconn", Value::Obj(r.to_json()));
         }
         if with_seconds {
             o.num("seconds", self.seconds);
@@ -654,16 +645,12 @@ fn build(
         Trials::Merged { attack, audit } => (*attack, *audit),
     };
     let reconn = if c.reconn > 0 {
-        let mut a: Vec<String> = flat(std::vec![
-            ("--shadow-models", c.reconn.to_string()),
-            ("--seed", c.seed.to_string()),
-        ]);
-        a.push("--json".into());
-        if sub_quiet {
-            a.push("--quiet".into());
-        }
-        let (text, grid) = super::attack_reconn::run(&a)?;
-        Some((object(&text, "attack reconn")?, grid.unwrap_or_default()))
+        let run = ReconnRun::with_shadow_models(c.reconn, c.seed, sub_quiet)?.run()?;
+        Some(run.ok_or_else(|| {
+            Failure::Compute(String::from(
+                "internal: 'attack reconn' ran a part of a shadow set where the whole run was asked for",
+            ))
+        })?)
     } else {
         None
     };
@@ -689,7 +676,11 @@ fn finish(report: &Report, json: bool) -> Out {
             rero: &report.rero_plot(),
             histogram: report.train.histogram().unwrap_or_default(),
             images: report.train.images().unwrap_or_default(),
-            reconn_images: report.reconn.as_ref().map_or("", |(_, g)| g.as_str()),
+            reconn_images: report
+                .reconn
+                .as_ref()
+                .and_then(Reconn::images)
+                .unwrap_or_default(),
         },
     );
     write_whole("out", &report.out, &page)?;
