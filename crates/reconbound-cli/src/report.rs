@@ -3,10 +3,15 @@
 //! the per-example FIL of a training run), the audit's empirical ε — as one self-contained HTML
 //! page (inline SVG, no scripts, printable) and, with `--json`, every number of the page.
 //!
-//! Nothing is computed here: the numbers are those of `bound`, `train --fil`,
-//! `attack prior-aware` and `audit` (run through their own code, read back from their JSON)
-//! and of [`rero_bounds`] for the curve over the prior size. The page ([`super::html`]) and the
-//! JSON are both rendered from one [`Report`].
+//! Nothing is computed here: the numbers are the typed results of `bound` ([`Bound`]: the
+//! core's guarantees), `train --fil` ([`Trained`]), `attack prior-aware`
+//! ([`PriorAwareSummary`]), `audit` ([`AuditSummary`]) and, with `--reconn K`,
+//! `attack reconn` ([`Reconn`]) — each run through the command's own entry point on a
+//! configuration built here and checked as the command checks its flags — and those of
+//! [`rero_bounds`] for the curve over the prior size. Each section of the JSON is rendered
+//! from its result by the code that renders the command's `--json`, the summary and the
+//! terminal's lines read the results' fields; the page ([`super::html`]) and the JSON are both
+//! rendered from one [`Report`].
 
 use super::args::{parse, switch as s, value as v, Flags, Spec, UsageError};
 use super::attack::{
@@ -210,26 +215,19 @@ impl Config {
         })
     }
 
-    /// `--model M --data D` and `--train-size n` (the command's own count).
-    fn data_args(&self, train_size: u64) -> Vec<(&'static str, String)> {
-        std::vec![
-            ("--model", self.run.model.clone()),
-            ("--data", self.run.data.clone()),
-            ("--train-size", train_size.to_string()),
-        ]
-    }
-
-    /// `--model … --lr R` and the noise: the flags of the training run, as the commands
-    /// that run it take them (`--delta` with `--epsilon` only, as `attack prior-aware`).
+    /// `--model … --lr R` and the noise: the flags of the training run (`--delta` with
+    /// `--epsilon` only).
     fn run_args(&self) -> Vec<String> {
         let r = &self.run;
-        let mut a = self.data_args(r.train_size);
-        a.extend([
+        let mut a = std::vec![
+            ("--model", r.model.clone()),
+            ("--data", r.data.clone()),
+            ("--train-size", r.train_size.to_string()),
             ("--sampling-rate", num_arg(r.sampling_rate)),
             ("--steps", r.steps.to_string()),
             ("--clip", num_arg(r.clip)),
             ("--lr", num_arg(r.lr)),
-        ]);
+        ];
         match self.epsilon {
             Some(e) => a.extend([("--epsilon", num_arg(e)), ("--delta", num_arg(r.delta))]),
             None => a.push(("--noise-multiplier", num_arg(self.sigma))),
@@ -368,7 +366,7 @@ impl Config {
     }
 }
 
-/// A number of the summary, or `null` when there is none.
+/// A number of the summary, or `null` when its section has none.
 fn number(x: Option<f64>) -> Value {
     x.map_or(Value::Null, Value::Num)
 }
@@ -379,22 +377,34 @@ struct CurvePoint {
     bounds: attack::PointBounds,
 }
 
-/// Everything on the page.
+/// Everything on the page: the configuration and each part's typed result.
 pub(crate) struct Report {
-    /// `attack reconn` of the RecoNN section (with `--reconn K`).
-    reconn: Option<Reconn>,
+    /// The configuration.
     config: Config,
+    /// The page's path.
     out: String,
+    /// The core's guarantees for (q, σ, T, δ) and the prior of m candidates.
     bound: Bound,
+    /// The ReRo bounds against the prior size.
     curve: Vec<CurvePoint>,
+    /// The prior-aware attack's rates.
     attack: PriorAwareSummary,
+    /// The audit's empirical ε.
     audit: AuditSummary,
+    /// The FIL training run.
     train: Trained,
+    /// The RecoNN section (with `--reconn K`).
+    reconn: Option<Reconn>,
+    /// The wall time (of a merged report: its shards' and the merge's).
     seconds: f64,
 }
 
 impl Report {
-    /// The summary's numbers: copies of the sections' (no number is computed here).
+    /// The summary's numbers: those of the sections (no number is computed here). The
+    /// attack's is the rate of the score it was told to use before its trials (`--score`,
+    /// default sum), not the best of the three after the fact: that choice would look at the
+    /// trials and its interval would not hold (choices made by looking at trials are paid
+    /// for, never free).
     fn summary(&self) -> Object {
         let mut o = Object::new();
         let g = &self.bound.guarantees;
@@ -614,21 +624,7 @@ fn build(
     start: Instant,
 ) -> Result<Report, Failure> {
     let bound = check(c)?;
-    let mut sizes: Vec<u64> = PRIOR_SIZES.to_vec();
-    if !sizes.contains(&c.prior_size) {
-        sizes.push(c.prior_size);
-        sizes.sort_unstable();
-    }
-    let mut curve = Vec::with_capacity(sizes.len());
-    for &m in &sizes {
-        let b = rero_bounds(1.0 / m as f64, c.run.sampling_rate, &[c.sigma], c.run.steps)?;
-        if let Some(bounds) = b.into_iter().next() {
-            curve.push(CurvePoint {
-                prior_size: m,
-                bounds,
-            });
-        }
-    }
+    let curve = rero_curve(c)?;
     let sub_quiet = !progress_shown(quiet);
     let trained = c.train(sub_quiet)?.run()?;
     let (attack, audit) = match trials {
@@ -645,17 +641,11 @@ fn build(
         Trials::Merged { attack, audit } => (*attack, *audit),
     };
     let reconn = if c.reconn > 0 {
-        let run = ReconnRun::with_shadow_models(c.reconn, c.seed, sub_quiet)?.run()?;
-        Some(run.ok_or_else(|| {
-            Failure::Compute(String::from(
-                "internal: 'attack reconn' ran a part of a shadow set where the whole run was asked for",
-            ))
-        })?)
+        Some(reconn(c, sub_quiet)?)
     } else {
         None
     };
-    let report = Report {
-        reconn,
+    Ok(Report {
         config: c.clone(),
         out: String::from(out),
         bound,
@@ -663,9 +653,40 @@ fn build(
         attack,
         audit,
         train: trained,
+        reconn,
         seconds: start.elapsed().as_secs_f64(),
-    };
-    Ok(report)
+    })
+}
+
+/// The ReRo bounds of the run at the prior sizes of [`PRIOR_SIZES`] and the report's m.
+fn rero_curve(c: &Config) -> Result<Vec<CurvePoint>, Failure> {
+    let mut sizes: Vec<u64> = PRIOR_SIZES.to_vec();
+    if !sizes.contains(&c.prior_size) {
+        sizes.push(c.prior_size);
+        sizes.sort_unstable();
+    }
+    let mut curve = Vec::with_capacity(sizes.len());
+    for &m in &sizes {
+        let b = rero_bounds(1.0 / m as f64, c.run.sampling_rate, &[c.sigma], c.run.steps)?;
+        if let Some(bounds) = b.into_iter().next() {
+            curve.push(CurvePoint {
+                prior_size: m,
+                bounds,
+            });
+        }
+    }
+    Ok(curve)
+}
+
+/// The RecoNN section: `attack reconn --shadow-models K --seed X` (its own setting).
+fn reconn(c: &Config, quiet: bool) -> Result<Reconn, Failure> {
+    ReconnRun::with_shadow_models(c.reconn, c.seed, quiet)?
+        .run()?
+        .ok_or_else(|| {
+            Failure::Compute(String::from(
+                "internal: 'attack reconn' ran a part of a shadow set where the whole run was asked for",
+            ))
+        })
 }
 
 /// Writes the page and returns what the terminal gets.
