@@ -6,7 +6,7 @@
 
 use crate::commands::{self, Failure};
 use crate::{epsilon_fixed, estimate, tradeoff};
-use reconbound::accounting::guarantees::{self, Prior};
+use reconbound::accounting::guarantees::Prior;
 use reconbound::accounting::run::{Run, Sampling};
 use reconbound::Error;
 use std::string::String;
@@ -112,8 +112,8 @@ pub fn epsilon_json(
 
 /// `reconbound bound ... --json` for a Poisson `run` (or schedule) at `delta`, for `prior`
 /// (its size, if given, also gives the Fano bound) and data of per-coordinate diameter
-/// `diameter`: every guarantee of [`guarantees::guarantees`], rendered as the command
-/// renders it (`as_schedule`: the `phases` form even for one phase).
+/// `diameter`: every guarantee of [`reconbound::accounting::guarantees::guarantees`],
+/// rendered as the command renders it (`as_schedule`: the `phases` form even for one phase).
 ///
 /// # Errors
 /// Invalid δ, prior or diameter ([`CommandError::Invalid`]); a run that is not Poisson
@@ -130,15 +130,15 @@ pub fn bound_json(
             "bound takes Poisson runs and schedules (for fixed-size batches use epsilon: RDP only)",
         )));
     };
-    let g = guarantees::guarantees(schedule, delta, prior, diameter)?;
-    Ok(commands::bound_json(
-        schedule,
-        as_schedule,
+    let request = commands::BoundConfig {
+        schedule: schedule.clone(),
+        is_schedule: as_schedule,
         delta,
-        prior.size,
+        prior,
         diameter,
-        &g,
-    ))
+        rate_note: String::new(),
+    };
+    Ok(request.compute()?.to_json().render() + "\n")
 }
 
 /// `reconbound estimate --scores FILE --json` for the scores given as values: `scores_out`

@@ -10,7 +10,7 @@ use super::commands::{shown, Failure};
 use super::format::{sig, Side};
 use super::json::{self, Object, Value};
 use super::output::{check_writable, write_whole};
-use super::shard::{named_json, run_groups, ShardedRun, Sharding};
+use super::shard::{named_json, run_groups, Ran, ShardedRun, Sharding};
 use super::svg;
 use reconbound::accounting::calibrate::{self, Target};
 use reconbound::accounting::guarantees;
@@ -91,6 +91,8 @@ pub(crate) mod defaults {
     pub const DELTA: f64 = 1e-5;
     /// Trials per point.
     pub const TRIALS: u64 = 500;
+    /// The score of the headline rates.
+    pub const SCORE: super::Score = super::Score::Sum;
 }
 
 const PRIOR_AWARE_HELP: &str = "\
@@ -230,14 +232,20 @@ impl Training {
 /// header): two runs with equal configurations give equal outcomes for equal indices.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct PriorAwareConfig {
-    run: Training,
-    prior_size: u64,
+    /// The training of every trial.
+    pub(crate) run: Training,
+    /// m: the candidates of the uniform prior.
+    pub(crate) prior_size: u64,
     /// The ε of each point (`None` when σ was given).
-    epsilons: Option<Vec<f64>>,
-    noise_multipliers: Vec<f64>,
-    trials: u64,
-    seed: u64,
-    score: Score,
+    pub(crate) epsilons: Option<Vec<f64>>,
+    /// The σ of each point.
+    pub(crate) noise_multipliers: Vec<f64>,
+    /// Trials per point.
+    pub(crate) trials: u64,
+    /// The seed of every trial.
+    pub(crate) seed: u64,
+    /// The score of the headline rates, fixed before the trials.
+    pub(crate) score: Score,
 }
 
 impl PriorAwareConfig {
@@ -278,6 +286,14 @@ impl PriorAwareConfig {
 
     fn points(&self) -> usize {
         self.noise_multipliers.len()
+    }
+
+    /// The configuration checked as `attack prior-aware` checks its flags (the training's
+    /// own values are [`parse_run_flags`]'s to check).
+    pub(crate) fn checked(self) -> Result<Self, Failure> {
+        check_prior(self.prior_size, self.run.steps)?;
+        self.check_size().map_err(usage)?;
+        Ok(self)
     }
 
     /// The limits every configuration (parsed or read from a shard header) must meet, so
@@ -613,6 +629,21 @@ pub(crate) fn parse_run_flags(f: &Flags, d: &RunDefaults) -> Result<RunFlags, Fa
     })
 }
 
+/// `--prior-size` in 2..=10000, and m·T within [`MAX_SCORES`].
+fn check_prior(prior_size: u64, steps: u64) -> Result<(), Failure> {
+    if !(2..=10_000).contains(&prior_size) {
+        return Err(usage(format!(
+            "--prior-size = {prior_size} is out of range: must be in 2..=10000"
+        )));
+    }
+    if prior_size.saturating_mul(steps) > MAX_SCORES {
+        return Err(usage(format!(
+            "--prior-size × --steps = {prior_size} × {steps} is out of range: must be <= {MAX_SCORES} (the per-step scores Alg. 3 keeps); lower --steps or --prior-size"
+        )));
+    }
+    Ok(())
+}
+
 fn parse_prior_aware(f: &Flags) -> Result<PriorAwareConfig, Failure> {
     let r = parse_run_flags(
         f,
@@ -624,19 +655,9 @@ fn parse_prior_aware(f: &Flags) -> Result<PriorAwareConfig, Failure> {
         },
     )?;
     let prior_size = f.u64("prior-size")?.unwrap_or(defaults::PRIOR_SIZE);
-    if !(2..=10_000).contains(&prior_size) {
-        return Err(usage(format!(
-            "--prior-size = {prior_size} is out of range: must be in 2..=10000"
-        )));
-    }
-    if prior_size.saturating_mul(r.run.steps) > MAX_SCORES {
-        return Err(usage(format!(
-            "--prior-size × --steps = {prior_size} × {} is out of range: must be <= {MAX_SCORES} (the per-step scores Alg. 3 keeps); lower --steps or --prior-size",
-            r.run.steps
-        )));
-    }
+    check_prior(prior_size, r.run.steps)?;
     let score = match f.raw("score") {
-        None => Score::Sum,
+        None => defaults::SCORE,
         Some(name) => Score::from_name(name).ok_or_else(|| {
             usage(format!(
                 "flag '--score': '{}' is not one of sum, top, loglik",
@@ -687,16 +708,6 @@ fn prior_aware_flags() -> Vec<Spec> {
     sharded_flags_and(&[v("prior-size"), v("score")])
 }
 
-/// The flags of `attack prior-aware` (without the word `prior-aware`), checked as the command
-/// checks them before any work (`report` checks them before it trains anything); the run's
-/// configuration.
-pub(crate) fn check_prior_aware(args: &[String]) -> Result<PriorAwareConfig, Failure> {
-    let f = parse(args, &prior_aware_flags())?;
-    let config = parse_prior_aware(&f)?;
-    parse_sharding(&f)?;
-    Ok(config)
-}
-
 fn prior_aware(args: &[String]) -> Out {
     let f = parse(args, &prior_aware_flags())?;
     if f.help {
@@ -704,22 +715,34 @@ fn prior_aware(args: &[String]) -> Out {
     }
     let config = parse_prior_aware(&f)?;
     let (sharding, outputs) = parse_sharding(&f)?;
+    match run_prior_aware(&config, sharding)? {
+        Ran::Shard(lines) => Ok(lines),
+        Ran::Whole(summary) => summary.output(&outputs),
+    }
+}
+
+/// The trials of a prior-aware run — one shard of them with `sharding.shard` — after every
+/// bound (a configuration they cannot certify fails before any training): the shard's JSON
+/// lines, or the whole run's summary.
+pub(crate) fn run_prior_aware(
+    config: &PriorAwareConfig,
+    sharding: Sharding,
+) -> Result<Ran<PriorAwareSummary>, Failure> {
     let what = "--train-size + --prior-size";
     let (model, pool, _) = load_pool(&config.run, config.prior_size, what)?;
-    // Every bound first: a configuration they cannot certify fails before any training.
-    let bounds = prior_aware_bounds(&config)?;
+    let bounds = prior_aware_bounds(config)?;
     let setups: Vec<PriorAwareSetup<'_>> = config
         .noise_multipliers
         .iter()
-        .map(|&sigma| setup(&config, &model, &pool, sigma))
+        .map(|&sigma| setup(config, &model, &pool, sigma))
         .collect();
     run_groups(
-        &config,
+        config,
         "attack prior-aware",
         &setups,
         sharding,
         |su, i| su.run_trial(config.seed, i),
-        |outcomes| summarise(&config, &bounds, outcomes, &outputs),
+        |outcomes| PriorAwareSummary::new(config, bounds, &outcomes),
     )
 }
 
@@ -763,14 +786,19 @@ fn prior_aware_bounds(c: &PriorAwareConfig) -> Result<Vec<PointBounds>, Failure>
 }
 
 /// `o` with the array `key` of `items` (and, when there is exactly one item, its keys also
-/// at the top level), rendered on one line.
-pub(crate) fn with_items(mut o: Object, key: &str, items: Vec<Object>) -> String {
+/// at the top level).
+pub(crate) fn with_items(mut o: Object, key: &str, items: Vec<Object>) -> Object {
     if let [only] = items.as_slice() {
         for (k, val) in only.entries() {
             o.put(k, val.clone());
         }
     }
     o.put(key, Value::Arr(items.into_iter().map(Value::Obj).collect()));
+    o
+}
+
+/// `o` on one line, as a command prints it.
+pub(crate) fn line(o: &Object) -> String {
     let mut text = o.render();
     text.push('\n');
     text
@@ -855,14 +883,12 @@ impl ShardedRun for PriorAwareConfig {
     }
 }
 
-/// `merge` of prior-aware shards: the summary the unsharded run prints.
+/// `merge` of prior-aware shards: the summary of the unsharded run.
 pub(crate) fn merged_summary(
     config: &PriorAwareConfig,
     outcomes: &[Vec<PriorAwareOutcome>],
-    outputs: &OutputOptions,
-) -> Out {
-    let bounds = prior_aware_bounds(config)?;
-    summarise(config, &bounds, outcomes, outputs)
+) -> Result<PriorAwareSummary, Failure> {
+    PriorAwareSummary::new(config, prior_aware_bounds(config)?, outcomes)
 }
 
 const CONFIDENCE: f64 = 0.95;
@@ -871,32 +897,69 @@ struct PointSummary {
     rates: Named<Score, SuccessRate, 3>,
 }
 
-fn summarise(
-    c: &PriorAwareConfig,
-    bounds: &[PointBounds],
-    outcomes: &[Vec<PriorAwareOutcome>],
-    outputs: &OutputOptions,
-) -> Out {
-    let mut points = Vec::with_capacity(outcomes.len());
-    for point in outcomes {
-        let n = point.len() as u64;
-        let rates = Named::try_from_fn(|score| {
-            let k = point.iter().filter(|o| o.success(score)).count() as u64;
-            success_rate(k, n, CONFIDENCE)
-        })?;
-        points.push(PointSummary { rates });
-    }
-    let kappa = 1.0 / c.prior_size as f64;
-    let headline = |p: &PointSummary| p.rates.get(c.score).copied();
+/// The summary of a prior-aware run: each point's success rate by every score, with its
+/// Clopper–Pearson interval, beside the point's bounds. `attack prior-aware` prints it by
+/// [`PriorAwareSummary::output`] (`--json`: [`PriorAwareSummary::to_json`]).
+pub(crate) struct PriorAwareSummary {
+    config: PriorAwareConfig,
+    bounds: Vec<PointBounds>,
+    points: Vec<PointSummary>,
+}
 
-    if let Some(path) = &outputs.csv {
-        write_whole("csv", path, &csv(c, bounds, &points))?;
-    }
-    if let Some(path) = &outputs.plot {
-        write_whole("plot", path, &plot(c, bounds, &points))?;
+impl PriorAwareSummary {
+    /// The rates of the outcomes of every point (in trial order), beside `bounds`.
+    fn new(
+        c: &PriorAwareConfig,
+        bounds: Vec<PointBounds>,
+        outcomes: &[Vec<PriorAwareOutcome>],
+    ) -> Result<Self, Failure> {
+        let mut points = Vec::with_capacity(outcomes.len());
+        for point in outcomes {
+            let n = point.len() as u64;
+            let rates = Named::try_from_fn(|score| {
+                let k = point.iter().filter(|o| o.success(score)).count() as u64;
+                success_rate(k, n, CONFIDENCE)
+            })?;
+            points.push(PointSummary { rates });
+        }
+        Ok(PriorAwareSummary {
+            config: c.clone(),
+            bounds,
+            points,
+        })
     }
 
-    if outputs.json {
+    /// The rate of the configuration's score at `p`.
+    fn headline_of(&self, p: &PointSummary) -> Option<SuccessRate> {
+        p.rates.get(self.config.score).copied()
+    }
+
+    /// The configuration's score and its rate, for a run of one point.
+    pub(crate) fn headline(&self) -> Option<(Score, SuccessRate)> {
+        match self.points.as_slice() {
+            [p] => self.headline_of(p).map(|r| (self.config.score, r)),
+            _ => None,
+        }
+    }
+
+    /// Writes the files of `outputs` (`--csv`, `--plot`) and returns what the command prints.
+    pub(crate) fn output(&self, outputs: &OutputOptions) -> Out {
+        let (c, bounds, points) = (&self.config, &self.bounds, &self.points);
+        if let Some(path) = &outputs.csv {
+            write_whole("csv", path, &csv(c, bounds, points))?;
+        }
+        if let Some(path) = &outputs.plot {
+            write_whole("plot", path, &plot(c, bounds, points))?;
+        }
+        if outputs.json {
+            return Ok(line(&self.to_json()));
+        }
+        Ok(self.text())
+    }
+
+    /// The object `attack prior-aware --json` prints.
+    pub(crate) fn to_json(&self) -> Object {
+        let c = &self.config;
         let mut o = Object::new();
         o.str("command", "attack").str("attack", "prior-aware");
         for (k, val) in c.to_json().entries() {
@@ -904,146 +967,167 @@ fn summarise(
                 o.put(k, val.clone());
             }
         }
-        o.num("kappa", kappa).num("confidence", CONFIDENCE);
-        let mut arr = Vec::new();
-        for (j, (p, b)) in points.iter().zip(bounds).enumerate() {
-            let mut po = Object::new();
-            match &c.epsilons {
-                Some(e) => po.num("epsilon", e.get(j).copied().unwrap_or(f64::NAN)),
-                None => po.put("epsilon", Value::Null),
-            };
-            po.num(
-                "noise_multiplier",
-                c.noise_multipliers.get(j).copied().unwrap_or(f64::NAN),
-            );
-            if let Some(r) = headline(p) {
-                po.int("trials", r.trials)
-                    .int("successes", r.successes)
-                    .num("success_rate", r.rate)
-                    .num("success_lower", r.lower)
-                    .num("success_upper", r.upper);
-                po.num("gamma", b.gamma)
-                    .num("gamma_lower", b.gamma_lower)
-                    .num("gamma_balle", b.gamma_balle)
-                    .num("gamma_balle_order", b.gamma_balle_order)
-                    .put(
-                        "above_bound",
-                        Value::Bool(p.rates.values().iter().any(|r| r.lower > b.gamma)),
-                    );
-            }
-            let mut so = Object::new();
-            for (score, r) in p.rates.iter() {
-                let mut ro = Object::new();
-                ro.int("successes", r.successes)
-                    .num("success_rate", r.rate)
-                    .num("success_lower", r.lower)
-                    .num("success_upper", r.upper);
-                so.put(score.name(), Value::Obj(ro));
-            }
-            po.put("scores", Value::Obj(so));
-            arr.push(po);
-        }
-        return Ok(with_items(o, "points", arr));
+        o.num("kappa", 1.0 / c.prior_size as f64)
+            .num("confidence", CONFIDENCE);
+        let points = (0..self.points.len())
+            .filter_map(|j| self.point_json(j))
+            .collect();
+        with_items(o, "points", points)
     }
 
-    let mut t = String::new();
-    t.push_str(&format!(
-        "prior-aware attack (Hayes, Mahloujifar, Balle 2023, {}) against ReRo bounds\n",
-        match c.score {
-            Score::Sum => "Alg. 2",
-            Score::Top => "Alg. 3",
-            Score::LogLikelihood => "App. G",
+    /// The object of point `j`.
+    fn point_json(&self, j: usize) -> Option<Object> {
+        let c = &self.config;
+        let (p, b) = (self.points.get(j)?, self.bounds.get(j)?);
+        let mut po = Object::new();
+        match &c.epsilons {
+            Some(e) => po.num("epsilon", e.get(j).copied().unwrap_or(f64::NAN)),
+            None => po.put("epsilon", Value::Null),
+        };
+        po.num(
+            "noise_multiplier",
+            c.noise_multipliers.get(j).copied().unwrap_or(f64::NAN),
+        );
+        if let Some(r) = self.headline_of(p) {
+            po.int("trials", r.trials)
+                .int("successes", r.successes)
+                .num("success_rate", r.rate)
+                .num("success_lower", r.lower)
+                .num("success_upper", r.upper);
+            po.num("gamma", b.gamma)
+                .num("gamma_lower", b.gamma_lower)
+                .num("gamma_balle", b.gamma_balle)
+                .num("gamma_balle_order", b.gamma_balle_order)
+                .put(
+                    "above_bound",
+                    Value::Bool(p.rates.values().iter().any(|r| r.lower > b.gamma)),
+                );
         }
-    ));
-    t.push_str(&format!(
-        "  model {} on {}, |D⁻| = {}, prior of m = {} (κ = {}), {}, T = {}, C = {}, lr = {}\n",
-        c.run.model_label(),
-        c.run.data,
-        c.run.train_size,
-        c.prior_size,
-        shown(kappa),
-        c.run.batch_label(),
-        c.run.steps,
-        shown(c.run.clip),
-        shown(c.run.lr)
-    ));
-    t.push_str(&format!(
-        "  {} trials per point, seed {}, two-sided 95 % Clopper–Pearson intervals\n\n",
-        c.trials, c.seed
-    ));
-    t.push_str(&format!(
-        "  {:>8}  {:>10}  {:>24}  {:>9}  {:>9}  {:>9}  {:>8}\n",
-        if c.epsilons.is_some() { "ε" } else { "" },
-        "σ",
-        format!("success ({})", c.score.name()),
-        "γ Hayes",
-        "γ Balle",
-        "γ − rate",
-        ""
-    ));
-    let mut above = 0usize;
-    for (j, (p, b)) in points.iter().zip(bounds).enumerate() {
-        let Some(r) = headline(p) else { continue };
-        let eps = c
-            .epsilons
-            .as_ref()
-            .and_then(|e| e.get(j))
-            .map_or(String::new(), |&e| shown(e));
-        let sigma = c.noise_multipliers.get(j).copied().unwrap_or(f64::NAN);
-        let verdict = if p.rates.values().iter().any(|r| r.lower > b.gamma) {
-            above += 1;
-            "ABOVE γ"
-        } else {
-            "≤ γ"
-        };
-        t.push_str(&format!(
-            "  {eps:>8}  {:>10}  {:>24}  {:>9}  {:>9}  {:>9}  {verdict:>8}\n",
-            sig(sigma, 6, Side::Nearest),
-            format!(
-                "{} [{}, {}]",
-                sig(r.rate, 4, Side::Nearest),
-                sig(r.lower, 4, Side::Down),
-                sig(r.upper, 4, Side::Up)
-            ),
-            sig(b.gamma, 4, Side::Up),
-            sig(b.gamma_balle, 4, Side::Up),
-            sig(b.gamma - r.rate, 3, Side::Nearest),
-        ));
+        let mut so = Object::new();
+        for (score, r) in p.rates.iter() {
+            let mut ro = Object::new();
+            ro.int("successes", r.successes)
+                .num("success_rate", r.rate)
+                .num("success_lower", r.lower)
+                .num("success_upper", r.upper);
+            so.put(score.name(), Value::Obj(ro));
+        }
+        po.put("scores", Value::Obj(so));
+        Some(po)
     }
-    t.push_str("\n  other scores (success rate [95 % interval]):\n");
-    for (j, p) in points.iter().enumerate() {
-        let label = match &c.epsilons {
-            Some(e) => format!("ε = {}", shown(e.get(j).copied().unwrap_or(f64::NAN))),
-            None => format!(
-                "σ = {}",
-                sig(
-                    c.noise_multipliers.get(j).copied().unwrap_or(f64::NAN),
-                    6,
-                    Side::Nearest
-                )
-            ),
-        };
-        let parts: Vec<String> = p
-            .rates
-            .iter()
-            .map(|(s, r)| {
+
+    /// What `attack prior-aware` prints without `--json`.
+    fn text(&self) -> String {
+        let c = &self.config;
+        let kappa = 1.0 / c.prior_size as f64;
+        let mut t = String::new();
+        t.push_str(&format!(
+            "prior-aware attack (Hayes, Mahloujifar, Balle 2023, {}) against ReRo bounds\n",
+            match c.score {
+                Score::Sum => "Alg. 2",
+                Score::Top => "Alg. 3",
+                Score::LogLikelihood => "App. G",
+            }
+        ));
+        t.push_str(&format!(
+            "  model {} on {}, |D⁻| = {}, prior of m = {} (κ = {}), {}, T = {}, C = {}, lr = {}\n",
+            c.run.model_label(),
+            c.run.data,
+            c.run.train_size,
+            c.prior_size,
+            shown(kappa),
+            c.run.batch_label(),
+            c.run.steps,
+            shown(c.run.clip),
+            shown(c.run.lr)
+        ));
+        t.push_str(&format!(
+            "  {} trials per point, seed {}, two-sided 95 % Clopper–Pearson intervals\n\n",
+            c.trials, c.seed
+        ));
+        t.push_str(&format!(
+            "  {:>8}  {:>10}  {:>24}  {:>9}  {:>9}  {:>9}  {:>8}\n",
+            if c.epsilons.is_some() { "ε" } else { "" },
+            "σ",
+            format!("success ({})", c.score.name()),
+            "γ Hayes",
+            "γ Balle",
+            "γ − rate",
+            ""
+        ));
+        let mut above = 0usize;
+        for (j, (p, b)) in self.points.iter().zip(&self.bounds).enumerate() {
+            let Some(r) = self.headline_of(p) else {
+                continue;
+            };
+            let eps = c
+                .epsilons
+                .as_ref()
+                .and_then(|e| e.get(j))
+                .map_or(String::new(), |&e| shown(e));
+            let sigma = c.noise_multipliers.get(j).copied().unwrap_or(f64::NAN);
+            let verdict = if p.rates.values().iter().any(|r| r.lower > b.gamma) {
+                above += 1;
+                "ABOVE γ"
+            } else {
+                "≤ γ"
+            };
+            t.push_str(&format!(
+                "  {eps:>8}  {:>10}  {:>24}  {:>9}  {:>9}  {:>9}  {verdict:>8}\n",
+                sig(sigma, 6, Side::Nearest),
                 format!(
-                    "{} {} [{}, {}]",
-                    s.name(),
+                    "{} [{}, {}]",
                     sig(r.rate, 4, Side::Nearest),
                     sig(r.lower, 4, Side::Down),
                     sig(r.upper, 4, Side::Up)
-                )
-            })
-            .collect();
-        t.push_str(&format!("    {label}: {}\n", parts.join("; ")));
+                ),
+                sig(b.gamma, 4, Side::Up),
+                sig(b.gamma_balle, 4, Side::Up),
+                sig(b.gamma - r.rate, 3, Side::Nearest),
+            ));
+        }
+        t.push_str(&self.other_scores());
+        if above > 0 {
+            t.push_str(&format!(
+                "\n  WARNING: at {above} point(s) an attack's whole interval lies above the bound γ — a bug in the bound, the trainer or the attack (or a 2.5 % chance per point and score).\n"
+            ));
+        }
+        t
     }
-    if above > 0 {
-        t.push_str(&format!(
-            "\n  WARNING: at {above} point(s) an attack's whole interval lies above the bound γ — a bug in the bound, the trainer or the attack (or a 2.5 % chance per point and score).\n"
-        ));
+
+    /// The text's lines of every score's rate at each point.
+    fn other_scores(&self) -> String {
+        let c = &self.config;
+        let mut t = String::from("\n  other scores (success rate [95 % interval]):\n");
+        for (j, p) in self.points.iter().enumerate() {
+            let label = match &c.epsilons {
+                Some(e) => format!("ε = {}", shown(e.get(j).copied().unwrap_or(f64::NAN))),
+                None => format!(
+                    "σ = {}",
+                    sig(
+                        c.noise_multipliers.get(j).copied().unwrap_or(f64::NAN),
+                        6,
+                        Side::Nearest
+                    )
+                ),
+            };
+            let parts: Vec<String> = p
+                .rates
+                .iter()
+                .map(|(s, r)| {
+                    format!(
+                        "{} {} [{}, {}]",
+                        s.name(),
+                        sig(r.rate, 4, Side::Nearest),
+                        sig(r.lower, 4, Side::Down),
+                        sig(r.upper, 4, Side::Up)
+                    )
+                })
+                .collect();
+            t.push_str(&format!("    {label}: {}\n", parts.join("; ")));
+        }
+        t
     }
-    Ok(t)
 }
 
 fn csv(c: &PriorAwareConfig, bounds: &[PointBounds], points: &[PointSummary]) -> String {

@@ -2,7 +2,7 @@
 //! MNIST — shadow models, a reconstructor network, released models — judged against the NN
 //! oracle and the mean image, and under DP against the ReRo bound γ at κ(η).
 
-use super::args::{parse, switch as s, value as v, Flags};
+use super::args::{parse, switch as s, value as v, Flags, Spec};
 use super::commands::{shown, Failure};
 use super::fil_logreg::row;
 use super::format::{sig, Side};
@@ -16,7 +16,7 @@ use reconbound::attacks::reconn::experiment::{
 use reconbound::attacks::reconn::reconstructor::ReconstructorConfig;
 use reconbound::attacks::reconn::setting::{Batching, Init, Privacy, Splits, Training};
 use reconbound::attacks::reconn::shadow_set::{ShadowModel, ShadowSetSpec};
-use reconbound::attacks::trial::Shard;
+use reconbound::attacks::trial::{default_threads, Shard};
 use reconbound::data::Dataset;
 use std::format;
 use std::string::String;
@@ -34,7 +34,25 @@ mod defaults {
     /// K: shadow models (Balle et al. train 10K–40K; 1,000 already beats the mean image).
     pub const SHADOW_MODELS: u64 = 1000;
     /// R: released models.
-    pub const RELEASED: u64 = 100;
+    pub const RELEASED: usize = 100;
+    /// |D⁻|.
+    pub const TRAIN_SIZE: usize = 999;
+    /// T: steps of every model's training.
+    pub const STEPS: u64 = 100;
+    /// The models' learning rate.
+    pub const LR: f64 = 0.5;
+    /// Expected batch size of `--sampling poisson`.
+    pub const TRAIN_BATCH: u64 = 100;
+    /// Hidden units of the reconstructor.
+    pub const HIDDEN: usize = 1000;
+    /// The reconstructor's learning rate.
+    pub const RECONSTRUCTOR_LR: f64 = 1e-3;
+    /// The reconstructor's batch size.
+    pub const BATCH_SIZE: usize = 64;
+    /// The reconstructor's largest number of epochs.
+    pub const EPOCHS: usize = 60;
+    /// The reconstructor's early-stopping patience (epochs).
+    pub const PATIENCE: usize = 10;
     /// δ of the ε points.
     pub const DELTA: f64 = 1e-5;
     /// η of Hayes-style success under DP.
@@ -185,145 +203,166 @@ struct Measured {
     outcome: ReconnOutcome,
 }
 
+/// The flags of `attack reconn`.
+const FLAGS: [Spec; 30] = [
+    v("data"),
+    v("shadow-models"),
+    v("released"),
+    v("features"),
+    v("noise-multiplier"),
+    v("epsilon"),
+    v("delta"),
+    s("unknown-init"),
+    v("sampling"),
+    v("train-batch"),
+    s("unknown-sampling-seed"),
+    v("train-size"),
+    v("steps"),
+    v("lr"),
+    v("epochs"),
+    v("patience"),
+    v("batch-size"),
+    v("hidden"),
+    v("eta"),
+    v("control"),
+    v("save-shadows"),
+    v("shadows"),
+    v("shard"),
+    v("threads"),
+    v("seed"),
+    s("json"),
+    v("csv"),
+    v("plot"),
+    v("images"),
+    s("quiet"),
+];
+
+/// `reconbound attack reconn …`.
 pub(crate) fn reconn(args: &[String]) -> Out {
-    run(args).map(|(text, _)| text)
+    let f = parse(args, &FLAGS)?;
+    if f.help {
+        return Ok(String::from(HELP));
+    }
+    let Some(r) = ReconnRun::parse(&f)?.run()? else {
+        return Ok(String::new());
+    };
+    if f.has("json") {
+        let mut text = r.to_json().render();
+        text.push('\n');
+        return Ok(text);
+    }
+    Ok(r.to_text())
 }
 
-/// [`reconn`]'s output and the image grid of its last point (for the report's section).
-pub(crate) fn run(args: &[String]) -> Result<(String, Option<String>), Failure> {
-    let f = parse(
-        args,
-        &[
-            v("data"),
-            v("shadow-models"),
-            v("released"),
-            v("features"),
-            v("noise-multiplier"),
-            v("epsilon"),
-            v("delta"),
-            s("unknown-init"),
-            v("sampling"),
-            v("train-batch"),
-            s("unknown-sampling-seed"),
-            v("train-size"),
-            v("steps"),
-            v("lr"),
-            v("epochs"),
-            v("patience"),
-            v("batch-size"),
-            v("hidden"),
-            v("eta"),
-            v("control"),
-            v("save-shadows"),
-            v("shadows"),
-            v("shard"),
-            v("threads"),
-            v("seed"),
-            s("json"),
-            v("csv"),
-            v("plot"),
-            v("images"),
-            s("quiet"),
-        ],
-    )?;
-    if f.help {
-        return Ok((String::from(HELP), None));
-    }
-    let ks: Vec<usize> = count_list(&f, "shadow-models", defaults::SHADOW_MODELS)?
-        .into_iter()
-        .map(|k| count_in("shadow-models", k, 10, 1_000_000))
-        .collect::<Result<_, _>>()?;
-    let released = count_in(
-        "released",
-        f.u64("released")?.unwrap_or(defaults::RELEASED),
-        1,
-        1_000_000,
-    )?;
-    let features = match f.raw("features").unwrap_or("params") {
-        "params" => Features::Params,
-        "logits" => Features::Logits,
-        other => {
-            return Err(usage(format!(
-                "--features = '{}' is not one of params, logits",
-                other
-                    .chars()
-                    .filter(|c| !c.is_control())
-                    .take(40)
-                    .collect::<String>()
-            )))
-        }
-    };
-    let control = match f.raw("control") {
-        None => Control::None,
-        Some("shuffled-pairs") => Control::ShuffledPairs,
-        Some("without-target") => Control::WithoutTarget,
-        Some(other) => {
-            return Err(usage(format!(
-                "--control = '{}' is not one of shuffled-pairs, without-target",
-                other
-                    .chars()
-                    .filter(|c| !c.is_control())
-                    .take(40)
-                    .collect::<String>()
-            )))
-        }
-    };
-    f.exclusive("noise-multiplier", "epsilon")?;
-    f.exclusive("save-shadows", "shadows")?;
-    let mut base = Training {
-        d_minus: count_in(
-            "train-size",
-            f.u64("train-size")?.unwrap_or(999),
-            1,
-            10_000_000,
-        )?,
-        steps: count_in("steps", f.u64("steps")?.unwrap_or(100), 1, 1_000_000)? as u64,
-        learning_rate: match f.f64("lr")? {
-            None => 0.5,
-            Some(r) if r > 0.0 && r.is_finite() => r,
-            Some(r) => {
-                return Err(usage(format!(
-                    "--lr = {} is out of range: must be finite and > 0",
-                    shown(r)
-                )))
-            }
-        },
-        init: if f.has("unknown-init") {
-            Init::Unknown
-        } else {
-            Init::Known
-        },
+/// An `attack reconn` run, validated: the setting, the privacy points and the shadow-model
+/// counts to measure, the reconstructor, and where the shadow set and the files go.
+pub(crate) struct ReconnRun {
+    /// `--data` (the vendored digits by default).
+    data: String,
+    /// K of each point.
+    shadow_models: Vec<usize>,
+    /// R: released models.
+    released: usize,
+    /// What the reconstructor reads of a model.
+    features: Features,
+    /// The control experiment, if any.
+    control: Control,
+    /// The training of every model (the non-private setting of the points).
+    training: Training,
+    /// The privacy points.
+    points: Vec<Point>,
+    /// The reconstructor network's training.
+    reconstructor: ReconstructorConfig,
+    /// η of the success under DP.
+    eta: f64,
+    /// The seed.
+    seed: u64,
+    /// Threads.
+    threads: usize,
+    /// `--shard K/M`: train part K of the shadow set.
+    shard: Option<Shard>,
+    /// `--shadows`: a shadow set to read.
+    shadows: Option<String>,
+    /// `--save-shadows`: where the shadow set goes.
+    save_shadows: Option<String>,
+    /// `--csv`.
+    csv: Option<String>,
+    /// `--plot`.
+    plot: Option<String>,
+    /// `--images`.
+    images: Option<String>,
+    /// No progress on stderr.
+    quiet: bool,
+}
+
+/// The non-private training of `attack reconn`'s defaults: full-batch gradient descent from a
+/// known initialisation.
+fn default_training() -> Training {
+    Training {
+        d_minus: defaults::TRAIN_SIZE,
+        steps: defaults::STEPS,
+        learning_rate: defaults::LR,
+        init: Init::Known,
         privacy: Privacy::NonPrivate,
-        batching: match f.raw("sampling").unwrap_or("full") {
-            "full" => {
-                for flag in ["train-batch", "unknown-sampling-seed"] {
-                    if f.has(flag) {
-                        return Err(usage(format!(
-                            "flag '--{flag}' applies only with '--sampling poisson'"
-                        )));
-                    }
-                }
-                Batching::FullBatch
-            }
-            "poisson" => {
-                if f.has("epsilon") || f.f64("noise-multiplier")?.is_some_and(|s| s > 0.0) {
-                    return Err(usage(String::from(
-                        "--sampling poisson is for non-private runs: DP-GD runs use the full batch (drop --epsilon/--noise-multiplier or --sampling)",
-                    )));
-                }
-                Batching::Poisson {
-                    batch_size: count_in(
-                        "train-batch",
-                        f.u64("train-batch")?.unwrap_or(100),
-                        1,
-                        10_000_000,
-                    )?,
-                    seed_known: !f.has("unknown-sampling-seed"),
-                }
-            }
+        batching: Batching::FullBatch,
+    }
+}
+
+impl ReconnRun {
+    /// `attack reconn --shadow-models K --seed X` (every other flag at its default), checked
+    /// as those flags are.
+    pub(crate) fn with_shadow_models(k: u64, seed: u64, quiet: bool) -> Result<Self, Failure> {
+        let training = default_training();
+        Ok(ReconnRun {
+            data: default_data(),
+            shadow_models: std::vec![count_in("shadow-models", k, 10, 1_000_000)?],
+            released: defaults::RELEASED,
+            features: Features::Params,
+            control: Control::None,
+            training,
+            points: std::vec![Point {
+                epsilon: None,
+                training,
+            }],
+            reconstructor: ReconstructorConfig {
+                hidden: defaults::HIDDEN,
+                learning_rate: defaults::RECONSTRUCTOR_LR,
+                batch_size: defaults::BATCH_SIZE,
+                max_epochs: defaults::EPOCHS,
+                patience: defaults::PATIENCE,
+            },
+            eta: defaults::ETA,
+            seed,
+            threads: default_threads(),
+            shard: None,
+            shadows: None,
+            save_shadows: None,
+            csv: None,
+            plot: None,
+            images: None,
+            quiet,
+        })
+    }
+
+    /// The run of `attack reconn`'s flags, each checked as it is read (before the data are
+    /// loaded).
+    fn parse(f: &Flags) -> Result<Self, Failure> {
+        let ks: Vec<usize> = count_list(f, "shadow-models", defaults::SHADOW_MODELS)?
+            .into_iter()
+            .map(|k| count_in("shadow-models", k, 10, 1_000_000))
+            .collect::<Result<_, _>>()?;
+        let released = count_in(
+            "released",
+            f.u64("released")?.unwrap_or(defaults::RELEASED as u64),
+            1,
+            1_000_000,
+        )?;
+        let features = match f.raw("features").unwrap_or("params") {
+            "params" => Features::Params,
+            "logits" => Features::Logits,
             other => {
                 return Err(usage(format!(
-                    "--sampling = '{}' is not one of full, poisson",
+                    "--features = '{}' is not one of params, logits",
                     other
                         .chars()
                         .filter(|c| !c.is_control())
@@ -331,260 +370,409 @@ pub(crate) fn run(args: &[String]) -> Result<(String, Option<String>), Failure> 
                         .collect::<String>()
                 )))
             }
-        },
-    };
-    let delta = match f.f64("delta")? {
-        None => defaults::DELTA,
-        Some(d) if f.has("epsilon") && d > 0.0 && d < 1.0 => d,
-        Some(d) if f.has("epsilon") => {
-            return Err(usage(format!(
-                "--delta = {} is out of range: must be in (0, 1)",
-                shown(d)
-            )))
-        }
-        Some(_) => {
-            return Err(usage(String::from(
-                "flag '--delta' applies only with '--epsilon' (σ is calibrated to (ε, δ))",
-            )))
-        }
-    };
-    let mut points = Vec::new();
-    if let Some(eps) = f.f64_list("epsilon")? {
-        for e in eps {
-            if !(e > 0.0 && e.is_finite()) {
+        };
+        let control = match f.raw("control") {
+            None => Control::None,
+            Some("shuffled-pairs") => Control::ShuffledPairs,
+            Some("without-target") => Control::WithoutTarget,
+            Some(other) => {
                 return Err(usage(format!(
-                    "--epsilon = {} is out of range: every ε must be finite and > 0",
-                    shown(e)
-                )));
+                    "--control = '{}' is not one of shuffled-pairs, without-target",
+                    other
+                        .chars()
+                        .filter(|c| !c.is_control())
+                        .take(40)
+                        .collect::<String>()
+                )))
             }
-            points.push(Point {
-                epsilon: Some(e),
-                training: base.dp_at_epsilon(e, delta)?,
-            });
-        }
-    } else if let Some(s) = f.f64("noise-multiplier")? {
-        if !(s >= 0.0 && s.is_finite()) {
-            return Err(usage(format!(
-                "--noise-multiplier = {} is out of range: must be finite and >= 0",
-                shown(s)
-            )));
-        }
-        if s > 0.0 {
-            base.privacy = Privacy::DpGd {
-                noise_multiplier: s,
-                clip_norm: 1.0,
-            };
-        }
-        points.push(Point {
-            epsilon: None,
-            training: base,
-        });
-    } else {
-        points.push(Point {
-            epsilon: None,
-            training: base,
-        });
-    }
-    if ks.len() > 1 && points.len() > 1 {
-        return Err(usage(String::from(
-            "--shadow-models and --epsilon: give a list for one of them, not both",
-        )));
-    }
-    let reconstructor = ReconstructorConfig {
-        hidden: count_in("hidden", f.u64("hidden")?.unwrap_or(1000), 1, 100_000)?,
-        learning_rate: 1e-3,
-        batch_size: count_in("batch-size", f.u64("batch-size")?.unwrap_or(64), 1, 100_000)?,
-        max_epochs: count_in("epochs", f.u64("epochs")?.unwrap_or(60), 1, 100_000)?,
-        patience: count_in("patience", f.u64("patience")?.unwrap_or(10), 1, 100_000)?,
-    };
-    let eta = match f.f64("eta")? {
-        None => defaults::ETA,
-        Some(e) if e > 0.0 && e.is_finite() => e,
-        Some(e) => {
-            return Err(usage(format!(
-                "--eta = {} is out of range: must be finite and > 0",
-                shown(e)
-            )))
-        }
-    };
-    let seed = f.u64("seed")?.unwrap_or(0);
-    let threads = super::shard::parse_threads(&f)?;
-    let shard = super::shard::parse_shard(&f)?;
-    if shard.is_some() && !f.has("save-shadows") {
-        return Err(usage(String::from(
-            "--shard K/M trains part of a shadow set: give --save-shadows FILE for the part",
-        )));
-    }
-    if (f.has("save-shadows") || f.has("shadows")) && (points.len() > 1) {
-        return Err(usage(String::from(
-            "--save-shadows/--shadows hold one shadow set: give one privacy point (one --epsilon or --noise-multiplier)",
-        )));
-    }
-    super::output::check_flag_paths(
-        &f,
-        &["csv", "plot", "images", "save-shadows"],
-        &["data", "shadows"],
-        &[],
-    )?;
-    for flag in ["csv", "plot", "images"] {
-        if let Some(p) = f.raw(flag) {
-            check_writable(flag, p)?;
-        }
-    }
-    if let Some(p) = f.raw("save-shadows") {
-        super::shadow_io::check_shadow_output("save-shadows", p)?;
-    }
-    let data_spec = f.raw("data").map_or_else(default_data, String::from);
-    let data = super::train::load_data(&data_spec)?;
-    if data.dim() != 784 || data.num_classes() != 10 {
-        return Err(usage(format!(
-            "--data: RecoNN needs 28 × 28 MNIST-like images in 10 classes; '{}' has {} features and {} classes",
-            data_spec.chars().filter(|c| !c.is_control()).take(80).collect::<String>(),
-            data.dim(),
-            data.num_classes()
-        )));
-    }
-    let splits = Splits::draw(data.len(), base.d_minus, seed).map_err(|_| {
-        usage(format!(
-            "--train-size = {} does not fit: --data has {} examples and needs |D⁻| + max(10, n/10) released targets + at least 10 of the adversary's own",
-            base.d_minus,
-            data.len()
-        ))
-    })?;
-    let kmax = ks.iter().copied().max().unwrap_or(10);
-    if kmax > splits.aux.len() {
-        return Err(usage(format!(
-            "--shadow-models = {kmax} is out of range: the adversary's data D̄ holds {} images (the data minus D⁻ and the released split)",
-            splits.aux.len()
-        )));
-    }
-    if released > splits.released.len() {
-        return Err(usage(format!(
-            "--released = {released} is out of range: the released split holds {} targets (n/10, at most 1,000)",
-            splits.released.len()
-        )));
-    }
-    let quiet = f.has("quiet");
-    let stages = Stages {
-        quiet,
-        prefix: String::from("attack reconn"),
-        current: Mutex::new(None),
-    };
-    let progress = |stage: &str, done: usize, total: usize| stages.tick(stage, done, total);
-    let started = std::time::Instant::now();
-    let fingerprint = super::shard::data_fingerprint(&data);
-    let mut measured: Vec<Measured> = Vec::new();
-    for point in &points {
-        let config = ReconnConfig {
-            training: point.training,
-            shadow_models: kmax,
-            released,
-            features,
-            reconstructor,
-            seed,
-            threads,
-            control,
-            eta,
         };
-        let sigma = match point.training.privacy {
-            Privacy::NonPrivate => 0.0,
-            Privacy::DpGd {
-                noise_multiplier, ..
-            } => noise_multiplier,
-        };
-        let spec = shadow_spec(&data, &splits, &config)?;
-        let shadows: ShadowModels = match f.raw("shadows") {
-            Some(path) => {
-                let sh = read_shadows("shadows", path, &spec)?;
-                if let Some((i, stored, want)) = sh.mismatched_target(&splits) {
+        f.exclusive("noise-multiplier", "epsilon")?;
+        f.exclusive("save-shadows", "shadows")?;
+        let mut base = Training {
+            d_minus: count_in(
+                "train-size",
+                f.u64("train-size")?.unwrap_or(defaults::TRAIN_SIZE as u64),
+                1,
+                10_000_000,
+            )?,
+            steps: count_in(
+                "steps",
+                f.u64("steps")?.unwrap_or(defaults::STEPS),
+                1,
+                1_000_000,
+            )? as u64,
+            learning_rate: match f.f64("lr")? {
+                None => defaults::LR,
+                Some(r) if r > 0.0 && r.is_finite() => r,
+                Some(r) => {
                     return Err(usage(format!(
-                        "--shadows: '{}': shadow model {i} has target {stored}, where this run's split gives it {}: the set was not made by this run (or was altered)",
-                        super::output::printable(path),
-                        want.map_or_else(|| String::from("no target"), |u| format!("example {u}"))
+                        "--lr = {} is out of range: must be finite and > 0",
+                        shown(r)
+                    )))
+                }
+            },
+            init: if f.has("unknown-init") {
+                Init::Unknown
+            } else {
+                Init::Known
+            },
+            privacy: Privacy::NonPrivate,
+            batching: match f.raw("sampling").unwrap_or("full") {
+                "full" => {
+                    for flag in ["train-batch", "unknown-sampling-seed"] {
+                        if f.has(flag) {
+                            return Err(usage(format!(
+                                "flag '--{flag}' applies only with '--sampling poisson'"
+                            )));
+                        }
+                    }
+                    Batching::FullBatch
+                }
+                "poisson" => {
+                    if f.has("epsilon") || f.f64("noise-multiplier")?.is_some_and(|s| s > 0.0) {
+                        return Err(usage(String::from(
+                            "--sampling poisson is for non-private runs: DP-GD runs use the full batch (drop --epsilon/--noise-multiplier or --sampling)",
+                        )));
+                    }
+                    Batching::Poisson {
+                        batch_size: count_in(
+                            "train-batch",
+                            f.u64("train-batch")?.unwrap_or(defaults::TRAIN_BATCH),
+                            1,
+                            10_000_000,
+                        )?,
+                        seed_known: !f.has("unknown-sampling-seed"),
+                    }
+                }
+                other => {
+                    return Err(usage(format!(
+                        "--sampling = '{}' is not one of full, poisson",
+                        other
+                            .chars()
+                            .filter(|c| !c.is_control())
+                            .take(40)
+                            .collect::<String>()
+                    )))
+                }
+            },
+        };
+        let delta = match f.f64("delta")? {
+            None => defaults::DELTA,
+            Some(d) if f.has("epsilon") && d > 0.0 && d < 1.0 => d,
+            Some(d) if f.has("epsilon") => {
+                return Err(usage(format!(
+                    "--delta = {} is out of range: must be in (0, 1)",
+                    shown(d)
+                )))
+            }
+            Some(_) => {
+                return Err(usage(String::from(
+                    "flag '--delta' applies only with '--epsilon' (σ is calibrated to (ε, δ))",
+                )))
+            }
+        };
+        let mut points = Vec::new();
+        if let Some(eps) = f.f64_list("epsilon")? {
+            for e in eps {
+                if !(e > 0.0 && e.is_finite()) {
+                    return Err(usage(format!(
+                        "--epsilon = {} is out of range: every ε must be finite and > 0",
+                        shown(e)
                     )));
                 }
-                sh
+                points.push(Point {
+                    epsilon: Some(e),
+                    training: base.dp_at_epsilon(e, delta)?,
+                });
             }
-            None => {
-                let part = shard.unwrap_or(Shard::WHOLE);
-                let sh = train_shadows(&data, &splits, &config, part, &progress)?;
-                if let Some(path) = f.raw("save-shadows") {
-                    write_shadows("save-shadows", path, &spec, part, &sh)?;
-                }
-                sh
+        } else if let Some(s) = f.f64("noise-multiplier")? {
+            if !(s >= 0.0 && s.is_finite()) {
+                return Err(usage(format!(
+                    "--noise-multiplier = {} is out of range: must be finite and >= 0",
+                    shown(s)
+                )));
             }
-        };
-        if shard.is_some() {
-            stages.finish();
-            if !quiet {
-                super::output::note(&format!(
-                    "attack reconn: {} shadow models of shard {} in {:.1} s",
-                    shadows.params.len(),
-                    f.raw("shard").unwrap_or_default(),
-                    started.elapsed().as_secs_f64()
-                ));
+            if s > 0.0 {
+                base.privacy = Privacy::DpGd {
+                    noise_multiplier: s,
+                    clip_norm: 1.0,
+                };
             }
-            return Ok((String::new(), None));
-        }
-        let rel = released_models(&data, &splits, &config, &progress)?;
-        for &k in &ks {
-            let cfg = ReconnConfig {
-                shadow_models: k,
-                ..config
-            };
-            let outcome = attack_released(&data, &splits, &cfg, &shadows, &rel, &progress)?;
-            measured.push(Measured {
-                k,
-                epsilon: point.epsilon,
-                sigma,
-                outcome,
+            points.push(Point {
+                epsilon: None,
+                training: base,
+            });
+        } else {
+            points.push(Point {
+                epsilon: None,
+                training: base,
             });
         }
+        if ks.len() > 1 && points.len() > 1 {
+            return Err(usage(String::from(
+                "--shadow-models and --epsilon: give a list for one of them, not both",
+            )));
+        }
+        let reconstructor = ReconstructorConfig {
+            hidden: count_in(
+                "hidden",
+                f.u64("hidden")?.unwrap_or(defaults::HIDDEN as u64),
+                1,
+                100_000,
+            )?,
+            learning_rate: defaults::RECONSTRUCTOR_LR,
+            batch_size: count_in(
+                "batch-size",
+                f.u64("batch-size")?.unwrap_or(defaults::BATCH_SIZE as u64),
+                1,
+                100_000,
+            )?,
+            max_epochs: count_in(
+                "epochs",
+                f.u64("epochs")?.unwrap_or(defaults::EPOCHS as u64),
+                1,
+                100_000,
+            )?,
+            patience: count_in(
+                "patience",
+                f.u64("patience")?.unwrap_or(defaults::PATIENCE as u64),
+                1,
+                100_000,
+            )?,
+        };
+        let eta = match f.f64("eta")? {
+            None => defaults::ETA,
+            Some(e) if e > 0.0 && e.is_finite() => e,
+            Some(e) => {
+                return Err(usage(format!(
+                    "--eta = {} is out of range: must be finite and > 0",
+                    shown(e)
+                )))
+            }
+        };
+        let seed = f.u64("seed")?.unwrap_or(0);
+        let threads = super::shard::parse_threads(f)?;
+        let shard = super::shard::parse_shard(f)?;
+        if shard.is_some() && !f.has("save-shadows") {
+            return Err(usage(String::from(
+                "--shard K/M trains part of a shadow set: give --save-shadows FILE for the part",
+            )));
+        }
+        if (f.has("save-shadows") || f.has("shadows")) && (points.len() > 1) {
+            return Err(usage(String::from(
+                "--save-shadows/--shadows hold one shadow set: give one privacy point (one --epsilon or --noise-multiplier)",
+            )));
+        }
+        super::output::check_flag_paths(
+            f,
+            &["csv", "plot", "images", "save-shadows"],
+            &["data", "shadows"],
+            &[],
+        )?;
+        for flag in ["csv", "plot", "images"] {
+            if let Some(p) = f.raw(flag) {
+                check_writable(flag, p)?;
+            }
+        }
+        if let Some(p) = f.raw("save-shadows") {
+            super::shadow_io::check_shadow_output("save-shadows", p)?;
+        }
+        Ok(ReconnRun {
+            data: f.raw("data").map_or_else(default_data, String::from),
+            shadow_models: ks,
+            released,
+            features,
+            control,
+            training: base,
+            points,
+            reconstructor,
+            eta,
+            seed,
+            threads,
+            shard,
+            shadows: f.raw("shadows").map(String::from),
+            save_shadows: f.raw("save-shadows").map(String::from),
+            csv: f.raw("csv").map(String::from),
+            plot: f.raw("plot").map(String::from),
+            images: f.raw("images").map(String::from),
+            quiet: f.has("quiet"),
+        })
     }
-    stages.finish();
-    if !quiet {
-        super::output::note(&format!(
-            "attack reconn: {} point(s) in {:.1} s on {threads} thread(s)",
-            measured.len(),
-            started.elapsed().as_secs_f64()
-        ));
+
+    /// Loads the data, trains (or reads) the shadow models, trains the released models and
+    /// attacks them: every measured point, or `None` for a part of a shadow set (`--shard`,
+    /// written to `--save-shadows`).
+    pub(crate) fn run(&self) -> Result<Option<Reconn>, Failure> {
+        let (ks, released, seed, threads, shard) = (
+            &self.shadow_models,
+            self.released,
+            self.seed,
+            self.threads,
+            self.shard,
+        );
+        let base = self.training;
+        let data_spec = &self.data;
+        let data = super::train::load_data(data_spec)?;
+        if data.dim() != 784 || data.num_classes() != 10 {
+            return Err(usage(format!(
+                "--data: RecoNN needs 28 × 28 MNIST-like images in 10 classes; '{}' has {} features and {} classes",
+                data_spec.chars().filter(|c| !c.is_control()).take(80).collect::<String>(),
+                data.dim(),
+                data.num_classes()
+            )));
+        }
+        let splits = Splits::draw(data.len(), base.d_minus, seed).map_err(|_| {
+            usage(format!(
+                "--train-size = {} does not fit: --data has {} examples and needs |D⁻| + max(10, n/10) released targets + at least 10 of the adversary's own",
+                base.d_minus,
+                data.len()
+            ))
+        })?;
+        let kmax = ks.iter().copied().max().unwrap_or(10);
+        if kmax > splits.aux.len() {
+            return Err(usage(format!(
+                "--shadow-models = {kmax} is out of range: the adversary's data D̄ holds {} images (the data minus D⁻ and the released split)",
+                splits.aux.len()
+            )));
+        }
+        if released > splits.released.len() {
+            return Err(usage(format!(
+                "--released = {released} is out of range: the released split holds {} targets (n/10, at most 1,000)",
+                splits.released.len()
+            )));
+        }
+        let stages = Stages {
+            quiet: self.quiet,
+            prefix: String::from("attack reconn"),
+            current: Mutex::new(None),
+        };
+        let progress = |stage: &str, done: usize, total: usize| stages.tick(stage, done, total);
+        let started = std::time::Instant::now();
+        let fingerprint = super::shard::data_fingerprint(&data);
+        let mut measured: Vec<Measured> = Vec::new();
+        for point in &self.points {
+            let config = ReconnConfig {
+                training: point.training,
+                shadow_models: kmax,
+                released,
+                features: self.features,
+                reconstructor: self.reconstructor,
+                seed,
+                threads,
+                control: self.control,
+                eta: self.eta,
+            };
+            let sigma = match point.training.privacy {
+                Privacy::NonPrivate => 0.0,
+                Privacy::DpGd {
+                    noise_multiplier, ..
+                } => noise_multiplier,
+            };
+            let spec = shadow_spec(&data, &splits, &config)?;
+            let shadows: ShadowModels = match self.shadows.as_deref() {
+                Some(path) => {
+                    let sh = read_shadows("shadows", path, &spec)?;
+                    if let Some((i, stored, want)) = sh.mismatched_target(&splits) {
+                        return Err(usage(format!(
+                            "--shadows: '{}': shadow model {i} has target {stored}, where this run's split gives it {}: the set was not made by this run (or was altered)",
+                            super::output::printable(path),
+                            want.map_or_else(|| String::from("no target"), |u| format!("example {u}"))
+                        )));
+                    }
+                    sh
+                }
+                None => {
+                    let part = shard.unwrap_or(Shard::WHOLE);
+                    let sh = train_shadows(&data, &splits, &config, part, &progress)?;
+                    if let Some(path) = self.save_shadows.as_deref() {
+                        write_shadows("save-shadows", path, &spec, part, &sh)?;
+                    }
+                    sh
+                }
+            };
+            if let Some(part) = shard {
+                stages.finish();
+                if !self.quiet {
+                    super::output::note(&format!(
+                        "attack reconn: {} shadow models of shard {}/{} in {:.1} s",
+                        shadows.params.len(),
+                        part.index(),
+                        part.count(),
+                        started.elapsed().as_secs_f64()
+                    ));
+                }
+                return Ok(None);
+            }
+            let rel = released_models(&data, &splits, &config, &progress)?;
+            for &k in ks {
+                let cfg = ReconnConfig {
+                    shadow_models: k,
+                    ..config
+                };
+                let outcome = attack_released(&data, &splits, &cfg, &shadows, &rel, &progress)?;
+                measured.push(Measured {
+                    k,
+                    epsilon: point.epsilon,
+                    sigma,
+                    outcome,
+                });
+            }
+        }
+        stages.finish();
+        if !self.quiet {
+            super::output::note(&format!(
+                "attack reconn: {} point(s) in {:.1} s on {threads} thread(s)",
+                measured.len(),
+                started.elapsed().as_secs_f64()
+            ));
+        }
+        if let Some(p) = &self.csv {
+            write_whole("csv", p, &csv(&measured))?;
+        }
+        let images = match measured.last() {
+            Some(m) => Some(grid(m, &data, seed)?),
+            None => None,
+        };
+        if let (Some(p), Some(svg)) = (&self.images, &images) {
+            write_whole("images", p, svg)?;
+        }
+        if let Some(p) = &self.plot {
+            write_whole("plot", p, &plot(&measured, seed))?;
+        }
+        Ok(Some(Reconn {
+            data: data_spec.clone(),
+            fingerprint,
+            training: base,
+            features: self.features,
+            released,
+            seed,
+            control: self.control,
+            measured,
+            images,
+        }))
     }
-    if let Some(p) = f.raw("csv") {
-        write_whole("csv", p, &csv(&measured))?;
-    }
-    let images = match measured.last() {
-        Some(m) => Some(grid(m, &data, seed)?),
-        None => None,
-    };
-    if let (Some(p), Some(svg)) = (f.raw("images"), &images) {
-        write_whole("images", p, svg)?;
-    }
-    if let Some(p) = f.raw("plot") {
-        write_whole("plot", p, &plot(&measured, seed))?;
-    }
-    let header = Header {
-        data: &data_spec,
-        fingerprint: &fingerprint,
-        training: &base,
-        features,
-        released,
-        seed,
-        control,
-    };
-    if f.has("json") {
-        return Ok((to_json(&header, &measured), images));
-    }
-    Ok((to_text(&header, &measured), images))
 }
 
-struct Header<'a> {
-    data: &'a str,
-    fingerprint: &'a str,
-    training: &'a Training,
+/// What an `attack reconn` run gives: its setting and every measured point, with the image
+/// grid of the last; the command prints it by [`Reconn::to_json`] or [`Reconn::to_text`].
+pub(crate) struct Reconn {
+    data: String,
+    fingerprint: String,
+    training: Training,
     features: Features,
     released: usize,
     seed: u64,
     control: Control,
+    measured: Vec<Measured>,
+    /// The `--images` grid of the last point.
+    images: Option<String>,
+}
+
+impl Reconn {
+    /// The `--images` grid of the last point (targets, reconstructions, NN-oracle images).
+    pub(crate) fn images(&self) -> Option<&str> {
+        self.images.as_deref()
+    }
 }
 
 fn control_name(c: Control) -> &'static str {
@@ -655,155 +843,163 @@ fn point_json(o: &mut Object, m: &Measured) {
     }
 }
 
-fn to_json(h: &Header<'_>, measured: &[Measured]) -> String {
-    let mut o = Object::new();
-    o.str("command", "attack")
-        .str("attack", "reconn")
-        .str("data", h.data)
-        .str("data_fingerprint", h.fingerprint)
-        .int("train_size", h.training.d_minus as u64)
-        .int("steps", h.training.steps)
-        .num("lr", h.training.learning_rate)
-        .str("init", init_name(h.training.init))
-        .str(
-            "sampling",
-            match h.training.batching {
-                Batching::FullBatch => "full",
-                Batching::Poisson {
-                    seed_known: true, ..
-                } => "poisson-known-seed",
-                Batching::Poisson { .. } => "poisson-unknown-seed",
-            },
-        )
-        .str("features", h.features.name())
-        .int("released", h.released as u64)
-        .int("seed", h.seed)
-        .str("control", control_name(h.control));
-    if let [m] = measured {
-        point_json(&mut o, m);
+impl Reconn {
+    /// The object `attack reconn --json` prints.
+    pub(crate) fn to_json(&self) -> Object {
+        let mut o = Object::new();
+        o.str("command", "attack")
+            .str("attack", "reconn")
+            .str("data", &self.data)
+            .str("data_fingerprint", &self.fingerprint)
+            .int("train_size", self.training.d_minus as u64)
+            .int("steps", self.training.steps)
+            .num("lr", self.training.learning_rate)
+            .str("init", init_name(self.training.init))
+            .str(
+                "sampling",
+                match self.training.batching {
+                    Batching::FullBatch => "full",
+                    Batching::Poisson {
+                        seed_known: true, ..
+                    } => "poisson-known-seed",
+                    Batching::Poisson { .. } => "poisson-unknown-seed",
+                },
+            )
+            .str("features", self.features.name())
+            .int("released", self.released as u64)
+            .int("seed", self.seed)
+            .str("control", control_name(self.control));
+        if let [m] = self.measured.as_slice() {
+            point_json(&mut o, m);
+        }
+        let pts = self
+            .measured
+            .iter()
+            .map(|m| {
+                let mut p = Object::new();
+                point_json(&mut p, m);
+                Value::Obj(p)
+            })
+            .collect();
+        o.put("points", Value::Arr(pts));
+        o
     }
-    let pts = measured
-        .iter()
-        .map(|m| {
-            let mut p = Object::new();
-            point_json(&mut p, m);
-            Value::Obj(p)
-        })
-        .collect();
-    o.put("points", Value::Arr(pts));
-    let mut text = o.render();
-    text.push('\n');
-    text
+
+    /// What `attack reconn` prints without `--json`.
+    pub(crate) fn to_text(&self) -> String {
+        let mut t = String::new();
+        t.push_str("RecoNN (Balle, Cherubin, Hayes 2022 §IV–VI): reconstructing a training image from a released model\n");
+        t.push_str(&format!(
+            "  data {}, |D⁻| = {}, MLP 784-10-10 (ELU), {}, T = {}, lr {}, θ₀ {}, features {}, R = {} released models, seed {}{}\n",
+            self.data,
+            self.training.d_minus,
+            match self.training.batching {
+                Batching::FullBatch => String::from("full-batch GD"),
+                Batching::Poisson {
+                    batch_size,
+                    seed_known,
+                } => format!(
+                    "SGD on Poisson batches of expected size {batch_size} (sampling seed {})",
+                    if seed_known { "known" } else { "unknown" }
+                ),
+            },
+            self.training.steps,
+            shown(self.training.learning_rate),
+            init_name(self.training.init),
+            self.features.name(),
+            self.released,
+            self.seed,
+            match self.control {
+                Control::None => String::new(),
+                c => format!(", CONTROL {} (must fail)", control_name(c)),
+            }
+        ));
+        for m in &self.measured {
+            point_text(&mut t, m);
+        }
+        t
+    }
 }
 
-fn to_text(h: &Header<'_>, measured: &[Measured]) -> String {
-    let mut t = String::new();
-    t.push_str("RecoNN (Balle, Cherubin, Hayes 2022 §IV–VI): reconstructing a training image from a released model\n");
+/// The text's lines of one measured point.
+fn point_text(t: &mut String, m: &Measured) {
+    let r = &m.outcome;
+    t.push('\n');
     t.push_str(&format!(
-        "  data {}, |D⁻| = {}, MLP 784-10-10 (ELU), {}, T = {}, lr {}, θ₀ {}, features {}, R = {} released models, seed {}{}\n",
-        h.data,
-        h.training.d_minus,
-        match h.training.batching {
-            Batching::FullBatch => String::from("full-batch GD"),
-            Batching::Poisson {
-                batch_size,
-                seed_known,
-            } => format!(
-                "SGD on Poisson batches of expected size {batch_size} (sampling seed {})",
-                if seed_known { "known" } else { "unknown" }
-            ),
+        "  K = {} shadow models, {}; released models' test accuracy {}\n",
+        m.k,
+        match m.epsilon {
+            Some(e) => format!("DP-GD ε = {} (σ = {})", shown(e), sig(m.sigma, 4, Side::Up)),
+            None if m.sigma > 0.0 => format!("DP-GD σ = {}", shown(m.sigma)),
+            None => String::from("non-private"),
         },
-        h.training.steps,
-        shown(h.training.learning_rate),
-        init_name(h.training.init),
-        h.features.name(),
-        h.released,
-        h.seed,
-        match h.control {
-            Control::None => String::new(),
-            c => format!(", CONTROL {} (must fail)", control_name(c)),
-        }
+        sig(r.test_accuracy, 3, Side::Nearest)
     ));
-    for m in measured {
-        let r = &m.outcome;
-        t.push('\n');
-        t.push_str(&format!(
-            "  K = {} shadow models, {}; released models' test accuracy {}\n",
-            m.k,
-            match m.epsilon {
-                Some(e) => format!("DP-GD ε = {} (σ = {})", shown(e), sig(m.sigma, 4, Side::Up)),
-                None if m.sigma > 0.0 => format!("DP-GD σ = {}", shown(m.sigma)),
-                None => String::from("non-private"),
-            },
-            sig(r.test_accuracy, 3, Side::Nearest)
-        ));
+    row(
+        t,
+        "reconstruction MSE mean / median",
+        &format!(
+            "{} / {}",
+            sig(r.mse_mean, 4, Side::Nearest),
+            sig(r.mse_median, 4, Side::Nearest)
+        ),
+        &format!(
+            "reconstructor: {} epochs, kept epoch {} (held-out MSE {})",
+            r.reconstructor_epochs.0,
+            r.reconstructor_epochs.1,
+            sig(r.reconstructor_epochs.2, 4, Side::Nearest)
+        ),
+    );
+    row(
+        t,
+        "NN oracle MSE mean / median",
+        &format!(
+            "{} / {}",
+            sig(r.nn_oracle_mse_mean, 4, Side::Nearest),
+            sig(r.nn_oracle_mse_median, 4, Side::Nearest)
+        ),
+        "the closest image of the adversary's data D̄",
+    );
+    row(
+        t,
+        "mean-image MSE",
+        &sig(r.baseline_mse_mean, 4, Side::Nearest),
+        "",
+    );
+    row(
+        t,
+        "closer than the NN oracle (95 % CI)",
+        &format!(
+            "{} [{}, {}]",
+            sig(r.beats_nn_oracle.rate, 3, Side::Nearest),
+            sig(r.beats_nn_oracle.lower, 3, Side::Down),
+            sig(r.beats_nn_oracle.upper, 3, Side::Up)
+        ),
+        &format!(
+            "{}/{} targets",
+            r.beats_nn_oracle.successes, r.beats_nn_oracle.trials
+        ),
+    );
+    if let Some(c) = r.rero {
         row(
-            &mut t,
-            "reconstruction MSE mean / median",
-            &format!(
-                "{} / {}",
-                sig(r.mse_mean, 4, Side::Nearest),
-                sig(r.mse_median, 4, Side::Nearest)
-            ),
-            &format!(
-                "reconstructor: {} epochs, kept epoch {} (held-out MSE {})",
-                r.reconstructor_epochs.0,
-                r.reconstructor_epochs.1,
-                sig(r.reconstructor_epochs.2, 4, Side::Nearest)
-            ),
-        );
-        row(
-            &mut t,
-            "NN oracle MSE mean / median",
-            &format!(
-                "{} / {}",
-                sig(r.nn_oracle_mse_mean, 4, Side::Nearest),
-                sig(r.nn_oracle_mse_median, 4, Side::Nearest)
-            ),
-            "the closest image of the adversary's data D̄",
-        );
-        row(
-            &mut t,
-            "mean-image MSE",
-            &sig(r.baseline_mse_mean, 4, Side::Nearest),
-            "",
-        );
-        row(
-            &mut t,
-            "closer than the NN oracle (95 % CI)",
+            t,
+            &format!("success MSE ≤ {} (95 % CI)", shown(c.eta)),
             &format!(
                 "{} [{}, {}]",
-                sig(r.beats_nn_oracle.rate, 3, Side::Nearest),
-                sig(r.beats_nn_oracle.lower, 3, Side::Down),
-                sig(r.beats_nn_oracle.upper, 3, Side::Up)
+                sig(c.success.rate, 3, Side::Nearest),
+                sig(c.success.lower, 3, Side::Down),
+                sig(c.success.upper, 3, Side::Up)
             ),
             &format!(
-                "{}/{} targets",
-                r.beats_nn_oracle.successes, r.beats_nn_oracle.trials
+                "bound γ = {} at κ(η) = {} (Hayes et al. 2023 Thm 2, App. J)",
+                sig(c.gamma, 4, Side::Up),
+                sig(c.kappa, 4, Side::Up)
             ),
         );
-        if let Some(c) = r.rero {
-            row(
-                &mut t,
-                &format!("success MSE ≤ {} (95 % CI)", shown(c.eta)),
-                &format!(
-                    "{} [{}, {}]",
-                    sig(c.success.rate, 3, Side::Nearest),
-                    sig(c.success.lower, 3, Side::Down),
-                    sig(c.success.upper, 3, Side::Up)
-                ),
-                &format!(
-                    "bound γ = {} at κ(η) = {} (Hayes et al. 2023 Thm 2, App. J)",
-                    sig(c.gamma, 4, Side::Up),
-                    sig(c.kappa, 4, Side::Up)
-                ),
-            );
-        }
-        if above_bound(m) == Some(true) {
-            t.push_str("  WARNING: the success interval lies above the bound γ — a bug in the bound, the trainer or the attack (or a 2.5 % chance).\n");
-        }
     }
-    t
+    if above_bound(m) == Some(true) {
+        t.push_str("  WARNING: the success interval lies above the bound γ — a bug in the bound, the trainer or the attack (or a 2.5 % chance).\n");
+    }
 }
 
 fn csv(measured: &[Measured]) -> String {

@@ -7,14 +7,14 @@
 
 use super::args::{parse, value as v, Flags, Spec, UsageError};
 use super::attack::{
-    defaults as run_defaults, load_pool, parse_run_flags, parse_sharding, sharded_flags_and,
+    defaults as run_defaults, line, load_pool, parse_run_flags, parse_sharding, sharded_flags_and,
     with_items, OutputOptions, RunDefaults, Training,
 };
 use super::commands::{shown, Failure};
 use super::format::{sig, Side};
 use super::json::{self, Object, Value};
 use super::output::write_whole;
-use super::shard::{check_size, named_json, read_named, run_groups, ShardedRun};
+use super::shard::{check_size, named_json, read_named, run_groups, Ran, ShardedRun, Sharding};
 use super::svg;
 use reconbound::attacks::audit::canary::{AdaptiveConfig, Crafter, GradientShape};
 use reconbound::attacks::audit::claim::{self, claim_error, Claim, Theory, Verdict};
@@ -41,7 +41,7 @@ pub(crate) const SHARD_KIND: &str = "audit";
 
 /// Documented defaults of `audit` (the rest are `attack prior-aware`'s: C = 0.1, T = 100,
 /// learning rate 10, ε = 8, δ = 1e-5, full batch).
-mod defaults {
+pub(crate) mod defaults {
     /// |D|: the first N examples of the data.
     pub const TRAIN_SIZE: u64 = 1000;
     /// Trainings per world.
@@ -462,21 +462,30 @@ pub(super) fn view_line(view: BatchView, full_batch: bool) -> String {
 /// two runs with equal configurations give equal outcomes for equal indices.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct AuditRun {
-    run: Training,
+    /// The training of every trial (without and with the canary).
+    pub(crate) run: Training,
     /// The target ε σ was calibrated to (`None` when σ was given).
-    epsilon: Option<f64>,
-    noise_multiplier: f64,
-    trials: u64,
-    seed: u64,
-    crafters: Vec<Crafter>,
-    pairing: Pairing,
-    estimator: Estimator,
-    rule: ThresholdRule,
-    alpha: f64,
+    pub(crate) epsilon: Option<f64>,
+    /// σ of the trainer.
+    pub(crate) noise_multiplier: f64,
+    /// Trainings per world.
+    pub(crate) trials: u64,
+    /// The seed of every trial.
+    pub(crate) seed: u64,
+    /// The canaries.
+    pub(crate) crafters: Vec<Crafter>,
+    /// The distinguishers of each crafter.
+    pub(crate) pairing: Pairing,
+    /// The empirical ε's estimator.
+    pub(crate) estimator: Estimator,
+    /// How the threshold is chosen.
+    pub(crate) rule: ThresholdRule,
+    /// The confidence parameter α.
+    pub(crate) alpha: f64,
     /// Distinguisher 3's view of D's batches.
-    view: BatchView,
+    pub(crate) view: BatchView,
     /// The claim under audit.
-    claim: Claim,
+    pub(crate) claim: Claim,
 }
 
 /// The pool example crafters 1–3 start from: the first example not in D.
@@ -561,6 +570,13 @@ impl AuditRun {
         };
         c.check()?;
         Ok(c)
+    }
+
+    /// The configuration checked as `audit` checks its flags once they are read (the
+    /// training's own values are [`parse_run_flags`]'s to check).
+    pub(crate) fn checked(self) -> Result<Self, Failure> {
+        self.check().map_err(usage)?;
+        Ok(self)
     }
 
     /// The limits every configuration (parsed or read from a shard header) must meet.
@@ -728,7 +744,9 @@ fn parse_audit(f: &Flags) -> Result<AuditRun, Failure> {
     let estimator = parse_estimator(f.raw("estimator")).map_err(usage)?;
     let rule = match f.raw("threshold").map(str::trim) {
         None | Some("held-out") => ThresholdRule::HeldOut {
-            calibration: f.u64("calibration")?.unwrap_or(r.trials / 2),
+            calibration: f
+                .u64("calibration")?
+                .unwrap_or(default_calibration(r.trials)),
         },
         Some("bonferroni") => ThresholdRule::Bonferroni,
         Some(_) => match f.f64("threshold") {
@@ -753,7 +771,7 @@ fn parse_audit(f: &Flags) -> Result<AuditRun, Failure> {
     }
     let claim = parse_claim(f, estimator == Estimator::Gdp)?;
     let view = parse_view(f)?;
-    let config = AuditRun {
+    AuditRun {
         run: r.run,
         epsilon,
         noise_multiplier,
@@ -766,9 +784,13 @@ fn parse_audit(f: &Flags) -> Result<AuditRun, Failure> {
         alpha: f.f64("alpha")?.unwrap_or(defaults::ALPHA),
         view,
         claim,
-    };
-    config.check().map_err(usage)?;
-    Ok(config)
+    }
+    .checked()
+}
+
+/// The calibration trials of `--threshold held-out` (default): the first half.
+pub(crate) fn default_calibration(trials: u64) -> u64 {
+    trials / 2
 }
 
 /// `reconbound audit …`.
@@ -788,15 +810,6 @@ fn audit_flags() -> Vec<Spec> {
     ])
 }
 
-/// The flags of a (multi-trial) `audit`, checked as the command checks them before any work:
-/// `report` checks them before it trains anything. The run's configuration.
-pub(crate) fn check_audit(args: &[String]) -> Result<AuditRun, Failure> {
-    let f = parse(args, &audit_flags())?;
-    let config = parse_audit(&f)?;
-    parse_sharding(&f)?;
-    Ok(config)
-}
-
 pub(crate) fn audit(args: &[String]) -> Out {
     let f = parse(args, &audit_flags())?;
     if f.help {
@@ -814,6 +827,19 @@ pub(crate) fn audit(args: &[String]) -> Out {
     }
     let config = parse_audit(&f)?;
     let (sharding, outputs) = parse_sharding(&f)?;
+    match run_audit(&config, sharding)? {
+        Ran::Shard(lines) => Ok(lines),
+        Ran::Whole(summary) => summary.output(&outputs),
+    }
+}
+
+/// The trials of an audit — one shard of them with `sharding.shard` — after the accountant
+/// (a configuration it refuses fails before any training): the shard's JSON lines, or the
+/// whole run's summary.
+pub(crate) fn run_audit(
+    config: &AuditRun,
+    sharding: Sharding,
+) -> Result<Ran<AuditSummary>, Failure> {
     let (model, all, _) = load_pool(&config.run, 1, "--train-size + 1")?;
     let p = model.num_params();
     for c in &config.crafters {
@@ -831,8 +857,7 @@ pub(crate) fn audit(args: &[String]) -> Out {
     let n = config.run.train_size as usize;
     let data = all.subset(&(0..n).collect::<Vec<_>>())?;
     let pool = all.subset(&(n..all.len()).collect::<Vec<_>>())?;
-    // The accountant first: a configuration it refuses fails before any training.
-    let theory = accountant(&config)?;
+    let theory = accountant(config)?;
     let audit_config = config.audit_config();
     let mut audits = Vec::with_capacity(config.crafters.len());
     for &c in &config.crafters {
@@ -847,23 +872,21 @@ pub(crate) fn audit(args: &[String]) -> Out {
         audits.push(a);
     }
     run_groups(
-        &config,
+        config,
         "audit",
         &audits,
         sharding,
         |a, i| a.run_trial(config.seed, i),
-        |outcomes| summarise(&config, &theory, outcomes, &outputs),
+        |outcomes| AuditSummary::new(config, theory, outcomes),
     )
 }
 
-/// `merge` of audit shards: the summary the unsharded run prints.
+/// `merge` of audit shards: the summary of the unsharded run.
 pub(crate) fn merged_summary(
     config: &AuditRun,
-    outcomes: &[Vec<AuditOutcome>],
-    outputs: &OutputOptions,
-) -> Out {
-    let theory = accountant(config)?;
-    summarise(config, &theory, outcomes, outputs)
+    outcomes: Vec<Vec<AuditOutcome>>,
+) -> Result<AuditSummary, Failure> {
+    AuditSummary::new(config, accountant(config)?, outcomes)
 }
 
 /// The accountant's ε for the claim: at S′ with `--claimed-noise-multiplier`, else at the
@@ -993,22 +1016,68 @@ pub(super) fn direction_name(d: Direction) -> &'static str {
     }
 }
 
-fn summarise(
-    c: &AuditRun,
-    theory: &Theory,
-    outcomes: &[Vec<AuditOutcome>],
-    outputs: &OutputOptions,
-) -> Out {
-    let rows = evaluate(c, outcomes)?;
-    let max = ceiling(c)?;
-    let upper = theory.upper();
-    if let Some(path) = &outputs.csv {
-        write_whole("csv", path, &csv(c, outcomes))?;
+/// The summary of an audit: each row's empirical ε (crafter × distinguisher) beside the
+/// accountant's ε, with the trials' outcomes (the `--csv` table). `audit` prints it by
+/// [`AuditSummary::output`] (`--json`: [`AuditSummary::to_json`]).
+pub(crate) struct AuditSummary {
+    config: AuditRun,
+    theory: Theory,
+    outcomes: Vec<Vec<AuditOutcome>>,
+    rows: Vec<Row>,
+    /// The largest empirical ε the trials can give ([`ceiling`]).
+    max: f64,
+}
+
+impl AuditSummary {
+    /// The rows of the outcomes of every crafter (in trial order), beside `theory`.
+    fn new(
+        c: &AuditRun,
+        theory: Theory,
+        outcomes: Vec<Vec<AuditOutcome>>,
+    ) -> Result<Self, Failure> {
+        let rows = evaluate(c, &outcomes)?;
+        let max = ceiling(c)?;
+        Ok(AuditSummary {
+            config: c.clone(),
+            theory,
+            outcomes,
+            rows,
+            max,
+        })
     }
-    if let Some(path) = &outputs.plot {
-        write_whole("plot", path, &plot(c, theory, &rows, max))?;
+
+    /// The empirical ε of an audit of one row.
+    pub(crate) fn epsilon_empirical(&self) -> Option<f64> {
+        match self.rows.as_slice() {
+            [r] => Some(r.e.epsilon),
+            _ => None,
+        }
     }
-    if outputs.json {
+
+    /// The largest empirical ε the trials can give.
+    pub(crate) fn epsilon_empirical_max(&self) -> f64 {
+        self.max
+    }
+
+    /// Writes the files of `outputs` (`--csv`, `--plot`) and returns what the command prints.
+    pub(crate) fn output(&self, outputs: &OutputOptions) -> Out {
+        let (c, theory) = (&self.config, &self.theory);
+        if let Some(path) = &outputs.csv {
+            write_whole("csv", path, &csv(c, &self.outcomes))?;
+        }
+        if let Some(path) = &outputs.plot {
+            write_whole("plot", path, &plot(c, theory, &self.rows, self.max))?;
+        }
+        if outputs.json {
+            return Ok(line(&self.to_json()));
+        }
+        Ok(table(c, theory, &self.rows, self.max))
+    }
+
+    /// The object `audit --json` prints.
+    pub(crate) fn to_json(&self) -> Object {
+        let (c, theory) = (&self.config, &self.theory);
+        let upper = theory.upper();
         let mut o = Object::new();
         o.str("command", "audit");
         for (k, val) in c.to_json().entries() {
@@ -1016,11 +1085,11 @@ fn summarise(
         }
         o.num("confidence", 1.0 - c.alpha);
         write_theory(theory, &mut o);
-        o.num("epsilon_empirical_max", max);
+        o.num("epsilon_empirical_max", self.max);
         // A GDP estimate is no lower bound: it refutes nothing at any confidence, so the
         // verdicts are null (an explicit claim is refused with gdp before any work).
         let gdp = c.estimator == Estimator::Gdp;
-        let eps: Vec<f64> = rows.iter().map(|r| r.e.epsilon).collect();
+        let eps: Vec<f64> = self.rows.iter().map(|r| r.e.epsilon).collect();
         let v = claim::verdict(c.claim, upper, &eps, c.alpha, gdp);
         let claimed = v.claimed;
         let verdict = |refuted: bool| {
@@ -1031,7 +1100,8 @@ fn summarise(
             }
         };
         write_claim_verdict(&mut o, &v);
-        let arr: Vec<Object> = rows
+        let arr: Vec<Object> = self
+            .rows
             .iter()
             .map(|r| {
                 let mut ro = Object::new();
@@ -1047,9 +1117,8 @@ fn summarise(
                 ro
             })
             .collect();
-        return Ok(with_items(o, "rows", arr));
+        with_items(o, "rows", arr)
     }
-    Ok(table(c, theory, &rows, max))
 }
 
 fn table(c: &AuditRun, theory: &Theory, rows: &[Row], max: f64) -> String {

@@ -288,257 +288,334 @@ pub(crate) fn rdp_mse_lower_bound(
     Ok(guarantees::rdp_mse_lower_bound(&run, diameter)?)
 }
 
+/// The flags of `bound`.
+const BOUND_FLAGS: [Spec; 13] = [
+    v("noise-multiplier"),
+    v("sampling-rate"),
+    v("batch-size"),
+    v("dataset-size"),
+    v("steps"),
+    v("epochs"),
+    v("delta"),
+    v("prior-size"),
+    v("kappa"),
+    v("diameter"),
+    PHASE,
+    SCHEDULE,
+    JSON,
+];
+
 pub(crate) fn bound(args: &[String]) -> Out {
-    let f = parse(
-        args,
-        &[
-            v("noise-multiplier"),
-            v("sampling-rate"),
-            v("batch-size"),
-            v("dataset-size"),
-            v("steps"),
-            v("epochs"),
-            v("delta"),
-            v("prior-size"),
-            v("kappa"),
-            v("diameter"),
-            PHASE,
-            SCHEDULE,
-            JSON,
-        ],
-    )?;
+    let f = parse(args, &BOUND_FLAGS)?;
     if f.help {
         return Ok(String::from(BOUND_HELP) + "\n" + sched::HELP);
     }
-    let (schedule, is_schedule) = match sched::from_flags(&f, &BOUND_SINGLE)? {
-        Some(s) => (s, true),
-        None => {
-            let sigma = f
-                .f64("noise-multiplier")?
-                .unwrap_or(defaults::NOISE_MULTIPLIER);
-            reconbound::error::check_positive("noise_multiplier", sigma)?;
-            let (q, steps) = rate_and_steps(&f, true)?;
-            (one_phase(q, sigma, steps)?, false)
-        }
-    };
-    let delta = f.f64("delta")?.unwrap_or(defaults::DELTA);
-    reconbound::error::check_open_unit("delta", delta)?;
-    let (kappa, prior_size) = kappa(&f, Some(defaults::PRIOR_SIZE))?;
-    let diameter = f.f64("diameter")?.unwrap_or(defaults::DIAMETER);
-    reconbound::error::check_positive("diameter", diameter)?;
-
-    let g = guarantees::guarantees(
-        &schedule,
-        delta,
-        guarantees::Prior {
-            kappa,
-            size: prior_size,
-        },
-        diameter,
-    )?;
+    let b = BoundConfig::parse(&f)?.compute()?;
     if f.has("json") {
-        return Ok(bound_json(
-            &schedule,
-            is_schedule,
-            delta,
-            prior_size,
-            diameter,
-            &g,
-        ));
+        return Ok(b.to_json().render() + "\n");
     }
-    let (eps, eps_m, balle) = (g.epsilon_rdp, g.epsilon_rdp_mironov, g.gamma_balle);
-    let eps_pld = g.epsilon_pld.map_err(|why| why.reason());
-    let hayes = g.gamma.map_err(|why| why.reason());
-    let fano_bound = g.fano;
-    let guarantees::RdpMse {
-        rdp2_sub,
-        mse: mse_lb,
-        ..
-    } = g.mse;
-
-    let mut t = String::new();
-    t.push_str(if is_schedule {
-        "reconbound bound: reconstruction guarantees of a DP-SGD schedule\n\n"
-    } else {
-        "reconbound bound: reconstruction guarantees of one DP-SGD configuration\n\n"
-    });
-    t.push_str("configuration\n");
-    let rate_note = if f.has("sampling-rate") || is_schedule {
-        String::new()
-    } else {
-        let b = f.u64("batch-size")?.unwrap_or(defaults::BATCH_SIZE);
-        let n = f.u64("dataset-size")?.unwrap_or(defaults::DATASET_SIZE);
-        format!("batch {b} of {n}")
-    };
-    let prior_note = match prior_size {
-        Some(m) => format!("uniform prior over {m} candidates, exact match"),
-        None => String::from("given with --kappa"),
-    };
-    let rows: Vec<(&str, String, String)> = match (is_schedule, schedule.phases()) {
-        (false, [p]) => std::vec![
-            (
-                "noise multiplier σ",
-                shown(p.noise_multiplier),
-                String::new()
-            ),
-            (
-                "sampling rate q (Poisson)",
-                sig(p.sampling_rate, 6, Side::Nearest),
-                rate_note,
-            ),
-            ("steps T", p.steps.to_string(), String::new()),
-        ],
-        _ => {
-            t.push_str(&sched::phases_text(&schedule, false));
-            Vec::new()
-        }
-    };
-    for (label, value, note) in rows.iter().chain(
-        [
-            ("δ", shown(delta), String::new()),
-            ("baseline κ", shown(kappa), prior_note),
-        ]
-        .iter(),
-    ) {
-        row(&mut t, label, value, note);
-    }
-
-    t.push_str("\nprivacy (add/remove adjacency; upper bounds, rounded up)\n");
-    let order = |a: f64| sig(a, 4, Side::Nearest);
-    row(
-        &mut t,
-        "ε(δ) by RDP, improved conversion",
-        &sig(eps.epsilon, 6, Side::Up),
-        &format!("best order α = {}  [Balle et al. 2020]", order(eps.order)),
-    );
-    row(
-        &mut t,
-        "ε(δ) by RDP, Mironov's conversion",
-        &sig(eps_m.epsilon, 6, Side::Up),
-        &format!("best order α = {}  [Mironov 2017]", order(eps_m.order)),
-    );
-    match &eps_pld {
-        Ok(p) => row(
-            &mut t,
-            "ε(δ) by PLD, certified",
-            &sig(p.value, 6, Side::Up),
-            &format!(
-                "true ε ≥ {} (certified bracket)",
-                sig(p.lower, 6, Side::Down)
-            ),
-        ),
-        Err(note) => row(&mut t, "ε(δ) by PLD, certified", "-", note),
-    }
-
-    t.push_str(
-        "\nreconstruction robustness: P[exact reconstruction] ≤ γ (upper bounds, rounded up)\n",
-    );
-    row(
-        &mut t,
-        "γ from RDP",
-        &sig(balle.gamma, 6, Side::Up),
-        &format!("Balle et al. 2022 Thm 2, order α = {}", order(balle.order)),
-    );
-    match &hayes {
-        Ok(h) => row(
-            &mut t,
-            "γ for DP-SGD",
-            &sig(h.gamma, 6, Side::Up),
-            &format!(
-                "Hayes et al. 2023 Thm 2; true γ ≥ {}",
-                sig(h.lower, 6, Side::Down)
-            ),
-        ),
-        Err(note) => row(&mut t, "γ for DP-SGD", "-", note),
-    }
-    match fano_bound {
-        Some(fb) => row(
-            &mut t,
-            "success bound by Fano",
-            &sig(fb.success_bound, 6, Side::Up),
-            &format!(
-                "Guo et al. 2022b, Δ² = 4, KL ≤ qTΔ²/(2σ²); advantage {}",
-                sig(fb.advantage, 4, Side::Up)
-            ),
-        ),
-        None => row(
-            &mut t,
-            "success bound by Fano",
-            "-",
-            "needs --prior-size (a uniform prior)",
-        ),
-    }
-
-    t.push_str("\nmean squared error of any unbiased reconstruction (lower bound, rounded down)\n");
-    row(
-        &mut t,
-        "MSE ≥",
-        &sig(mse_lb, 6, Side::Down),
-        &format!(
-            "Guo et al. 2022 Thm 1: (2, {})-RDP under substitution, diameter {} per coordinate",
-            sig(rdp2_sub, 4, Side::Up),
-            diameter
-        ),
-    );
-    Ok(t)
+    Ok(b.table())
 }
 
-/// The JSON object of `bound --json` for the core's guarantees `g` of `schedule` (the
-/// one-phase keys unless `is_schedule`) at δ, for the prior (its size, if uniform) and the
-/// diameter they were computed for.
-pub(crate) fn bound_json(
-    schedule: &Schedule,
-    is_schedule: bool,
-    delta: f64,
-    prior_size: Option<u64>,
-    diameter: f64,
-    g: &guarantees::Guarantees,
-) -> String {
-    let (eps, eps_m, balle) = (g.epsilon_rdp, g.epsilon_rdp_mironov, g.gamma_balle);
-    let eps_pld = g.epsilon_pld.as_ref().map_err(|why| why.reason());
-    let hayes = g.gamma.as_ref().map_err(|why| why.reason());
-    let mut o = Object::new();
-    o.str("command", "bound");
-    put_config(&mut o, schedule, is_schedule);
-    o.num("delta", delta).num("kappa", g.prior.kappa);
-    if let Some(m) = prior_size {
-        o.int("prior_size", m);
+/// A `bound` request, validated: the configuration its guarantees are computed for, and what
+/// the table and the JSON say about how it was given.
+pub(crate) struct BoundConfig {
+    /// The run: one phase, or a schedule.
+    pub(crate) schedule: Schedule,
+    /// Given as a schedule (`--phase`, `--schedule`): the `phases` form, even for one phase.
+    pub(crate) is_schedule: bool,
+    /// δ.
+    pub(crate) delta: f64,
+    /// The prior (with its size when uniform: the Fano bound needs it).
+    pub(crate) prior: guarantees::Prior,
+    /// The per-coordinate diameter of the data (the MSE bound).
+    pub(crate) diameter: f64,
+    /// The table's note on q: `batch B of N` when q is B/N of `--batch-size` and
+    /// `--dataset-size` (or their defaults), empty otherwise.
+    pub(crate) rate_note: String,
+}
+
+/// What `bound` prints: the core's guarantees ([`guarantees::guarantees`]) of a
+/// [`BoundConfig`], rendered by [`Bound::to_json`] and [`Bound::table`].
+pub(crate) struct Bound {
+    /// The request.
+    pub(crate) config: BoundConfig,
+    /// Its guarantees.
+    pub(crate) guarantees: guarantees::Guarantees,
+}
+
+impl BoundConfig {
+    /// The request of `bound`'s flags, checked as they are read.
+    fn parse(f: &Flags) -> Result<Self, Failure> {
+        let (schedule, is_schedule) = match sched::from_flags(f, &BOUND_SINGLE)? {
+            Some(s) => (s, true),
+            None => {
+                let sigma = f
+                    .f64("noise-multiplier")?
+                    .unwrap_or(defaults::NOISE_MULTIPLIER);
+                reconbound::error::check_positive("noise_multiplier", sigma)?;
+                let (q, steps) = rate_and_steps(f, true)?;
+                (one_phase(q, sigma, steps)?, false)
+            }
+        };
+        let delta = f.f64("delta")?.unwrap_or(defaults::DELTA);
+        reconbound::error::check_open_unit("delta", delta)?;
+        let (kappa, prior_size) = kappa(f, Some(defaults::PRIOR_SIZE))?;
+        let diameter = f.f64("diameter")?.unwrap_or(defaults::DIAMETER);
+        reconbound::error::check_positive("diameter", diameter)?;
+        let rate_note = if f.has("sampling-rate") || is_schedule {
+            String::new()
+        } else {
+            let b = f.u64("batch-size")?.unwrap_or(defaults::BATCH_SIZE);
+            let n = f.u64("dataset-size")?.unwrap_or(defaults::DATASET_SIZE);
+            format!("batch {b} of {n}")
+        };
+        Ok(BoundConfig {
+            schedule,
+            is_schedule,
+            delta,
+            prior: guarantees::Prior {
+                kappa,
+                size: prior_size,
+            },
+            diameter,
+            rate_note,
+        })
     }
-    o.put("orders", arr(&g.orders))
-        .put("rdp", arr(&g.rdp))
-        .num("epsilon_rdp", eps.epsilon)
-        .num("best_order", eps.order)
-        .num("epsilon_rdp_mironov", eps_m.epsilon)
-        .num("best_order_mironov", eps_m.order)
-        .num("gamma_balle", balle.gamma)
-        .num("gamma_balle_order", balle.order)
-        .str("method", "exact");
-    put_optional(
-        &mut o,
-        &eps_pld.cloned(),
-        ["epsilon_pld", "epsilon_pld_lower", "epsilon_pld_note"],
-    );
-    put_optional(
-        &mut o,
-        &hayes.cloned(),
-        ["gamma", "gamma_lower", "gamma_note"],
-    );
-    match g.fano {
-        Some(fb) => {
-            o.num("fano_success_bound", fb.success_bound)
-                .num("fano_advantage", fb.advantage)
-                .num("fano_sensitivity_sq", defaults::WORST_CASE_SENSITIVITY_SQ);
-        }
-        None => {
-            o.put("fano_success_bound", Value::Null)
-                .str("fano_note", "needs --prior-size (a uniform prior)");
-        }
+
+    /// `bound --noise-multiplier σ --sampling-rate q --steps T --delta δ --prior-size m`
+    /// (data in [0, 1]^d), checked in the order of those flags' own checks.
+    pub(crate) fn one_phase(
+        sigma: f64,
+        q: f64,
+        steps: u64,
+        delta: f64,
+        prior_size: u64,
+    ) -> Result<Self, Failure> {
+        reconbound::error::check_positive("noise_multiplier", sigma)?;
+        reconbound::error::check_unit_rate("sampling_rate", q)?;
+        reconbound::error::check_steps(steps)?;
+        let schedule = one_phase(q, sigma, steps)?;
+        reconbound::error::check_open_unit("delta", delta)?;
+        Ok(BoundConfig {
+            schedule,
+            is_schedule: false,
+            delta,
+            prior: guarantees::Prior::uniform(prior_size)?,
+            diameter: defaults::DIAMETER,
+            rate_note: String::new(),
+        })
     }
-    o.num("rdp_order2", g.mse.rdp2)
-        .num("rdp_order2_substitution", g.mse.rdp2_sub)
-        .num("diameter", diameter)
-        .num("mse_lower_bound", g.mse.mse);
-    o.render() + "\n"
+
+    /// The core's guarantees of the request.
+    pub(crate) fn compute(self) -> Result<Bound, Failure> {
+        let g = guarantees::guarantees(&self.schedule, self.delta, self.prior, self.diameter)?;
+        Ok(Bound {
+            config: self,
+            guarantees: g,
+        })
+    }
+}
+
+impl Bound {
+    /// The object `bound --json` prints (the one-phase keys unless the request was a
+    /// schedule).
+    pub(crate) fn to_json(&self) -> Object {
+        let (c, g) = (&self.config, &self.guarantees);
+        let (eps, eps_m, balle) = (g.epsilon_rdp, g.epsilon_rdp_mironov, g.gamma_balle);
+        let eps_pld = g.epsilon_pld.as_ref().map_err(|why| why.reason());
+        let hayes = g.gamma.as_ref().map_err(|why| why.reason());
+        let mut o = Object::new();
+        o.str("command", "bound");
+        put_config(&mut o, &c.schedule, c.is_schedule);
+        o.num("delta", c.delta).num("kappa", g.prior.kappa);
+        if let Some(m) = c.prior.size {
+            o.int("prior_size", m);
+        }
+        o.put("orders", arr(&g.orders))
+            .put("rdp", arr(&g.rdp))
+            .num("epsilon_rdp", eps.epsilon)
+            .num("best_order", eps.order)
+            .num("epsilon_rdp_mironov", eps_m.epsilon)
+            .num("best_order_mironov", eps_m.order)
+            .num("gamma_balle", balle.gamma)
+            .num("gamma_balle_order", balle.order)
+            .str("method", "exact");
+        put_optional(
+            &mut o,
+            &eps_pld.cloned(),
+            ["epsilon_pld", "epsilon_pld_lower", "epsilon_pld_note"],
+        );
+        put_optional(
+            &mut o,
+            &hayes.cloned(),
+            ["gamma", "gamma_lower", "gamma_note"],
+        );
+        match g.fano {
+            Some(fb) => {
+                o.num("fano_success_bound", fb.success_bound)
+                    .num("fano_advantage", fb.advantage)
+                    .num("fano_sensitivity_sq", defaults::WORST_CASE_SENSITIVITY_SQ);
+            }
+            None => {
+                o.put("fano_success_bound", Value::Null)
+                    .str("fano_note", "needs --prior-size (a uniform prior)");
+            }
+        }
+        o.num("rdp_order2", g.mse.rdp2)
+            .num("rdp_order2_substitution", g.mse.rdp2_sub)
+            .num("diameter", c.diameter)
+            .num("mse_lower_bound", g.mse.mse);
+        o
+    }
+
+    /// The table `bound` prints.
+    pub(crate) fn table(&self) -> String {
+        let (c, g) = (&self.config, &self.guarantees);
+        let mut t = String::new();
+        t.push_str(if c.is_schedule {
+            "reconbound bound: reconstruction guarantees of a DP-SGD schedule\n\n"
+        } else {
+            "reconbound bound: reconstruction guarantees of one DP-SGD configuration\n\n"
+        });
+        t.push_str("configuration\n");
+        t.push_str(&self.configuration_rows());
+        t.push_str(&Self::privacy_rows(g));
+        t.push_str(&Self::rero_rows(g));
+        t.push_str(
+            "\nmean squared error of any unbiased reconstruction (lower bound, rounded down)\n",
+        );
+        row(
+            &mut t,
+            "MSE ≥",
+            &sig(g.mse.mse, 6, Side::Down),
+            &format!(
+                "Guo et al. 2022 Thm 1: (2, {})-RDP under substitution, diameter {} per coordinate",
+                sig(g.mse.rdp2_sub, 4, Side::Up),
+                c.diameter
+            ),
+        );
+        t
+    }
+
+    /// The table's configuration: the phase (or the schedule's phases), δ and κ.
+    fn configuration_rows(&self) -> String {
+        let c = &self.config;
+        let mut t = String::new();
+        let prior_note = match c.prior.size {
+            Some(m) => format!("uniform prior over {m} candidates, exact match"),
+            None => String::from("given with --kappa"),
+        };
+        let rows: Vec<(&str, String, String)> = match (c.is_schedule, c.schedule.phases()) {
+            (false, [p]) => std::vec![
+                (
+                    "noise multiplier σ",
+                    shown(p.noise_multiplier),
+                    String::new()
+                ),
+                (
+                    "sampling rate q (Poisson)",
+                    sig(p.sampling_rate, 6, Side::Nearest),
+                    c.rate_note.clone(),
+                ),
+                ("steps T", p.steps.to_string(), String::new()),
+            ],
+            _ => {
+                t.push_str(&sched::phases_text(&c.schedule, false));
+                Vec::new()
+            }
+        };
+        for (label, value, note) in rows.iter().chain(
+            [
+                ("δ", shown(c.delta), String::new()),
+                ("baseline κ", shown(c.prior.kappa), prior_note),
+            ]
+            .iter(),
+        ) {
+            row(&mut t, label, value, note);
+        }
+        t
+    }
+
+    /// The table's ε by RDP (both conversions) and by PLD.
+    fn privacy_rows(g: &guarantees::Guarantees) -> String {
+        let mut t = String::from("\nprivacy (add/remove adjacency; upper bounds, rounded up)\n");
+        let (eps, eps_m) = (g.epsilon_rdp, g.epsilon_rdp_mironov);
+        row(
+            &mut t,
+            "ε(δ) by RDP, improved conversion",
+            &sig(eps.epsilon, 6, Side::Up),
+            &format!("best order α = {}  [Balle et al. 2020]", order(eps.order)),
+        );
+        row(
+            &mut t,
+            "ε(δ) by RDP, Mironov's conversion",
+            &sig(eps_m.epsilon, 6, Side::Up),
+            &format!("best order α = {}  [Mironov 2017]", order(eps_m.order)),
+        );
+        match &g.epsilon_pld {
+            Ok(p) => row(
+                &mut t,
+                "ε(δ) by PLD, certified",
+                &sig(p.value, 6, Side::Up),
+                &format!(
+                    "true ε ≥ {} (certified bracket)",
+                    sig(p.lower, 6, Side::Down)
+                ),
+            ),
+            Err(why) => row(&mut t, "ε(δ) by PLD, certified", "-", &why.reason()),
+        }
+        t
+    }
+
+    /// The table's γ (Balle et al. from RDP, Hayes et al.) and the Fano bound.
+    fn rero_rows(g: &guarantees::Guarantees) -> String {
+        let mut t = String::from(
+            "\nreconstruction robustness: P[exact reconstruction] ≤ γ (upper bounds, rounded up)\n",
+        );
+        let balle = g.gamma_balle;
+        row(
+            &mut t,
+            "γ from RDP",
+            &sig(balle.gamma, 6, Side::Up),
+            &format!("Balle et al. 2022 Thm 2, order α = {}", order(balle.order)),
+        );
+        match &g.gamma {
+            Ok(h) => row(
+                &mut t,
+                "γ for DP-SGD",
+                &sig(h.gamma, 6, Side::Up),
+                &format!(
+                    "Hayes et al. 2023 Thm 2; true γ ≥ {}",
+                    sig(h.lower, 6, Side::Down)
+                ),
+            ),
+            Err(why) => row(&mut t, "γ for DP-SGD", "-", &why.reason()),
+        }
+        match g.fano {
+            Some(fb) => row(
+                &mut t,
+                "success bound by Fano",
+                &sig(fb.success_bound, 6, Side::Up),
+                &format!(
+                    "Guo et al. 2022b, Δ² = 4, KL ≤ qTΔ²/(2σ²); advantage {}",
+                    sig(fb.advantage, 4, Side::Up)
+                ),
+            ),
+            None => row(
+                &mut t,
+                "success bound by Fano",
+                "-",
+                "needs --prior-size (a uniform prior)",
+            ),
+        }
+        t
+    }
+}
+
+/// A Rényi order as the table shows it.
+fn order(a: f64) -> String {
+    sig(a, 4, Side::Nearest)
 }
 
 fn row(t: &mut String, label: &str, value: &str, note: &str) {

@@ -21,7 +21,12 @@ pub(crate) struct Figures<'a> {
     pub(crate) reconn_images: &'a str,
 }
 
-/// The value at `path` (keys and array indices separated by dots) of `o`.
+/// `null`: what the JSON writes for a number that is not finite.
+static NULL: Value = Value::Null;
+
+/// The value at `path` (keys and array indices separated by dots) of `o`, as the report's
+/// JSON has it: a number that is not finite is `null` there ([`super::json`] writes it so),
+/// and the page shows it as no number.
 fn at<'a>(o: &'a Object, path: &str) -> Option<&'a Value> {
     let mut parts = path.split('.');
     let mut cur = o.get(parts.next()?)?;
@@ -32,7 +37,10 @@ fn at<'a>(o: &'a Object, path: &str) -> Option<&'a Value> {
             _ => return None,
         };
     }
-    Some(cur)
+    match cur {
+        Value::Num(x) if !x.is_finite() => Some(&NULL),
+        v => Some(v),
+    }
 }
 
 /// `x` to `digits` significant digits towards `side`; a plain value (an input, a rate) without

@@ -122,10 +122,10 @@ pub(crate) fn merge(args: &[String]) -> Result<String, Failure> {
     let outputs = OutputOptions::parse(&f)?;
     if first.as_deref() == Some(super::audit::SHARD_KIND) {
         let (config, outcomes) = merge_shards(&texts)?;
-        return super::audit::merged_summary(&config, &outcomes, &outputs);
+        return super::audit::merged_summary(&config, outcomes)?.output(&outputs);
     }
     let (config, outcomes) = merge_shards::<PriorAwareConfig>(&texts)?;
-    merged_summary(&config, &outcomes, &outputs)
+    merged_summary(&config, &outcomes)?.output(&outputs)
 }
 
 /// `merge PART… --out FILE` for RecoNN shadow-set parts (`opened`): every file must be a

@@ -3,22 +3,39 @@
 //! the per-example FIL of a training run), the audit's empirical ε — as one self-contained HTML
 //! page (inline SVG, no scripts, printable) and, with `--json`, every number of the page.
 //!
-//! Nothing is computed here: the numbers are those of `bound`, `train --fil`,
-//! `attack prior-aware` and `audit` (run through their own code, read back from their JSON)
-//! and of [`rero_bounds`] for the curve over the prior size. The page ([`super::html`]) and the
-//! JSON are both rendered from one [`Report`].
+//! Nothing is computed here: the numbers are the typed results of `bound` ([`Bound`]: the
+//! core's guarantees), `train --fil` ([`Trained`]), `attack prior-aware`
+//! ([`PriorAwareSummary`]), `audit` ([`AuditSummary`]) and, with `--reconn K`,
+//! `attack reconn` ([`Reconn`]) — each run through the command's own entry point on a
+//! configuration built here and checked as the command checks its flags — and those of
+//! [`rero_bounds`] for the curve over the prior size. Each section of the JSON is rendered
+//! from its result by the code that renders the command's `--json`, the summary and the
+//! terminal's lines read the results' fields; the page ([`super::html`]) and the JSON are both
+//! rendered from one [`Report`].
 
 use super::args::{parse, switch as s, value as v, Flags, Spec, UsageError};
 use super::attack::{
-    self, check_prior_aware, parse_run_flags, rero_bounds, RunDefaults, RUN_FLAGS,
+    self, parse_run_flags, rero_bounds, run_prior_aware, PriorAwareConfig, PriorAwareSummary,
+    RunDefaults, RUN_FLAGS,
 };
-use super::audit::check_audit;
-use super::commands::{bound, Failure};
+use super::attack_reconn::{Reconn, ReconnRun};
+use super::audit::{self, run_audit, AuditRun, AuditSummary, Pairing};
+use super::commands::{Bound, BoundConfig, Failure};
 use super::format::{sig, Side};
 use super::json::{self, Object, Value};
 use super::output::{check_writable, write_whole};
-use super::shard::{parse_shard, parse_threads, shard_kind};
-use super::{html, svg, train};
+use super::shard::{merge_shards, parse_shard, parse_threads, shard_kind, Sharding};
+use super::train::{FilOptions, TrainConfig, Trained};
+use super::{html, svg};
+use reconbound::accounting::guarantees::Guarantees;
+use reconbound::attacks::audit::canary::{Crafter, GradientShape};
+use reconbound::attacks::audit::claim::Claim;
+use reconbound::attacks::audit::evaluate::{Estimator, ThresholdRule};
+use reconbound::attacks::audit::run::{BatchView, Distinguisher};
+use reconbound::attacks::trial::SuccessRate;
+use reconbound::train::clip::ClipMethod;
+use reconbound::train::sampling::Sampling;
+use std::boxed::Box;
 use std::format;
 use std::io::IsTerminal as _;
 use std::string::{String, ToString};
@@ -54,8 +71,9 @@ pub(crate) const SHARD_KIND: &str = "report";
 /// The audit's threat model: the strongest that fits the run (the adversary of DP-SGD's
 /// analysis: a gradient canary inserted at every step, read through the released gradients,
 /// at the run's own learning rate — crafter 5 would set it to 0).
-const AUDIT_CRAFTER: &str = "gradient-dirac";
-const AUDIT_DISTINGUISHER: &str = "3";
+const AUDIT_CRAFTER: Crafter = Crafter::Gradient(GradientShape::Dirac);
+/// The audit's distinguisher: the likelihood-ratio test on the released gradients.
+const AUDIT_DISTINGUISHER: Distinguisher = Distinguisher::GradientTest;
 
 const HELP: &str = "\
 usage: reconbound report [--model mlp|mnist-convnet] [--data embedded|<idx dir>] [--train-size N]
@@ -197,26 +215,19 @@ impl Config {
         })
     }
 
-    /// `--model M --data D` and `--train-size n` (the command's own count).
-    fn data_args(&self, train_size: u64) -> Vec<(&'static str, String)> {
-        std::vec![
-            ("--model", self.run.model.clone()),
-            ("--data", self.run.data.clone()),
-            ("--train-size", train_size.to_string()),
-        ]
-    }
-
-    /// `--model … --lr R` and the noise: the flags of the training run, as the commands
-    /// that run it take them (`--delta` with `--epsilon` only, as `attack prior-aware`).
+    /// `--model … --lr R` and the noise: the flags of the training run (`--delta` with
+    /// `--epsilon` only).
     fn run_args(&self) -> Vec<String> {
         let r = &self.run;
-        let mut a = self.data_args(r.train_size);
-        a.extend([
+        let mut a = std::vec![
+            ("--model", r.model.clone()),
+            ("--data", r.data.clone()),
+            ("--train-size", r.train_size.to_string()),
             ("--sampling-rate", num_arg(r.sampling_rate)),
             ("--steps", r.steps.to_string()),
             ("--clip", num_arg(r.clip)),
             ("--lr", num_arg(r.lr)),
-        ]);
+        ];
         match self.epsilon {
             Some(e) => a.extend([("--epsilon", num_arg(e)), ("--delta", num_arg(r.delta))]),
             None => a.push(("--noise-multiplier", num_arg(self.sigma))),
@@ -241,73 +252,96 @@ impl Config {
         a
     }
 
-    fn attack_args(&self, extra: &[String]) -> Vec<String> {
-        let mut a = self.run_args();
-        a.extend(flat(std::vec![
-            ("--prior-size", self.prior_size.to_string()),
-            ("--trials", self.trials.to_string()),
-            ("--seed", self.seed.to_string()),
-        ]));
-        a.extend(extra.iter().cloned());
-        a
+    /// `attack prior-aware` of the run: R trials at the report's one point, against a
+    /// uniform prior of m candidates, scored by the default score.
+    fn prior_aware(&self) -> Result<PriorAwareConfig, Failure> {
+        PriorAwareConfig {
+            run: self.run.clone(),
+            prior_size: self.prior_size,
+            epsilons: self.epsilon.map(|e| std::vec![e]),
+            noise_multipliers: std::vec![self.sigma],
+            trials: self.trials,
+            seed: self.seed,
+            score: attack::defaults::SCORE,
+        }
+        .checked()
     }
 
-    fn audit_args(&self, extra: &[String]) -> Vec<String> {
-        let mut a = self.run_args();
-        a.extend(flat(std::vec![
-            ("--crafter", String::from(AUDIT_CRAFTER)),
-            ("--distinguisher", String::from(AUDIT_DISTINGUISHER)),
-            ("--trials", self.audit_trials.to_string()),
-            ("--seed", self.seed.to_string()),
-        ]));
-        a.extend(extra.iter().cloned());
-        a
+    /// `audit` of the run in the strongest threat model that fits it ([`AUDIT_CRAFTER`],
+    /// [`AUDIT_DISTINGUISHER`]), A trials per world, every other flag at its default.
+    fn audit(&self) -> Result<AuditRun, Failure> {
+        AuditRun {
+            run: self.run.clone(),
+            epsilon: self.epsilon,
+            noise_multiplier: self.sigma,
+            trials: self.audit_trials,
+            seed: self.seed,
+            crafters: std::vec![AUDIT_CRAFTER],
+            pairing: Pairing::List(std::vec![AUDIT_DISTINGUISHER]),
+            estimator: Estimator::ClopperPearson,
+            rule: ThresholdRule::HeldOut {
+                calibration: audit::default_calibration(self.audit_trials),
+            },
+            alpha: audit::defaults::ALPHA,
+            view: BatchView::Informed,
+            claim: Claim::Trainer,
+        }
+        .checked()
     }
 
     /// `train --fil` of the same DP-SGD run on N + 1 examples (the attack's D⁻ plus its
-    /// target, the audit's D plus its canary: the same q).
-    fn train_args(&self, quiet: bool) -> Vec<String> {
+    /// target, the audit's D plus its canary: the same q), with its FIL figures, checked as
+    /// `train` checks its flags.
+    fn train(&self, quiet: bool) -> Result<TrainConfig, Failure> {
         let r = &self.run;
-        let mut a = self.data_args(r.train_size + 1);
-        a.extend([
-            ("--steps", r.steps.to_string()),
-            ("--clip", num_arg(r.clip)),
-            ("--lr", num_arg(r.lr)),
-            ("--momentum", String::from("0")),
-            ("--noise-multiplier", num_arg(self.sigma)),
-            ("--delta", num_arg(r.delta)),
-            ("--seed", self.seed.to_string()),
-            ("--fil-coords", self.fil_coords.to_string()),
-        ]);
-        if r.sampling_rate == 1.0 {
-            a.push(("--sampling", String::from("full")));
-        } else {
-            a.extend([
-                ("--sampling", String::from("poisson")),
-                ("--batch-size", r.batch_size.to_string()),
-            ]);
+        let full = r.sampling_rate == 1.0;
+        TrainConfig {
+            model: r.model.clone(),
+            data: r.data.clone(),
+            // N + 1 <= 10⁸ + 1 and K <= d (checked): counts of any machine
+            train_size: Some(r.train_size as usize + 1),
+            test_size: None,
+            steps: Some(r.steps),
+            epochs: None,
+            batch_size: (!full).then_some(r.batch_size),
+            noise_multiplier: self.sigma,
+            clip: Some(r.clip),
+            clipping: Some(ClipMethod::Hard),
+            lr: r.lr,
+            momentum: 0.0,
+            weight_decay: 0.0,
+            sampling: if full {
+                Sampling::FullBatch
+            } else {
+                Sampling::Poisson
+            },
+            delta: r.delta,
+            seed: self.seed,
+            fil: Some(FilOptions {
+                coords: Some(self.fil_coords as usize),
+                runs: 1,
+                kappa_one: false,
+                delta: None,
+                csv: None,
+                plot: None,
+                images: None,
+                figures: true,
+            }),
+            quiet,
         }
-        let mut a = flat(a);
-        a.extend(["--fil".into(), "--json".into()]);
-        if quiet {
-            a.push("--quiet".into());
-        }
-        a
+        .checked()
     }
 
-    fn bound_args(&self, json: bool) -> Vec<String> {
+    /// `bound` for the report's (q, σ, T, δ) and its uniform prior of m candidates.
+    fn bound(&self) -> Result<BoundConfig, Failure> {
         let r = &self.run;
-        let mut a = flat(std::vec![
-            ("--noise-multiplier", num_arg(self.sigma)),
-            ("--sampling-rate", num_arg(r.sampling_rate)),
-            ("--steps", r.steps.to_string()),
-            ("--delta", num_arg(r.delta)),
-            ("--prior-size", self.prior_size.to_string()),
-        ]);
-        if json {
-            a.push("--json".into());
-        }
-        a
+        BoundConfig::one_phase(
+            self.sigma,
+            r.sampling_rate,
+            r.steps,
+            r.delta,
+            self.prior_size,
+        )
     }
 
     fn to_json(&self) -> Object {
@@ -332,19 +366,9 @@ impl Config {
     }
 }
 
-/// A command's `--json` output as an object.
-fn object(text: &str, what: &str) -> Result<Object, Failure> {
-    match json::parse(text.trim()) {
-        Ok(Value::Obj(o)) => Ok(o),
-        _ => Err(Failure::Compute(format!(
-            "internal: '{what}' did not print one JSON object"
-        ))),
-    }
-}
-
-/// Is `key` of `o` a number?
-fn has_number(o: &Object, key: &str) -> bool {
-    o.get(key).and_then(Value::as_f64).is_some()
+/// A number of the summary, or `null` when its section has none.
+fn number(x: Option<f64>) -> Value {
+    x.map_or(Value::Null, Value::Num)
 }
 
 /// One point of the ReRo curve.
@@ -353,87 +377,65 @@ struct CurvePoint {
     bounds: attack::PointBounds,
 }
 
-/// Everything on the page.
+/// Everything on the page: the configuration and each part's typed result.
 pub(crate) struct Report {
-    /// `attack reconn --json` of the RecoNN section and its image grid (with `--reconn K`).
-    reconn: Option<(Object, String)>,
+    /// The configuration.
     config: Config,
+    /// The page's path.
     out: String,
-    bound: Object,
+    /// The core's guarantees for (q, σ, T, δ) and the prior of m candidates.
+    bound: Bound,
+    /// The ReRo bounds against the prior size.
     curve: Vec<CurvePoint>,
-    attack: Object,
-    audit: Object,
-    train: Object,
-    histogram: String,
-    images: String,
+    /// The prior-aware attack's rates.
+    attack: PriorAwareSummary,
+    /// The audit's empirical ε.
+    audit: AuditSummary,
+    /// The FIL training run.
+    train: Trained,
+    /// The RecoNN section (with `--reconn K`).
+    reconn: Option<Reconn>,
+    /// The wall time (of a merged report: its shards' and the merge's).
     seconds: f64,
 }
 
-/// The score the attack was told to use before its trials (`--score`, default sum) and its
-/// rate object. Not the best of the three scores after the fact: that choice would look at
-/// the trials and its interval would not hold (choices made by looking at trials are paid
-/// for, never free).
-fn chosen_score(attack: &Object) -> Option<(String, &Object)> {
-    let name = attack.get_str("score").ok()?;
-    let Some(Value::Obj(scores)) = attack.get("scores") else {
-        return None;
-    };
-    match scores.get(name) {
-        Some(Value::Obj(r)) => Some((String::from(name), r)),
-        _ => None,
-    }
-}
-
 impl Report {
-    /// The summary's numbers: copies of the sections' (no number is computed here).
+    /// The summary's numbers: those of the sections (no number is computed here). The
+    /// attack's is the rate of the score it was told to use before its trials (`--score`,
+    /// default sum), not the best of the three after the fact: that choice would look at the
+    /// trials and its interval would not hold (choices made by looking at trials are paid
+    /// for, never free).
     fn summary(&self) -> Object {
         let mut o = Object::new();
-        let copy = |o: &mut Object, key: &str, from: &Object, src: &str| {
-            o.put(key, from.get(src).cloned().unwrap_or(Value::Null));
-        };
-        o.int("prior_size", self.config.prior_size);
-        copy(&mut o, "gamma", &self.bound, "gamma");
-        copy(&mut o, "gamma_lower", &self.bound, "gamma_lower");
-        copy(&mut o, "gamma_balle", &self.bound, "gamma_balle");
-        match chosen_score(&self.attack) {
-            Some((name, r)) => {
-                o.str("attack_score", &name);
-                copy(&mut o, "attack_trials", &self.attack, "trials");
-                copy(&mut o, "attack_successes", r, "successes");
-                copy(&mut o, "attack_success_rate", r, "success_rate");
-                copy(&mut o, "attack_success_lower", r, "success_lower");
-                copy(&mut o, "attack_success_upper", r, "success_upper");
+        let g = &self.bound.guarantees;
+        let hayes = g.gamma.as_ref().ok();
+        let pld = g.epsilon_pld.as_ref().ok();
+        o.int("prior_size", self.config.prior_size)
+            .put("gamma", number(hayes.map(|h| h.gamma)))
+            .put("gamma_lower", number(hayes.map(|h| h.lower)))
+            .num("gamma_balle", g.gamma_balle.gamma);
+        match self.attack.headline() {
+            Some((score, r)) => {
+                o.str("attack_score", score.name())
+                    .int("attack_trials", r.trials)
+                    .int("attack_successes", r.successes)
+                    .num("attack_success_rate", r.rate)
+                    .num("attack_success_lower", r.lower)
+                    .num("attack_success_upper", r.upper);
             }
             None => {
                 o.put("attack_score", Value::Null);
             }
         }
-        copy(&mut o, "epsilon_rdp", &self.bound, "epsilon_rdp");
-        copy(&mut o, "epsilon_pld", &self.bound, "epsilon_pld");
-        copy(
-            &mut o,
-            "epsilon_pld_lower",
-            &self.bound,
-            "epsilon_pld_lower",
-        );
-        copy(
-            &mut o,
-            "epsilon_empirical",
-            &self.audit,
-            "epsilon_empirical",
-        );
-        copy(
-            &mut o,
-            "epsilon_empirical_max",
-            &self.audit,
-            "epsilon_empirical_max",
-        );
-        copy(&mut o, "mse_lower_bound", &self.bound, "mse_lower_bound");
-        copy(
-            &mut o,
+        o.num("epsilon_rdp", g.epsilon_rdp.epsilon)
+            .put("epsilon_pld", number(pld.map(|e| e.value)))
+            .put("epsilon_pld_lower", number(pld.map(|e| e.lower)));
+        o.put("epsilon_empirical", number(self.audit.epsilon_empirical()))
+            .num("epsilon_empirical_max", self.audit.epsilon_empirical_max());
+        o.num("mse_lower_bound", g.mse.mse);
+        o.put(
             "fil_mse_bound_median",
-            &self.train,
-            "fil_mse_bound_median",
+            number(self.train.fil_mse_bound_median()),
         );
         o
     }
@@ -447,7 +449,7 @@ impl Report {
             .str("out", &self.out)
             .put("config", Value::Obj(self.config.to_json()))
             .put("summary", Value::Obj(self.summary()))
-            .put("bound", Value::Obj(self.bound.clone()));
+            .put("bound", Value::Obj(self.bound.to_json()));
         let curve: Vec<Value> = self
             .curve
             .iter()
@@ -463,11 +465,11 @@ impl Report {
             })
             .collect();
         o.put("rero_curve", Value::Arr(curve))
-            .put("attack", Value::Obj(self.attack.clone()))
-            .put("audit", Value::Obj(self.audit.clone()))
-            .put("train", Value::Obj(self.train.clone()));
-        if let Some((r, _)) = &self.reconn {
-            o.put("reconn", Value::Obj(r.clone()));
+            .put("attack", Value::Obj(self.attack.to_json()))
+            .put("audit", Value::Obj(self.audit.to_json()))
+            .put("train", Value::Obj(self.train.to_json(false)));
+        if let Some(r) = &self.reconn {
+            o.put("reconn", Value::Obj(r.to_json()));
         }
         if with_seconds {
             o.num("seconds", self.seconds);
@@ -485,21 +487,16 @@ impl Report {
                 .collect()
         };
         let mut estimates = Vec::new();
-        if let Some((name, r)) = chosen_score(&self.attack) {
-            if let (Ok(y), Ok(l), Ok(u)) = (
-                r.get_f64("success_rate"),
-                r.get_f64("success_lower"),
-                r.get_f64("success_upper"),
-            ) {
-                estimates.push(svg::Estimates {
-                    label: format!(
-                        "prior-aware attack ({name}), {} trials, 95 % interval",
-                        c.trials
-                    ),
-                    points: std::vec![(c.prior_size as f64, y, l, u)],
-                    colour: "#2ca02c",
-                });
-            }
+        if let Some((score, r)) = self.attack.headline() {
+            estimates.push(svg::Estimates {
+                label: format!(
+                    "prior-aware attack ({}), {} trials, 95 % interval",
+                    score.name(),
+                    c.trials
+                ),
+                points: std::vec![(c.prior_size as f64, r.rate, r.lower, r.upper)],
+                colour: "#2ca02c",
+            });
         }
         let subtitle = format!(
             "{}, {}, T = {}, σ = {}",
@@ -553,15 +550,21 @@ fn command_line(c: &Config) -> String {
     s
 }
 
-/// How the trial parts are obtained: run here, or reassembled from shard files.
+/// How the trial parts are obtained: run here (on `threads` threads), or reassembled from
+/// shard files.
 enum Trials {
-    Run { threads: Option<String> },
-    Merged { attack: String, audit: String },
+    Run {
+        threads: usize,
+    },
+    Merged {
+        attack: Box<PriorAwareSummary>,
+        audit: Box<AuditSummary>,
+    },
 }
 
 /// Every check that can be made before any training: the configuration of each part, the
-/// data, the accountant's certificate. Returns `bound --json` and `bound`'s table.
-fn check(c: &Config) -> Result<(Object, String), Failure> {
+/// data, the accountant's certificate. Returns `bound`'s guarantees of the configuration.
+fn check(c: &Config) -> Result<Bound, Failure> {
     if !(2..=10_000).contains(&c.prior_size) {
         return Err(usage(format!(
             "--prior-size = {} is out of range: must be in 2..=10000",
@@ -573,8 +576,8 @@ fn check(c: &Config) -> Result<(Object, String), Failure> {
             "--fil-coords = 0 is out of range: must be in 1..=d (the input dimension)",
         )));
     }
-    check_prior_aware(&c.attack_args(&[]))?;
-    check_audit(&c.audit_args(&[]))?;
+    c.prior_aware()?;
+    c.audit()?;
     // The data (a directory that does not parse fails here), the model, the sizes.
     let (_, pool, _) = attack::load_pool(&c.run, c.prior_size, "--train-size + --prior-size")?;
     let d = pool.dim() as u64;
@@ -585,23 +588,27 @@ fn check(c: &Config) -> Result<(Object, String), Failure> {
         )));
     }
     drop(pool);
-    let bound_json = object(&bound(&c.bound_args(true))?, "bound")?;
-    for (key, note) in [("epsilon_pld", "epsilon_pld_note"), ("gamma", "gamma_note")] {
-        if !has_number(&bound_json, key) {
-            let why = bound_json
-                .get(note)
-                .and_then(|v| match v {
-                    Value::Str(s) => Some(s.as_str()),
-                    _ => None,
-                })
-                .unwrap_or("no certified value");
-            return Err(usage(format!(
-                "--noise-multiplier / --epsilon, --sampling-rate, --steps, --delta: the PLD accountant cannot certify {key} for this configuration ({why})"
-            )));
-        }
+    let bound = c.bound()?.compute()?;
+    certified(&bound.guarantees)?;
+    Ok(bound)
+}
+
+/// Refuses a configuration whose ε by PLD or γ of Hayes et al. the accountant cannot certify
+/// (the report's summary states both).
+fn certified(g: &Guarantees) -> Result<(), Failure> {
+    let pld = g.epsilon_pld.as_ref().map(|e| e.value);
+    let gamma = g.gamma.as_ref().map(|b| b.gamma);
+    for (key, value) in [("epsilon_pld", pld), ("gamma", gamma)] {
+        let why = match value {
+            Ok(x) if x.is_finite() => continue,
+            Ok(_) => String::from("no certified value"),
+            Err(why) => why.reason(),
+        };
+        return Err(usage(format!(
+            "--noise-multiplier / --epsilon, --sampling-rate, --steps, --delta: the PLD accountant cannot certify {key} for this configuration ({why})"
+        )));
     }
-    let table = bound(&c.bound_args(false))?;
-    Ok((bound_json, table))
+    Ok(())
 }
 
 /// Is progress shown (stderr a terminal, no `--quiet`)?
@@ -616,8 +623,44 @@ fn build(
     trials: Trials,
     quiet: bool,
     start: Instant,
-) -> Result<(Report, String), Failure> {
-    let (bound_json, table) = check(c)?;
+) -> Result<Report, Failure> {
+    let bound = check(c)?;
+    let curve = rero_curve(c)?;
+    let sub_quiet = !progress_shown(quiet);
+    let trained = c.train(sub_quiet)?.run()?;
+    let (attack, audit) = match trials {
+        Trials::Run { threads } => {
+            let sharding = Sharding {
+                shard: None,
+                threads,
+                quiet: sub_quiet,
+            };
+            let attack = run_prior_aware(&c.prior_aware()?, sharding)?;
+            let audit = run_audit(&c.audit()?, sharding)?;
+            (attack.whole("attack prior-aware")?, audit.whole("audit")?)
+        }
+        Trials::Merged { attack, audit } => (*attack, *audit),
+    };
+    let reconn = if c.reconn > 0 {
+        Some(reconn(c, sub_quiet)?)
+    } else {
+        None
+    };
+    Ok(Report {
+        config: c.clone(),
+        out: String::from(out),
+        bound,
+        curve,
+        attack,
+        audit,
+        train: trained,
+        reconn,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// The ReRo bounds of the run at the prior sizes of [`PRIOR_SIZES`] and the report's m.
+fn rero_curve(c: &Config) -> Result<Vec<CurvePoint>, Failure> {
     let mut sizes: Vec<u64> = PRIOR_SIZES.to_vec();
     if !sizes.contains(&c.prior_size) {
         sizes.push(c.prior_size);
@@ -633,77 +676,33 @@ fn build(
             });
         }
     }
-    let sub_quiet = !progress_shown(quiet);
-    let trained = train::train_with_figures(&c.train_args(sub_quiet), true)?;
-    let mut train_json = object(&trained.output, "train")?;
-    train_json = without(&train_json, "seconds");
-    let (attack_text, audit_text) = match trials {
-        Trials::Run { threads } => {
-            let mut extra = std::vec![String::from("--json")];
-            if let Some(t) = threads {
-                extra.extend(["--threads".into(), t]);
-            }
-            if sub_quiet {
-                extra.push("--quiet".into());
-            }
-            let mut a = std::vec![String::from("prior-aware")];
-            a.extend(c.attack_args(&extra));
-            let attack_text = attack::attack(&a)?;
-            let audit_text = super::audit::audit(&c.audit_args(&extra))?;
-            (attack_text, audit_text)
-        }
-        Trials::Merged { attack, audit } => (attack, audit),
-    };
-    let reconn = if c.reconn > 0 {
-        let mut a: Vec<String> = flat(std::vec![
-            ("--shadow-models", c.reconn.to_string()),
-            ("--seed", c.seed.to_string()),
-        ]);
-        a.push("--json".into());
-        if sub_quiet {
-            a.push("--quiet".into());
-        }
-        let (text, grid) = super::attack_reconn::run(&a)?;
-        Some((object(&text, "attack reconn")?, grid.unwrap_or_default()))
-    } else {
-        None
-    };
-    let report = Report {
-        reconn,
-        config: c.clone(),
-        out: String::from(out),
-        bound: bound_json,
-        curve,
-        attack: object(&attack_text, "attack prior-aware")?,
-        audit: object(&audit_text, "audit")?,
-        train: train_json,
-        histogram: trained.histogram.unwrap_or_default(),
-        images: trained.images.unwrap_or_default(),
-        seconds: start.elapsed().as_secs_f64(),
-    };
-    Ok((report, table))
+    Ok(curve)
 }
 
-/// `o` without `key`.
-fn without(o: &Object, key: &str) -> Object {
-    let mut r = Object::new();
-    for (k, val) in o.entries() {
-        if k != key {
-            r.put(k, val.clone());
-        }
-    }
-    r
+/// The RecoNN section: `attack reconn --shadow-models K --seed X` (its own setting).
+fn reconn(c: &Config, quiet: bool) -> Result<Reconn, Failure> {
+    ReconnRun::with_shadow_models(c.reconn, c.seed, quiet)?
+        .run()?
+        .ok_or_else(|| {
+            Failure::Compute(String::from(
+                "internal: 'attack reconn' ran a part of a shadow set where the whole run was asked for",
+            ))
+        })
 }
 
 /// Writes the page and returns what the terminal gets.
-fn finish(report: &Report, table: &str, json: bool) -> Out {
+fn finish(report: &Report, json: bool) -> Out {
     let page = html::page(
         &report.to_json(true),
         &html::Figures {
             rero: &report.rero_plot(),
-            histogram: &report.histogram,
-            images: &report.images,
-            reconn_images: report.reconn.as_ref().map_or("", |(_, g)| g.as_str()),
+            histogram: report.train.histogram().unwrap_or_default(),
+            images: report.train.images().unwrap_or_default(),
+            reconn_images: report
+                .reconn
+                .as_ref()
+                .and_then(Reconn::images)
+                .unwrap_or_default(),
         },
     );
     write_whole("out", &report.out, &page)?;
@@ -712,26 +711,24 @@ fn finish(report: &Report, table: &str, json: bool) -> Out {
         text.push('\n');
         return Ok(text);
     }
-    let s = report.summary();
-    let get = |k: &str| s.get(k).and_then(Value::as_f64).unwrap_or(f64::NAN);
-    let mut t = String::from(table);
+    let g = &report.bound.guarantees;
+    let headline = report.attack.headline();
+    let rate = |f: fn(&SuccessRate) -> f64| headline.map_or(f64::NAN, |(_, r)| f(&r));
+    let mut t = report.bound.table();
     t.push_str(&format!(
         "\nprior-aware attack, score {} (fixed before the trials): success {} [{}, {}] over {} trials (γ ≤ {})\n",
-        match s.get("attack_score") {
-            Some(Value::Str(n)) => n.as_str(),
-            _ => "-",
-        },
-        sig(get("attack_success_rate"), 4, Side::Nearest),
-        sig(get("attack_success_lower"), 4, Side::Down),
-        sig(get("attack_success_upper"), 4, Side::Up),
+        headline.map_or("-", |(score, _)| score.name()),
+        sig(rate(|r| r.rate), 4, Side::Nearest),
+        sig(rate(|r| r.lower), 4, Side::Down),
+        sig(rate(|r| r.upper), 4, Side::Up),
         report.config.trials,
-        sig(get("gamma"), 4, Side::Up),
+        sig(g.gamma.as_ref().map_or(f64::NAN, |h| h.gamma), 4, Side::Up),
     ));
     t.push_str(&format!(
         "audit (gradient canary / released gradients): ε ≥ {} at 95 % confidence, {} trials per world (ε ≤ {} by PLD)\n",
-        sig(get("epsilon_empirical"), 4, Side::Down),
+        sig(report.audit.epsilon_empirical().unwrap_or(f64::NAN), 4, Side::Down),
         report.config.audit_trials,
-        sig(get("epsilon_pld"), 4, Side::Up),
+        sig(g.epsilon_pld.as_ref().map_or(f64::NAN, |e| e.value), 4, Side::Up),
     ));
     t.push_str(&format!(
         "wrote the report to {} ({:.1} s)\n",
@@ -748,7 +745,7 @@ pub(crate) fn report(args: &[String]) -> Out {
         return Ok(String::from(HELP));
     }
     let c = Config::parse(&f)?;
-    parse_threads(&f)?;
+    let threads = parse_threads(&f)?;
     let quiet = f.has("quiet");
     if let Some(shard) = parse_shard(&f)? {
         for flag in ["out", "json"] {
@@ -759,18 +756,14 @@ pub(crate) fn report(args: &[String]) -> Out {
             }
         }
         check(&c)?;
-        let mut extra = std::vec![
-            String::from("--shard"),
-            format!("{}/{}", shard.index(), shard.count()),
-            String::from("--quiet"),
-        ];
-        if let Some(t) = f.raw("threads") {
-            extra.extend(["--threads".into(), t.into()]);
-        }
-        let mut a = std::vec![String::from("prior-aware")];
-        a.extend(c.attack_args(&extra));
-        let attack_lines = attack::attack(&a)?;
-        let audit_lines = super::audit::audit(&c.audit_args(&extra))?;
+        let sharding = Sharding {
+            shard: Some(shard),
+            threads,
+            quiet: true,
+        };
+        let attack_lines =
+            run_prior_aware(&c.prior_aware()?, sharding)?.shard("attack prior-aware")?;
+        let audit_lines = run_audit(&c.audit()?, sharding)?.shard("audit")?;
         let mut header = Object::new();
         let canonical: Vec<Value> = c.canonical_args().into_iter().map(Value::Str).collect();
         header
@@ -794,9 +787,8 @@ pub(crate) fn report(args: &[String]) -> Out {
         .collect();
     super::output::check_distinct(&[("out", out)], &data)?;
     check_writable("out", out)?;
-    let threads = f.raw("threads").map(String::from);
-    let (report, table) = build(&c, out, Trials::Run { threads }, quiet, start)?;
-    finish(&report, &table, f.has("json"))
+    let report = build(&c, out, Trials::Run { threads }, quiet, start)?;
+    finish(&report, f.has("json"))
 }
 
 /// `reconbound merge` of report shard files (name, text): the trial parts reassembled, then
@@ -861,31 +853,17 @@ pub(crate) fn merge(files: &[(String, String)], out: Option<&str>, json: bool) -
     };
     let f = parse(args.get(1..).unwrap_or_default(), &flags())?;
     let c = Config::parse(&f)?;
-    let json_out = attack::OutputOptions {
-        json: true,
-        csv: None,
-        plot: None,
-    };
-    let (pa, pa_out) = super::shard::merge_shards::<attack::PriorAwareConfig>(&attack_files)?;
-    let (au, au_out) = super::shard::merge_shards::<super::audit::AuditRun>(&audit_files)?;
-    if pa != check_prior_aware(&c.attack_args(&[]))? || au != check_audit(&c.audit_args(&[]))? {
+    let (pa, pa_out) = merge_shards::<PriorAwareConfig>(&attack_files)?;
+    let (au, au_out) = merge_shards::<AuditRun>(&audit_files)?;
+    if pa != c.prior_aware()? || au != c.audit()? {
         return Err(usage(String::from(
             "merge: the attack's or the audit's trials are of another configuration than the report's header",
         )));
     }
-    let attack_text = attack::merged_summary(&pa, &pa_out, &json_out)?;
-    let audit_text = super::audit::merged_summary(&au, &au_out, &json_out)?;
-    let (mut report, table) = build(
-        &c,
-        out,
-        Trials::Merged {
-            attack: attack_text,
-            audit: audit_text,
-        },
-        true,
-        start,
-    )?;
+    let attack = Box::new(attack::merged_summary(&pa, &pa_out)?);
+    let audit = Box::new(audit::merged_summary(&au, au_out)?);
+    let mut report = build(&c, out, Trials::Merged { attack, audit }, true, start)?;
     // the whole run's wall time: the shards' (their trials) and the merge's own (the rest)
     report.seconds += shard_seconds;
-    finish(&report, &table, json)
+    finish(&report, json)
 }

@@ -370,6 +370,36 @@ impl Sharding {
     }
 }
 
+/// What a run of [`run_groups`] gives: one shard's JSON lines, or the whole run's summary.
+pub(crate) enum Ran<T> {
+    /// `--shard K/M`: the lines of the shard file.
+    Shard(String),
+    /// The summary of the outcomes of every trial.
+    Whole(T),
+}
+
+impl<T> Ran<T> {
+    /// The whole run's summary; a shard is an internal error (`what` names the run).
+    pub(crate) fn whole(self, what: &str) -> Result<T, Failure> {
+        match self {
+            Ran::Whole(t) => Ok(t),
+            Ran::Shard(_) => Err(Failure::Compute(format!(
+                "internal: '{what}' ran a shard where the whole run was asked for"
+            ))),
+        }
+    }
+
+    /// A shard's JSON lines; a whole run is an internal error (`what` names the run).
+    pub(crate) fn shard(self, what: &str) -> Result<String, Failure> {
+        match self {
+            Ran::Shard(lines) => Ok(lines),
+            Ran::Whole(_) => Err(Failure::Compute(format!(
+                "internal: '{what}' ran the whole run where a shard was asked for"
+            ))),
+        }
+    }
+}
+
 /// Runs the trials of the shard (all without one) of every group — `trial(group, index)` —
 /// with a progress line named `label`, and returns the shard's JSON lines, or `summary` of
 /// the outcomes of every group in trial order (after, unless quiet, a line on stderr with
@@ -379,20 +409,20 @@ impl Sharding {
 ///
 /// The error of the failed trial with the smallest index of the first group that fails;
 /// `summary`'s.
-pub(crate) fn run_groups<R, G, F, S>(
+pub(crate) fn run_groups<R, G, F, S, T>(
     run: &R,
     label: &str,
     groups: &[G],
     sharding: Sharding,
     trial: F,
     summary: S,
-) -> Result<String, Failure>
+) -> Result<Ran<T>, Failure>
 where
     R: ShardedRun,
     R::Outcome: Send,
     G: Sync,
     F: Fn(&G, u64) -> reconbound::Result<R::Outcome> + Sync,
-    S: FnOnce(&[Vec<R::Outcome>]) -> Result<String, Failure>,
+    S: FnOnce(Vec<Vec<R::Outcome>>) -> Result<T, Failure>,
 {
     let Sharding {
         shard,
@@ -417,12 +447,12 @@ where
     }
     progress.finish();
     if let Some(sh) = shard {
-        return Ok(shard_lines(
+        return Ok(Ran::Shard(shard_lines(
             run,
             sh,
             data.as_deref().unwrap_or("none"),
             &outcomes,
-        ));
+        )));
     }
     if !quiet {
         eprintln!(
@@ -431,7 +461,7 @@ where
             progress.seconds()
         );
     }
-    summary(&outcomes)
+    summary(outcomes).map(Ran::Whole)
 }
 
 /// The `reconbound_shard` value of a file's first line, if it is a shard header.

@@ -3,7 +3,7 @@
 //! run's ε and the wall time. With `--fil`, also the per-example Fisher information leakage
 //! of the run (Guo et al. 2022 Alg. 1) with its table, histogram and image grid.
 
-use super::args::{parse, switch as s, value as v, Flags, UsageError};
+use super::args::{parse, switch as s, value as v, Flags, Spec, UsageError};
 use super::commands::{rdp_mse_lower_bound, Failure};
 use super::format::{sig, Side};
 use super::json::{number, Object, Value};
@@ -248,77 +248,49 @@ fn size_flag(f: &Flags, name: &str) -> Result<Option<usize>, Failure> {
     }
 }
 
+/// The flags of `train`.
+const FLAGS: [Spec; 27] = [
+    v("model"),
+    v("data"),
+    v("train-size"),
+    v("test-size"),
+    v("steps"),
+    v("epochs"),
+    v("batch-size"),
+    v("noise-multiplier"),
+    v("clip"),
+    v("clip-mode"),
+    v("sampling"),
+    v("lr"),
+    v("momentum"),
+    v("weight-decay"),
+    v("lambda"),
+    v("delta"),
+    v("seed"),
+    s("quiet"),
+    s("json"),
+    s("fil"),
+    v("fil-coords"),
+    v("fil-runs"),
+    v("fil-kappa"),
+    v("fil-delta"),
+    v("fil-out"),
+    v("plot"),
+    v("fil-images"),
+];
+
+/// What `train` says when `--fil` is asked of logistic regression.
+const LOGREG_FIL: &str = "flag '--fil' applies only to the neural models (mlp, mnist-convnet, cifar-convnet), not to '--model logreg'";
+
+/// `reconbound train …`.
 pub(crate) fn train(args: &[String]) -> Out {
-    train_with_figures(args, false).map(|t| t.output)
-}
-
-/// What a `train` run printed, and with `figures` (and `--fil`) its FIL histogram and image
-/// grid as SVG text (the figures `--plot` and `--fil-images` write), for `report`.
-pub(crate) struct Trained {
-    /// What `train` prints (JSON with `--json`).
-    pub(crate) output: String,
-    /// The `--plot` histogram.
-    pub(crate) histogram: Option<String>,
-    /// The `--fil-images` grid.
-    pub(crate) images: Option<String>,
-}
-
-fn printed(output: String) -> Trained {
-    Trained {
-        output,
-        histogram: None,
-        images: None,
-    }
-}
-
-/// `train` with its arguments; with `figures`, also the FIL figures of `--fil`.
-pub(crate) fn train_with_figures(args: &[String], figures: bool) -> Result<Trained, Failure> {
-    let f = parse(
-        args,
-        &[
-            v("model"),
-            v("data"),
-            v("train-size"),
-            v("test-size"),
-            v("steps"),
-            v("epochs"),
-            v("batch-size"),
-            v("noise-multiplier"),
-            v("clip"),
-            v("clip-mode"),
-            v("sampling"),
-            v("lr"),
-            v("momentum"),
-            v("weight-decay"),
-            v("lambda"),
-            v("delta"),
-            v("seed"),
-            s("quiet"),
-            s("json"),
-            s("fil"),
-            v("fil-coords"),
-            v("fil-runs"),
-            v("fil-kappa"),
-            v("fil-delta"),
-            v("fil-out"),
-            v("plot"),
-            v("fil-images"),
-        ],
-    )?;
+    let f = parse(args, &FLAGS)?;
     if f.help {
-        return Ok(printed(String::from(HELP)));
+        return Ok(String::from(HELP));
     }
     super::output::check_flag_paths(&f, &["fil-out", "plot", "fil-images"], &["data"], &[])?;
     let model_name = f.raw("model").unwrap_or(defaults::MODEL);
-    if !matches!(
-        model_name,
-        "mlp" | "mnist-convnet" | "cifar-convnet" | "logreg"
-    ) {
-        return Err(usage(format!(
-            "flag '--model': '{}' is not one of mlp, mnist-convnet, cifar-convnet, logreg",
-            model_name.chars().take(20).collect::<String>()
-        )));
-    }
+    check_model(model_name)?;
     let delta = f.f64("delta")?.unwrap_or(defaults::DELTA);
     check_open_unit("delta", delta)?;
     let seed = f.u64("seed")?.unwrap_or(0);
@@ -330,9 +302,7 @@ pub(crate) fn train_with_figures(args: &[String], figures: bool) -> Result<Train
     }
     if model_name == "logreg" {
         if f.has("fil") {
-            return Err(usage(String::from(
-                "flag '--fil' applies only to the neural models (mlp, mnist-convnet, cifar-convnet), not to '--model logreg'",
-            )));
+            return Err(usage(String::from(LOGREG_FIL)));
         }
         for flag in [
             "steps",
@@ -351,261 +321,519 @@ pub(crate) fn train_with_figures(args: &[String], figures: bool) -> Result<Train
                 )));
             }
         }
-        return logistic(&f, data_spec, seed, delta).map(printed);
+        return logistic(&f, data_spec, seed, delta);
     }
     if f.has("lambda") {
         return Err(usage(String::from(
             "flag '--lambda' applies only to '--model logreg'",
         )));
     }
-    f.exclusive("steps", "epochs")?;
+    let trained = TrainConfig::parse(&f, model_name, data_spec, delta, seed)?.run()?;
+    if f.has("json") {
+        return Ok(trained.to_json(true).render() + "\n");
+    }
+    Ok(trained.text())
+}
 
-    // Hyperparameters first (cheap checks before loading data).
-    let sigma = f
-        .f64("noise-multiplier")?
-        .unwrap_or(defaults::NOISE_MULTIPLIER);
-    check_non_negative("noise_multiplier", sigma)?;
-    let clip_norm = f.f64("clip")?.unwrap_or(defaults::CLIP);
-    check_positive("clip", clip_norm)?;
-    let clip_mode = f.raw("clip-mode").unwrap_or("hard");
-    let clipping = match clip_mode {
-        "hard" => Some(ClipMethod::Hard),
-        "gelu" => Some(ClipMethod::Gelu),
-        "none" => None,
-        other => {
-            return Err(usage(format!(
-                "flag '--clip-mode': '{}' is not one of hard, gelu, none",
-                other.chars().take(20).collect::<String>()
-            )))
-        }
-    };
+/// `--model`: one of the models `train` trains.
+fn check_model(name: &str) -> Result<(), Failure> {
+    if matches!(name, "mlp" | "mnist-convnet" | "cifar-convnet" | "logreg") {
+        return Ok(());
+    }
+    Err(usage(format!(
+        "flag '--model': '{}' is not one of mlp, mnist-convnet, cifar-convnet, logreg",
+        name.chars().take(20).collect::<String>()
+    )))
+}
+
+/// `--clip-mode` (default hard): the clipping, or `None` for none.
+fn parse_clip_mode(raw: Option<&str>) -> Result<Option<ClipMethod>, Failure> {
+    match raw.unwrap_or("hard") {
+        "hard" => Ok(Some(ClipMethod::Hard)),
+        "gelu" => Ok(Some(ClipMethod::Gelu)),
+        "none" => Ok(None),
+        other => Err(usage(format!(
+            "flag '--clip-mode': '{}' is not one of hard, gelu, none",
+            other.chars().take(20).collect::<String>()
+        ))),
+    }
+}
+
+/// The name `--clip-mode` gives `clipping`.
+fn clip_mode_name(clipping: Option<ClipMethod>) -> &'static str {
+    match clipping {
+        Some(ClipMethod::Hard) => "hard",
+        Some(ClipMethod::Gelu) => "gelu",
+        None => "none",
+    }
+}
+
+/// Without clipping, no noise and no `--clip` (`clip_given`).
+fn check_clipping(
+    clipping: Option<ClipMethod>,
+    sigma: f64,
+    clip_given: bool,
+) -> Result<(), Failure> {
     if clipping.is_none() && sigma != 0.0 {
         return Err(usage(format!(
             "--noise-multiplier = {sigma} needs clipping: with '--clip-mode none' it must be 0"
         )));
     }
-    if clipping.is_none() && f.has("clip") {
+    if clipping.is_none() && clip_given {
         return Err(usage(String::from(
             "flag '--clip' has no effect with '--clip-mode none'",
         )));
     }
-    let lr = f.f64("lr")?.unwrap_or(defaults::LR);
-    check_positive("lr", lr)?;
-    let momentum = f.f64("momentum")?.unwrap_or(defaults::MOMENTUM);
+    Ok(())
+}
+
+/// `--momentum` ∈ [0, 1).
+fn check_momentum(momentum: f64) -> Result<(), Failure> {
     if !(0.0..1.0).contains(&momentum) {
         return Err(usage(format!(
             "--momentum = {momentum} is out of range: must be in [0, 1)"
         )));
     }
-    let weight_decay = f.f64("weight-decay")?.unwrap_or(0.0);
-    check_non_negative("weight_decay", weight_decay)?;
-    let sampling = parse_sampling(&f)?;
-    let batch_size = f.u64("batch-size")?.unwrap_or(defaults::BATCH_SIZE);
-    if batch_size == 0 {
+    Ok(())
+}
+
+/// `--batch-size` (`None`: the default) >= 1, and not given with the full batch.
+fn check_batch_size(batch_size: Option<u64>, sampling: Sampling) -> Result<(), Failure> {
+    if batch_size.unwrap_or(defaults::BATCH_SIZE) == 0 {
         return Err(usage(String::from(
             "--batch-size = 0 is out of range: must be >= 1",
         )));
     }
-    if sampling == Sampling::FullBatch && f.has("batch-size") {
+    if sampling == Sampling::FullBatch && batch_size.is_some() {
         return Err(usage(String::from(
             "flag '--batch-size' does not apply to '--sampling full' (the batch is the training set)",
         )));
     }
-    let epochs = f.f64("epochs")?;
+    Ok(())
+}
+
+/// `--epochs`, if given, > 0.
+fn check_epochs(epochs: Option<f64>) -> Result<(), Failure> {
     if let Some(e) = epochs {
         check_positive("epochs", e)?;
     }
-    let steps_flag = f.u64("steps")?;
-    if steps_flag == Some(0) {
+    Ok(())
+}
+
+/// `--steps`, if given, >= 1.
+fn check_steps(steps: Option<u64>) -> Result<(), Failure> {
+    if steps == Some(0) {
         return Err(usage(String::from(
             "--steps = 0 is out of range: must be >= 1",
         )));
     }
-    let fil = fil_options(&f, sigma, sampling)?;
+    Ok(())
+}
 
-    let data = load_data(data_spec)?;
-    let model: Sequential = match model_name {
-        "mlp" => arch::mlp(
-            data.dim(),
-            &[10],
-            data.num_classes().max(2),
-            Activation::Elu,
-        )?,
-        "mnist-convnet" => {
-            if data.shape() != (1, 28, 28) {
-                return Err(usage(format!(
-                    "--model mnist-convnet needs 1×28×28 images; --data gives {:?}",
-                    data.shape()
-                )));
-            }
-            arch::mnist_tanh_convnet()?
-        }
-        _ => {
-            if data.shape() != (3, 32, 32) {
-                return Err(usage(format!(
-                    "--model cifar-convnet needs 3×32×32 images; --data gives {:?}",
-                    data.shape()
-                )));
-            }
-            arch::cifar10_tanh_convnet()?
-        }
-    };
-    if data.num_classes() > model.num_classes() {
-        return Err(usage(format!(
-            "--data has {} classes; the model outputs {}",
-            data.num_classes(),
-            model.num_classes()
-        )));
-    }
-    let n_all = data.len();
-    let train_size =
-        size_flag(&f, "train-size")?.unwrap_or(defaults::TRAIN_SIZE.min(n_all.saturating_sub(1)));
-    let test_size = size_flag(&f, "test-size")?.unwrap_or(
-        n_all
-            .saturating_sub(train_size)
-            .min(defaults::MAX_TEST_SIZE),
-    );
-    let (train_set, test_set) = split(&data, train_size, test_size, seed)?;
-    drop(data);
-    let b = usize::try_from(batch_size).unwrap_or(usize::MAX);
-    if sampling != Sampling::FullBatch && b > train_set.len() {
-        return Err(usage(format!(
-            "--batch-size = {batch_size} is out of range: must be <= --train-size ({})",
-            train_set.len()
-        )));
-    }
-    let sampler = BatchSampler::new(sampling, train_set.len(), b)?;
-    let steps = match steps_flag {
-        Some(t) => t,
-        None => sampler.steps_for_epochs(epochs.unwrap_or(defaults::EPOCHS))?,
-    };
-    let config = DpSgdConfig {
-        learning_rate: lr,
-        momentum,
-        weight_decay,
-        clipping: clipping.map(|method| Clipping {
-            method,
-            norm: clip_norm,
-        }),
-        noise_multiplier: sigma,
-        sampling,
-        batch_size: sampler.batch_size(),
-        steps,
-        seed,
-    };
-    let q = sampler.sampling_rate();
+/// A DP-SGD (or plain SGD) run of `train` on a neural model, validated: what `train`'s flags
+/// give ([`TrainConfig::parse`]) or a client builds and checks ([`TrainConfig::checked`]).
+/// `None` stands for a flag not given (its default, which may depend on the data).
+pub(crate) struct TrainConfig {
+    /// `mlp`, `mnist-convnet` or `cifar-convnet`.
+    pub(crate) model: String,
+    /// `embedded`, an IDX directory or a CIFAR-10 file.
+    pub(crate) data: String,
+    /// Training examples.
+    pub(crate) train_size: Option<usize>,
+    /// Test examples.
+    pub(crate) test_size: Option<usize>,
+    /// T (else from the epochs).
+    pub(crate) steps: Option<u64>,
+    /// Epochs (when T is not given).
+    pub(crate) epochs: Option<f64>,
+    /// B (not with the full batch).
+    pub(crate) batch_size: Option<u64>,
+    /// σ.
+    pub(crate) noise_multiplier: f64,
+    /// C (not without clipping).
+    pub(crate) clip: Option<f64>,
+    /// The clipping (`None`: `--clip-mode none`).
+    pub(crate) clipping: Option<ClipMethod>,
+    /// The learning rate.
+    pub(crate) lr: f64,
+    /// μ.
+    pub(crate) momentum: f64,
+    /// The weight decay.
+    pub(crate) weight_decay: f64,
+    /// How batches are drawn.
+    pub(crate) sampling: Sampling,
+    /// δ of ε.
+    pub(crate) delta: f64,
+    /// The seed.
+    pub(crate) seed: u64,
+    /// `--fil` and its options.
+    pub(crate) fil: Option<FilOptions>,
+    /// No progress on stderr.
+    pub(crate) quiet: bool,
+}
 
-    // The privacy accounting does not depend on the run: do it first, so that a bad
-    // combination fails fast.
-    let mut eps: Option<RunEpsilon> = None;
-    let mut note: Option<String> = None;
-    if sigma == 0.0 {
-        note = Some(String::from(
-            "no epsilon: the noise multiplier is 0, the run is not differentially private",
-        ));
-    } else {
-        let run = match sampling {
-            Sampling::Shuffle => Run::shuffled(
-                sampler.batch_size() as u64,
-                train_set.len() as u64,
-                sigma,
-                steps,
-            )?,
-            Sampling::FixedSize => Run::fixed_size(
-                sampler.batch_size() as u64,
-                train_set.len() as u64,
-                sigma,
-                steps,
-            )?,
-            _ => Run::poisson(q, sigma, steps)?,
-        };
-        match run::epsilon_all(&run, delta)? {
-            Ok(e) => eps = Some(RunEpsilon(e)),
-            Err(why @ Unsupported::Shuffled) => {
-                note = Some(why.reason() + "; use --sampling poisson, fixed or full")
-            }
-            Err(why) => note = Some(why.reason()),
-        }
-    }
-
-    let fil_coords = match &fil {
-        Some(o) => {
-            let d = train_set.dim();
-            let k = o.coords.unwrap_or(defaults::FIL_COORDS.min(d));
-            if k > d {
-                return Err(usage(format!(
-                    "--fil-coords = {k} is out of range: must be in 1..={d} (the input dimension)"
-                )));
-            }
-            k
-        }
-        None => 0,
-    };
-
-    let mut progress = Progress {
-        quiet: f.has("quiet"),
-        start: Instant::now(),
-        last_report: 0.0,
-        reported: false,
-        runs: fil.as_ref().map_or(1, |o| o.runs),
-        steps,
-    };
-    let start = progress.start;
-    // Run r trains with seed X + r on the same split; run 0 is the run without --fil.
-    let mut first: Option<(Vec<f64>, Metrics<'_>)> = None;
-    let mut fil_runs: Vec<Vec<FilExample>> = Vec::new();
-    let mut fil_rule: Option<(f64, Option<f64>, Option<f64>)> = None;
-    for r in 0..progress.runs {
-        let run_seed = seed.wrapping_add(r);
-        let run_config = DpSgdConfig {
-            seed: run_seed,
-            ..config
-        };
-        let init_seed = Rng::for_trial(run_seed, INIT_STREAM).next_u64();
-        let mut params = model.init_params(init_seed);
-        let mut metrics = Metrics::new(&model, None)?;
-        let mut trainer = DpSgd::new(&model, &train_set, &run_config)?;
-        match &fil {
-            None => progress.run(r, &mut trainer, &mut params, &mut metrics)?,
-            Some(o) => {
-                let fil_config = FilConfig {
-                    mode: FilMode::Trace { coords: fil_coords },
-                    kappa: if o.kappa_one {
-                        KappaRule::One
-                    } else {
-                        KappaRule::Subsampled { delta: o.delta }
-                    },
-                    seed: Rng::for_trial(run_seed, FIL_STREAM).next_u64(),
-                };
-                let mut acc = FilAccountant::new(&model, &train_set, &run_config, &fil_config)
-                    .map_err(fil_failure)?;
-                progress.run(r, &mut trainer, &mut params, &mut (&mut metrics, &mut acc))?;
-                fil_rule = Some((acc.kappa(), acc.step_epsilon(), acc.step_delta()));
-                fil_runs.push(acc.results().map_err(fil_failure)?);
-            }
-        }
-        if first.is_none() {
-            first = Some((params, metrics));
-        }
-    }
-    progress.finish();
-    let Some((params, metrics)) = first else {
-        return Err(Failure::Compute(String::from("no training run")));
-    };
-    let fil_report = match (&fil, fil_rule) {
-        (Some(o), Some(rule)) => Some(FilReport::new(
-            o,
-            rule,
-            fil_coords,
-            &fil_runs,
-            &train_set,
+impl TrainConfig {
+    /// The run of `train`'s flags (for a neural `model`), each value checked as its flag is
+    /// read, before the data are loaded.
+    fn parse(f: &Flags, model: &str, data: &str, delta: f64, seed: u64) -> Result<Self, Failure> {
+        f.exclusive("steps", "epochs")?;
+        let sigma = f
+            .f64("noise-multiplier")?
+            .unwrap_or(defaults::NOISE_MULTIPLIER);
+        check_non_negative("noise_multiplier", sigma)?;
+        let clip = f.f64("clip")?;
+        check_positive("clip", clip.unwrap_or(defaults::CLIP))?;
+        let clipping = parse_clip_mode(f.raw("clip-mode"))?;
+        check_clipping(clipping, sigma, clip.is_some())?;
+        let lr = f.f64("lr")?.unwrap_or(defaults::LR);
+        check_positive("lr", lr)?;
+        let momentum = f.f64("momentum")?.unwrap_or(defaults::MOMENTUM);
+        check_momentum(momentum)?;
+        let weight_decay = f.f64("weight-decay")?.unwrap_or(0.0);
+        check_non_negative("weight_decay", weight_decay)?;
+        let sampling = parse_sampling(f)?;
+        let batch_size = f.u64("batch-size")?;
+        check_batch_size(batch_size, sampling)?;
+        let epochs = f.f64("epochs")?;
+        check_epochs(epochs)?;
+        let steps = f.u64("steps")?;
+        check_steps(steps)?;
+        let fil = FilOptions::parse(f, sigma, sampling)?;
+        let config = TrainConfig {
+            model: String::from(model),
+            data: String::from(data),
+            train_size: None,
+            test_size: None,
+            steps,
+            epochs,
+            batch_size,
+            noise_multiplier: sigma,
+            clip,
+            clipping,
+            lr,
+            momentum,
+            weight_decay,
             sampling,
-            (q, sigma, steps),
-        )?),
-        _ => None,
-    };
-    let test_accuracy = accuracy(&model, &params, &test_set)?;
-    // Mean per-example loss over the last (up to) 10 % of the steps.
+            delta,
+            seed,
+            fil,
+            quiet: f.has("quiet"),
+        };
+        match (size_flag(f, "train-size"), size_flag(f, "test-size")) {
+            (Ok(train_size), Ok(test_size)) => Ok(TrainConfig {
+                train_size,
+                test_size,
+                ..config
+            }),
+            (Err(e), _) | (Ok(_), Err(e)) => {
+                // the sizes are read once the data are loaded (their defaults depend on
+                // them): the data's and the model's errors come first
+                config.load()?;
+                Err(e)
+            }
+        }
+    }
+
+    /// The run, checked as `train` checks its flags (in the same order, with the same
+    /// messages).
+    pub(crate) fn checked(self) -> Result<Self, Failure> {
+        check_model(&self.model)?;
+        if self.model == "logreg" {
+            return Err(usage(String::from(LOGREG_FIL)));
+        }
+        check_open_unit("delta", self.delta)?;
+        if self.steps.is_some() && self.epochs.is_some() {
+            return Err(usage(String::from(
+                "flags '--steps' and '--epochs' exclude each other",
+            )));
+        }
+        check_non_negative("noise_multiplier", self.noise_multiplier)?;
+        check_positive("clip", self.clip_norm())?;
+        check_clipping(self.clipping, self.noise_multiplier, self.clip.is_some())?;
+        check_positive("lr", self.lr)?;
+        check_momentum(self.momentum)?;
+        check_non_negative("weight_decay", self.weight_decay)?;
+        check_batch_size(self.batch_size, self.sampling)?;
+        check_epochs(self.epochs)?;
+        check_steps(self.steps)?;
+        if let Some(o) = &self.fil {
+            o.check(self.noise_multiplier, self.sampling)?;
+        }
+        Ok(self)
+    }
+
+    /// C (its default when not given).
+    fn clip_norm(&self) -> f64 {
+        self.clip.unwrap_or(defaults::CLIP)
+    }
+
+    /// The data and the model, checked against each other.
+    fn load(&self) -> Result<(Dataset, Sequential), Failure> {
+        let data = load_data(&self.data)?;
+        let model: Sequential = match self.model.as_str() {
+            "mlp" => arch::mlp(
+                data.dim(),
+                &[10],
+                data.num_classes().max(2),
+                Activation::Elu,
+            )?,
+            "mnist-convnet" => {
+                if data.shape() != (1, 28, 28) {
+                    return Err(usage(format!(
+                        "--model mnist-convnet needs 1×28×28 images; --data gives {:?}",
+                        data.shape()
+                    )));
+                }
+                arch::mnist_tanh_convnet()?
+            }
+            _ => {
+                if data.shape() != (3, 32, 32) {
+                    return Err(usage(format!(
+                        "--model cifar-convnet needs 3×32×32 images; --data gives {:?}",
+                        data.shape()
+                    )));
+                }
+                arch::cifar10_tanh_convnet()?
+            }
+        };
+        if data.num_classes() > model.num_classes() {
+            return Err(usage(format!(
+                "--data has {} classes; the model outputs {}",
+                data.num_classes(),
+                model.num_classes()
+            )));
+        }
+        Ok((data, model))
+    }
+
+    /// The training and test sets: the sizes given, or the defaults for `data`.
+    fn split(&self, data: &Dataset) -> Result<(Dataset, Dataset), Failure> {
+        let n_all = data.len();
+        let train_size = self
+            .train_size
+            .unwrap_or(defaults::TRAIN_SIZE.min(n_all.saturating_sub(1)));
+        let test_size = self.test_size.unwrap_or(
+            n_all
+                .saturating_sub(train_size)
+                .min(defaults::MAX_TEST_SIZE),
+        );
+        split(data, train_size, test_size, self.seed)
+    }
+
+    /// The batch sampler over `n` training examples.
+    fn sampler(&self, n: usize) -> Result<BatchSampler, Failure> {
+        let batch_size = self.batch_size.unwrap_or(defaults::BATCH_SIZE);
+        let b = usize::try_from(batch_size).unwrap_or(usize::MAX);
+        if self.sampling != Sampling::FullBatch && b > n {
+            return Err(usage(format!(
+                "--batch-size = {batch_size} is out of range: must be <= --train-size ({n})"
+            )));
+        }
+        Ok(BatchSampler::new(self.sampling, n, b)?)
+    }
+
+    /// The core's ε of the run (`n` training examples in batches of `sampler`, T steps), or
+    /// why there is none.
+    fn epsilon(
+        &self,
+        sampler: &BatchSampler,
+        n: usize,
+        steps: u64,
+    ) -> Result<Result<RunEpsilon, String>, Failure> {
+        let sigma = self.noise_multiplier;
+        if sigma == 0.0 {
+            return Ok(Err(String::from(
+                "no epsilon: the noise multiplier is 0, the run is not differentially private",
+            )));
+        }
+        let b = sampler.batch_size() as u64;
+        let run = match self.sampling {
+            Sampling::Shuffle => Run::shuffled(b, n as u64, sigma, steps)?,
+            Sampling::FixedSize => Run::fixed_size(b, n as u64, sigma, steps)?,
+            _ => Run::poisson(sampler.sampling_rate(), sigma, steps)?,
+        };
+        Ok(match run::epsilon_all(&run, self.delta)? {
+            Ok(e) => Ok(RunEpsilon(e)),
+            Err(why @ Unsupported::Shuffled) => {
+                Err(why.reason() + "; use --sampling poisson, fixed or full")
+            }
+            Err(why) => Err(why.reason()),
+        })
+    }
+
+    /// Trains: the data loaded and split, ε accounted (a bad combination fails before any
+    /// training), the run (with `--fil`, its R runs), the test accuracy and the FIL report.
+    pub(crate) fn run(self) -> Result<Trained, Failure> {
+        let (data, model) = self.load()?;
+        let (train_set, test_set) = self.split(&data)?;
+        drop(data);
+        let sampler = self.sampler(train_set.len())?;
+        let steps = match self.steps {
+            Some(t) => t,
+            None => sampler.steps_for_epochs(self.epochs.unwrap_or(defaults::EPOCHS))?,
+        };
+        let dpsgd = DpSgdConfig {
+            learning_rate: self.lr,
+            momentum: self.momentum,
+            weight_decay: self.weight_decay,
+            clipping: self.clipping.map(|method| Clipping {
+                method,
+                norm: self.clip_norm(),
+            }),
+            noise_multiplier: self.noise_multiplier,
+            sampling: self.sampling,
+            batch_size: sampler.batch_size(),
+            steps,
+            seed: self.seed,
+        };
+        let q = sampler.sampling_rate();
+        let epsilon = self.epsilon(&sampler, train_set.len(), steps)?;
+        let fil_coords = match &self.fil {
+            Some(o) => o.coords_for(train_set.dim())?,
+            None => 0,
+        };
+        let mut progress = Progress {
+            quiet: self.quiet,
+            start: Instant::now(),
+            last_report: 0.0,
+            reported: false,
+            runs: self.fil.as_ref().map_or(1, |o| o.runs),
+            steps,
+        };
+        let start = progress.start;
+        let runs = self.train_runs(&model, &train_set, &dpsgd, fil_coords, &mut progress)?;
+        let fil = match (&self.fil, runs.fil_rule) {
+            (Some(o), Some(rule)) => Some(FilReport::new(
+                o,
+                rule,
+                fil_coords,
+                &runs.fil,
+                &train_set,
+                self.sampling,
+                (q, self.noise_multiplier, steps),
+            )?),
+            _ => None,
+        };
+        let test_accuracy = accuracy(&model, &runs.params, &test_set)?;
+        let train_loss = train_loss(&runs.metrics);
+        let figures = match (&self.fil, &fil) {
+            (Some(o), Some(rep)) => self.fil_figures(o, rep, &train_set, steps)?,
+            _ => None,
+        };
+        let seconds = start.elapsed().as_secs_f64();
+        Ok(Trained {
+            parameters: model.num_params(),
+            train_size: train_set.len(),
+            test_size: test_set.len(),
+            batch_size: sampler.batch_size(),
+            sampling_rate: q,
+            steps,
+            test_accuracy,
+            train_loss,
+            epsilon,
+            fil,
+            figures,
+            seconds,
+            config: self,
+        })
+    }
+
+    /// Writes the FIL files of `o` (`--fil-out`, `--plot`, `--fil-images`) and returns the
+    /// histogram and the image grid if [`FilOptions::figures`] asks for them.
+    fn fil_figures(
+        &self,
+        o: &FilOptions,
+        rep: &FilReport,
+        train_set: &Dataset,
+        steps: u64,
+    ) -> Result<Option<(String, String)>, Failure> {
+        let what = format!(
+            "{} on {}, σ = {}, {} sampling, T = {steps}",
+            self.model,
+            self.data,
+            sig(self.noise_multiplier, 5, Side::Nearest),
+            self.sampling.name()
+        );
+        rep.write_files(o, train_set, &what)?;
+        if !o.figures {
+            return Ok(None);
+        }
+        Ok(Some((rep.histogram(&what), rep.images(train_set, &what)?)))
+    }
+
+    /// The R runs (one without `--fil`), run r with seed X + r on the same split: the
+    /// parameters and metrics of the first, and each run's FIL.
+    fn train_runs<'m>(
+        &self,
+        model: &'m Sequential,
+        train_set: &Dataset,
+        dpsgd: &DpSgdConfig,
+        fil_coords: usize,
+        progress: &mut Progress,
+    ) -> Result<Runs<'m>, Failure> {
+        let mut first: Option<(Vec<f64>, Metrics<'m>)> = None;
+        let mut fil_runs: Vec<Vec<FilExample>> = Vec::new();
+        let mut fil_rule: Option<(f64, Option<f64>, Option<f64>)> = None;
+        for r in 0..progress.runs {
+            let run_seed = self.seed.wrapping_add(r);
+            let run_config = DpSgdConfig {
+                seed: run_seed,
+                ..*dpsgd
+            };
+            let init_seed = Rng::for_trial(run_seed, INIT_STREAM).next_u64();
+            let mut params = model.init_params(init_seed);
+            let mut metrics = Metrics::new(model, None)?;
+            let mut trainer = DpSgd::new(model, train_set, &run_config)?;
+            match &self.fil {
+                None => progress.run(r, &mut trainer, &mut params, &mut metrics)?,
+                Some(o) => {
+                    let fil_config = FilConfig {
+                        mode: FilMode::Trace { coords: fil_coords },
+                        kappa: if o.kappa_one {
+                            KappaRule::One
+                        } else {
+                            KappaRule::Subsampled { delta: o.delta }
+                        },
+                        seed: Rng::for_trial(run_seed, FIL_STREAM).next_u64(),
+                    };
+                    let mut acc = FilAccountant::new(model, train_set, &run_config, &fil_config)
+                        .map_err(fil_failure)?;
+                    progress.run(r, &mut trainer, &mut params, &mut (&mut metrics, &mut acc))?;
+                    fil_rule = Some((acc.kappa(), acc.step_epsilon(), acc.step_delta()));
+                    fil_runs.push(acc.results().map_err(fil_failure)?);
+                }
+            }
+            if first.is_none() {
+                first = Some((params, metrics));
+            }
+        }
+        progress.finish();
+        let Some((params, metrics)) = first else {
+            return Err(Failure::Compute(String::from("no training run")));
+        };
+        Ok(Runs {
+            params,
+            metrics,
+            fil: fil_runs,
+            fil_rule,
+        })
+    }
+}
+
+/// The trainings of one `train` run.
+struct Runs<'m> {
+    /// The first run's parameters.
+    params: Vec<f64>,
+    /// The first run's metrics.
+    metrics: Metrics<'m>,
+    /// The FIL of each run's examples (`--fil`).
+    fil: Vec<Vec<FilExample>>,
+    /// κ, the per-step ε and δ of the FIL accountant (`--fil`).
+    fil_rule: Option<(f64, Option<f64>, Option<f64>)>,
+}
+
+/// The mean per-example loss over the last (up to) 10 % of the steps.
+fn train_loss(metrics: &Metrics<'_>) -> f64 {
     let tail = (metrics.history.len() / 10).max(1);
     let (mut loss_sum, mut count) = (0.0, 0usize);
     for r in metrics.history.iter().rev().take(tail) {
@@ -614,109 +842,149 @@ pub(crate) fn train_with_figures(args: &[String], figures: bool) -> Result<Train
             count += r.batch_size;
         }
     }
-    let train_loss = if count > 0 {
+    if count > 0 {
         loss_sum / count as f64
     } else {
         f64::NAN
-    };
-    let (mut histogram, mut images) = (None, None);
-    if let (Some(o), Some(rep)) = (&fil, &fil_report) {
-        let what = format!(
-            "{model_name} on {data_spec}, σ = {}, {} sampling, T = {steps}",
-            sig(sigma, 5, Side::Nearest),
-            sampling.name()
-        );
-        rep.write_files(o, &train_set, &what)?;
-        if figures {
-            histogram = Some(rep.histogram(&what));
-            images = Some(rep.images(&train_set, &what)?);
-        }
     }
-    let seconds = start.elapsed().as_secs_f64();
+}
 
-    if f.has("json") {
+/// What a [`TrainConfig`] run gives: the run as trained, its test accuracy, training loss
+/// and ε, with `--fil` its FIL report (and, when asked, its figures); `train` prints it by
+/// [`Trained::to_json`] or [`Trained::text`].
+pub(crate) struct Trained {
+    /// The run's configuration.
+    config: TrainConfig,
+    /// The model's parameter count.
+    parameters: usize,
+    /// Training examples.
+    train_size: usize,
+    /// Test examples.
+    test_size: usize,
+    /// B.
+    batch_size: usize,
+    /// q.
+    sampling_rate: f64,
+    /// T.
+    steps: u64,
+    /// The first run's test accuracy.
+    test_accuracy: f64,
+    /// The first run's mean training loss over its last 10 % of steps.
+    train_loss: f64,
+    /// ε, or why there is none.
+    epsilon: Result<RunEpsilon, String>,
+    /// The FIL report (`--fil`).
+    fil: Option<FilReport>,
+    /// The FIL histogram and image grid as SVG text ([`FilOptions::figures`]).
+    figures: Option<(String, String)>,
+    /// The wall time of the trainings and the FIL report.
+    seconds: f64,
+}
+
+impl Trained {
+    /// The FIL histogram (`--plot`'s figure), when the figures were asked for.
+    pub(crate) fn histogram(&self) -> Option<&str> {
+        self.figures.as_ref().map(|(h, _)| h.as_str())
+    }
+
+    /// The FIL image grid (`--fil-images`' figure), when the figures were asked for.
+    pub(crate) fn images(&self) -> Option<&str> {
+        self.figures.as_ref().map(|(_, i)| i.as_str())
+    }
+
+    /// The median per-example MSE bound of the FIL report (`None` without one, or when no
+    /// example was sampled).
+    pub(crate) fn fil_mse_bound_median(&self) -> Option<f64> {
+        self.fil.as_ref().and_then(|r| r.bounds).map(|b| b.1)
+    }
+
+    /// The object `train --json` prints (with its wall time `seconds` when `with_seconds`).
+    pub(crate) fn to_json(&self, with_seconds: bool) -> Object {
+        let c = &self.config;
         let mut o = Object::new();
         o.str("command", "train")
-            .str("model", model_name)
-            .str("data", data_spec)
-            .int("parameters", model.num_params() as u64)
-            .int("train_size", train_set.len() as u64)
-            .int("test_size", test_set.len() as u64)
-            .str("sampling", sampling.name())
-            .int("batch_size", sampler.batch_size() as u64)
-            .num("sampling_rate", q)
-            .int("steps", steps)
-            .num("noise_multiplier", sigma);
-        if clipping.is_some() {
-            o.num("clip", clip_norm);
+            .str("model", &c.model)
+            .str("data", &c.data)
+            .int("parameters", self.parameters as u64)
+            .int("train_size", self.train_size as u64)
+            .int("test_size", self.test_size as u64)
+            .str("sampling", c.sampling.name())
+            .int("batch_size", self.batch_size as u64)
+            .num("sampling_rate", self.sampling_rate)
+            .int("steps", self.steps)
+            .num("noise_multiplier", c.noise_multiplier);
+        if c.clipping.is_some() {
+            o.num("clip", c.clip_norm());
         } else {
             o.put("clip", Value::Null);
         }
-        o.str("clip_mode", clip_mode)
-            .num("lr", lr)
-            .num("momentum", momentum)
-            .num("weight_decay", weight_decay)
-            .int("seed", seed)
-            .num("delta", delta)
-            .num("test_accuracy", test_accuracy)
-            .num("train_loss", train_loss);
-        match &eps {
-            Some(e) => e.put_json(&mut o),
-            None => {
+        o.str("clip_mode", clip_mode_name(c.clipping))
+            .num("lr", c.lr)
+            .num("momentum", c.momentum)
+            .num("weight_decay", c.weight_decay)
+            .int("seed", c.seed)
+            .num("delta", c.delta)
+            .num("test_accuracy", self.test_accuracy)
+            .num("train_loss", self.train_loss);
+        match &self.epsilon {
+            Ok(e) => e.put_json(&mut o),
+            Err(note) => {
                 o.put("epsilon_rdp", Value::Null)
                     .put("epsilon_pld", Value::Null)
-                    .str("epsilon_note", note.as_deref().unwrap_or(""));
+                    .str("epsilon_note", note);
             }
         }
-        if let Some(rep) = &fil_report {
+        if let Some(rep) = &self.fil {
             rep.put_json(&mut o);
         }
-        o.num("seconds", seconds);
-        return Ok(Trained {
-            output: o.render() + "\n",
-            histogram,
-            images,
-        });
+        if with_seconds {
+            o.num("seconds", self.seconds);
+        }
+        o
     }
 
-    let mut t = format!(
-        "reconbound train: {model_name} ({} parameters) on {data_spec}: {} training / {} test examples\n",
-        model.num_params(),
-        train_set.len(),
-        test_set.len()
-    );
-    let clip_text = match clipping {
-        Some(_) => format!("clip {clip_mode} C = {clip_norm}"),
-        None => String::from("no clipping"),
-    };
-    t.push_str(&format!(
-        "  {} SGD: {} sampling, q = {}, B = {}, {steps} steps, σ = {sigma}, {clip_text}, lr {lr}, momentum {momentum}, weight decay {weight_decay}, seed {seed}\n",
-        if sigma > 0.0 { "DP" } else { "non-private" },
-        sampling.name(),
-        sig(q, 6, Side::Nearest),
-        sampler.batch_size(),
-    ));
-    t.push_str(&format!(
-        "  test accuracy                {}\n  training loss (last 10 %)    {}\n",
-        sig(test_accuracy, 6, Side::Nearest),
-        sig(train_loss, 6, Side::Nearest)
-    ));
-    match &eps {
-        Some(e) => t.push_str(&e.text(delta)),
-        None => t.push_str(&format!(
-            "  ε                            -   ({})\n",
-            note.as_deref().unwrap_or("")
-        )),
+    /// What `train` prints without `--json`.
+    pub(crate) fn text(&self) -> String {
+        let c = &self.config;
+        let sigma = c.noise_multiplier;
+        let mut t = format!(
+            "reconbound train: {} ({} parameters) on {}: {} training / {} test examples\n",
+            c.model, self.parameters, c.data, self.train_size, self.test_size
+        );
+        let clip_text = match c.clipping {
+            Some(_) => format!("clip {} C = {}", clip_mode_name(c.clipping), c.clip_norm()),
+            None => String::from("no clipping"),
+        };
+        t.push_str(&format!(
+            "  {} SGD: {} sampling, q = {}, B = {}, {} steps, σ = {sigma}, {clip_text}, lr {}, momentum {}, weight decay {}, seed {}\n",
+            if sigma > 0.0 { "DP" } else { "non-private" },
+            c.sampling.name(),
+            sig(self.sampling_rate, 6, Side::Nearest),
+            self.batch_size,
+            self.steps,
+            c.lr,
+            c.momentum,
+            c.weight_decay,
+            c.seed,
+        ));
+        t.push_str(&format!(
+            "  test accuracy                {}\n  training loss (last 10 %)    {}\n",
+            sig(self.test_accuracy, 6, Side::Nearest),
+            sig(self.train_loss, 6, Side::Nearest)
+        ));
+        match &self.epsilon {
+            Ok(e) => t.push_str(&e.text(c.delta)),
+            Err(note) => t.push_str(&format!("  ε                            -   ({note})\n")),
+        }
+        if let (Some(o), Some(rep)) = (&c.fil, &self.fil) {
+            t.push_str(&rep.text(o));
+        }
+        t.push_str(&format!(
+            "  wall time                    {:.2} s\n",
+            self.seconds
+        ));
+        t
     }
-    if let (Some(o), Some(rep)) = (&fil, &fil_report) {
-        t.push_str(&rep.text(o));
-    }
-    t.push_str(&format!("  wall time                    {seconds:.2} s\n"));
-    Ok(Trained {
-        output: t,
-        histogram,
-        images,
-    })
 }
 
 /// The core's ε of a run ([`run::epsilon_all`]), rendered for `train`.
@@ -939,109 +1207,185 @@ impl Progress {
     }
 }
 
-/// The `--fil` flags, checked before the data are loaded.
-struct FilOptions {
-    /// `--fil-coords` (checked against d once the data are loaded).
-    coords: Option<usize>,
-    runs: u64,
-    /// `--fil-kappa one` (or the default under shuffled epochs).
-    kappa_one: bool,
-    delta: Option<f64>,
-    csv: Option<String>,
-    plot: Option<String>,
-    images: Option<String>,
+/// The `--fil` options of a run, checked before the data are loaded.
+pub(crate) struct FilOptions {
+    /// K of `--fil-coords` (`None`: min(50, d); checked against d once the data are loaded).
+    pub(crate) coords: Option<usize>,
+    /// R of `--fil-runs`.
+    pub(crate) runs: u64,
+    /// κ = 1 (`--fil-kappa one`, the default under shuffled epochs), else the subsampled κ.
+    pub(crate) kappa_one: bool,
+    /// `--fil-delta` (`None`: 1/(n·T)).
+    pub(crate) delta: Option<f64>,
+    /// `--fil-out`.
+    pub(crate) csv: Option<String>,
+    /// `--plot`.
+    pub(crate) plot: Option<String>,
+    /// `--fil-images`.
+    pub(crate) images: Option<String>,
+    /// The histogram and the image grid returned as SVG text ([`Trained::histogram`],
+    /// [`Trained::images`]).
+    pub(crate) figures: bool,
 }
 
-/// `None` without `--fil`; otherwise its validated options.
-fn fil_options(f: &Flags, sigma: f64, sampling: Sampling) -> Result<Option<FilOptions>, Failure> {
-    if !f.has("fil") {
-        return Ok(None);
-    }
+/// With `--fil`, σ > 0.
+fn check_fil_sigma(sigma: f64) -> Result<(), Failure> {
     if sigma <= 0.0 {
         return Err(usage(format!(
             "--noise-multiplier = {sigma} is out of range with '--fil': must be > 0 (without noise the Fisher information is unbounded)"
         )));
     }
-    let coords = match f.u64("fil-coords")? {
-        None => None,
-        Some(0) => {
-            return Err(usage(String::from(
-                "--fil-coords = 0 is out of range: must be in 1..=d (the input dimension)",
-            )))
-        }
-        Some(k) => Some(usize::try_from(k).map_err(|_| {
-            usage(format!(
-                "--fil-coords = {k} is out of range: must be in 1..=d (the input dimension)"
-            ))
-        })?),
-    };
-    let runs = f.u64("fil-runs")?.unwrap_or(1);
+    Ok(())
+}
+
+/// `--fil-coords` >= 1 (and <= d: [`FilOptions::coords_for`]).
+fn check_fil_coords(coords: Option<usize>) -> Result<(), Failure> {
+    if coords == Some(0) {
+        return Err(usage(String::from(
+            "--fil-coords = 0 is out of range: must be in 1..=d (the input dimension)",
+        )));
+    }
+    Ok(())
+}
+
+/// `--fil-runs` in 1..=1000.
+fn check_fil_runs(runs: u64) -> Result<(), Failure> {
     if runs == 0 || runs > defaults::MAX_FIL_RUNS {
         return Err(usage(format!(
             "--fil-runs = {runs} is out of range: must be in 1..={}",
             defaults::MAX_FIL_RUNS
         )));
     }
-    let kappa_one = match f.raw("fil-kappa") {
-        None => sampling == Sampling::Shuffle,
-        Some("one") => true,
-        Some("subsampled") => {
-            if sampling == Sampling::Shuffle {
-                return Err(usage(String::from(
-                    "flag '--fil-kappa': 'subsampled' needs independent batches; with '--sampling shuffle' only 'one' is valid",
-                )));
-            }
-            false
-        }
-        Some(other) => {
+    Ok(())
+}
+
+/// The subsampled κ needs independent batches.
+fn check_fil_kappa(kappa_one: bool, sampling: Sampling) -> Result<(), Failure> {
+    if !kappa_one && sampling == Sampling::Shuffle {
+        return Err(usage(String::from(
+            "flag '--fil-kappa': 'subsampled' needs independent batches; with '--sampling shuffle' only 'one' is valid",
+        )));
+    }
+    Ok(())
+}
+
+/// `--fil-delta`, if given: only with the subsampled κ, in (0, 1).
+fn check_fil_delta(delta: Option<f64>, kappa_one: bool) -> Result<(), Failure> {
+    match delta {
+        None => Ok(()),
+        Some(_) if kappa_one => Err(usage(String::from(
+            "flag '--fil-delta' applies only to '--fil-kappa subsampled'",
+        ))),
+        Some(p) => check_open_unit("fil_delta", p)
+            .map(|_| ())
+            .map_err(Failure::from),
+    }
+}
+
+/// An output file of `--name`, written after training: its folder must exist and the file
+/// be writable.
+fn check_fil_path(name: &str, p: &str) -> Result<(), Failure> {
+    if p.is_empty() {
+        return Err(usage(format!("flag '--{name}' needs a file name")));
+    }
+    let dir = std::path::Path::new(p).parent();
+    if let Some(dir) = dir.filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
             return Err(usage(format!(
-                "flag '--fil-kappa': '{}' is not one of one, subsampled",
-                other
-                    .chars()
-                    .filter(|c| !c.is_control())
-                    .take(20)
-                    .collect::<String>()
-            )))
+                "--{name}: cannot write '{}': its folder does not exist",
+                printable(p)
+            )));
         }
-    };
-    let delta = match f.f64("fil-delta")? {
-        None => None,
-        Some(_) if kappa_one => {
-            return Err(usage(String::from(
-                "flag '--fil-delta' applies only to '--fil-kappa subsampled'",
-            )))
-        }
-        Some(p) => Some(check_open_unit("fil_delta", p)?),
-    };
-    // Output files are written after training: check their folders first.
-    let path = |name: &str| -> Result<Option<String>, Failure> {
-        let Some(p) = f.raw(name) else {
+    }
+    super::output::check_writable(name, p)
+}
+
+impl FilOptions {
+    /// `None` without `--fil`; otherwise its options, each checked as its flag is read.
+    fn parse(f: &Flags, sigma: f64, sampling: Sampling) -> Result<Option<Self>, Failure> {
+        if !f.has("fil") {
             return Ok(None);
-        };
-        if p.is_empty() {
-            return Err(usage(format!("flag '--{name}' needs a file name")));
         }
-        let dir = std::path::Path::new(p).parent();
-        if let Some(dir) = dir.filter(|d| !d.as_os_str().is_empty()) {
-            if !dir.is_dir() {
+        check_fil_sigma(sigma)?;
+        let coords = match f.u64("fil-coords")? {
+            None => None,
+            Some(k) => Some(usize::try_from(k).map_err(|_| {
+                usage(format!(
+                    "--fil-coords = {k} is out of range: must be in 1..=d (the input dimension)"
+                ))
+            })?),
+        };
+        check_fil_coords(coords)?;
+        let runs = f.u64("fil-runs")?.unwrap_or(1);
+        check_fil_runs(runs)?;
+        let kappa_one = match f.raw("fil-kappa") {
+            None => sampling == Sampling::Shuffle,
+            Some("one") => true,
+            Some("subsampled") => false,
+            Some(other) => {
                 return Err(usage(format!(
-                    "--{name}: cannot write '{}': its folder does not exist",
-                    printable(p)
-                )));
+                    "flag '--fil-kappa': '{}' is not one of one, subsampled",
+                    other
+                        .chars()
+                        .filter(|c| !c.is_control())
+                        .take(20)
+                        .collect::<String>()
+                )))
+            }
+        };
+        check_fil_kappa(kappa_one, sampling)?;
+        let delta = f.f64("fil-delta")?;
+        check_fil_delta(delta, kappa_one)?;
+        // Output files are written after training: check their folders first.
+        let path = |name: &str| -> Result<Option<String>, Failure> {
+            let Some(p) = f.raw(name) else {
+                return Ok(None);
+            };
+            check_fil_path(name, p)?;
+            Ok(Some(String::from(p)))
+        };
+        Ok(Some(FilOptions {
+            coords,
+            runs,
+            kappa_one,
+            delta,
+            csv: path("fil-out")?,
+            plot: path("plot")?,
+            images: path("fil-images")?,
+            figures: false,
+        }))
+    }
+
+    /// The options checked as [`FilOptions::parse`] checks them, for a run at σ with
+    /// `sampling`.
+    fn check(&self, sigma: f64, sampling: Sampling) -> Result<(), Failure> {
+        check_fil_sigma(sigma)?;
+        check_fil_coords(self.coords)?;
+        check_fil_runs(self.runs)?;
+        check_fil_kappa(self.kappa_one, sampling)?;
+        check_fil_delta(self.delta, self.kappa_one)?;
+        for (name, p) in [
+            ("fil-out", &self.csv),
+            ("plot", &self.plot),
+            ("fil-images", &self.images),
+        ] {
+            if let Some(p) = p {
+                check_fil_path(name, p)?;
             }
         }
-        super::output::check_writable(name, p)?;
-        Ok(Some(String::from(p)))
-    };
-    Ok(Some(FilOptions {
-        coords,
-        runs,
-        kappa_one,
-        delta,
-        csv: path("fil-out")?,
-        plot: path("plot")?,
-        images: path("fil-images")?,
-    }))
+        Ok(())
+    }
+
+    /// K for data of dimension `d` (the default min(50, d)).
+    fn coords_for(&self, d: usize) -> Result<usize, Failure> {
+        let k = self.coords.unwrap_or(defaults::FIL_COORDS.min(d));
+        if k > d {
+            return Err(usage(format!(
+                "--fil-coords = {k} is out of range: must be in 1..={d} (the input dimension)"
+            )));
+        }
+        Ok(k)
+    }
 }
 
 /// Errors of the FIL accountant, named by the `train` flags that set them.
