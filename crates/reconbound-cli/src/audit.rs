@@ -1059,6 +1059,18 @@ impl AuditSummary {
         self.max
     }
 
+    /// The empirical trade-off point of an audit of one row: (FPR̄, 1 − FN̄R̄), the upper
+    /// confidence limit of the false-positive rate and the lower one of the true-positive
+    /// rate, which hold together at the audit's confidence (its two limits split α). An
+    /// f-DP mechanism has TPR ≤ 1 − f(FPR) with f decreasing, so this corner lies under the
+    /// certified curve 1 − f unless the claim is wrong (or the 1 − α event failed).
+    pub(crate) fn tradeoff_corner(&self) -> Option<(f64, f64)> {
+        match self.rows.as_slice() {
+            [r] => Some((r.e.fpr_upper, 1.0 - r.e.fnr_upper)),
+            _ => None,
+        }
+    }
+
     /// Writes the files of `outputs` (`--csv`, `--plot`) and returns what the command prints.
     pub(crate) fn output(&self, outputs: &OutputOptions) -> Out {
         let (c, theory) = (&self.config, &self.theory);

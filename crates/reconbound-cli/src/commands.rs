@@ -122,8 +122,11 @@ usage: reconbound bound [--noise-multiplier S] [--sampling-rate Q | --batch-size
 
 Every guarantee the papers give for one DP-SGD configuration (Poisson sampling at rate q,
 noise multiplier σ, T steps): κ; ε(δ) by RDP (improved and Mironov conversions) and by PLD;
-ReRo γ by Balle et al. 2022 Thm 2 from RDP and by Hayes et al. 2023 (certified numerical
-composition); the Fano success bound of Guo et al. 2022b (pairwise KL ≤ qTΔ²/(2σ²) with the
+ReRo γ by Balle et al. 2022 Thm 2 from RDP, by the optimal RDP → f-DP conversion (Riess et
+al. 2026) and by Hayes et al. 2023 (certified numerical composition), and which is the
+tightest; the membership risks of the certified trade-off curve (the best attack's TPR at
+0.1 %, 1 % and 10 % FPR and its advantage: 'reconbound tradeoff' gives more); the Fano
+success bound of Guo et al. 2022b (pairwise KL ≤ qTΔ²/(2σ²) with the
 worst case Δ² = 4 for clipped gradients); the Guo et al. 2022 Thm 1 MSE
 lower bound for unbiased reconstructions of data with per-coordinate diameter X.
 
@@ -132,8 +135,9 @@ Defaults (DP-SGD on MNIST, Abadi et al. 2016): σ = 1.1, B = 256, N = 60000 (q =
 
 JSON keys: command, noise_multiplier, sampling_rate, steps, delta, kappa, orders, rdp,
 epsilon_rdp, best_order, epsilon_rdp_mironov, best_order_mironov, epsilon_pld,
-epsilon_pld_lower, gamma_balle, gamma_balle_order, gamma, gamma_lower, method,
-fano_success_bound, fano_advantage, fano_sensitivity_sq, rdp_order2, rdp_order2_substitution,
+epsilon_pld_lower, gamma_balle, gamma_balle_order, gamma_rdp, gamma, gamma_lower, method,
+tightest (hayes | rdp | balle | fano: the smallest success bound), membership [{fpr, tpr,
+tpr_lower}] (or null and membership_note), advantage, advantage_lower, fano_success_bound, fano_advantage, fano_sensitivity_sq, rdp_order2, rdp_order2_substitution,
 diameter, mse_lower_bound. When the PLD cannot certify a configuration (e.g. δ = 1e-300, whose
 tail no PLD grid holds, or σ so small that the grid would be too large; δ = 1e-200 still
 certifies at the defaults), the epsilon_pld / gamma value is null and epsilon_pld_note /
@@ -440,6 +444,7 @@ impl Bound {
             .num("best_order_mironov", eps_m.order)
             .num("gamma_balle", balle.gamma)
             .num("gamma_balle_order", balle.order)
+            .num("gamma_rdp", g.gamma_rdp.upper)
             .str("method", "exact");
         put_optional(
             &mut o,
@@ -451,6 +456,29 @@ impl Bound {
             &hayes.cloned(),
             ["gamma", "gamma_lower", "gamma_note"],
         );
+        o.str("tightest", Tightest::of(g).key());
+        match &g.membership {
+            Ok(m) => {
+                let rows = guarantees::MEMBERSHIP_FPRS
+                    .iter()
+                    .zip(&m.tpr)
+                    .map(|(&fpr, t)| {
+                        let mut r = Object::new();
+                        r.num("fpr", fpr)
+                            .num("tpr", t.upper)
+                            .num("tpr_lower", t.lower);
+                        Value::Obj(r)
+                    })
+                    .collect();
+                o.put("membership", Value::Arr(rows))
+                    .num("advantage", m.advantage.upper)
+                    .num("advantage_lower", m.advantage.lower);
+            }
+            Err(why) => {
+                o.put("membership", Value::Null)
+                    .str("membership_note", &why.reason());
+            }
+        }
         match g.fano {
             Some(fb) => {
                 o.num("fano_success_bound", fb.success_bound)
@@ -482,6 +510,7 @@ impl Bound {
         t.push_str(&self.configuration_rows());
         t.push_str(&Self::privacy_rows(g));
         t.push_str(&Self::rero_rows(g));
+        t.push_str(&Self::membership_rows(g));
         t.push_str(
             "\nmean squared error of any unbiased reconstruction (lower bound, rounded down)\n",
         );
@@ -580,6 +609,12 @@ impl Bound {
             &sig(balle.gamma, 6, Side::Up),
             &format!("Balle et al. 2022 Thm 2, order α = {}", order(balle.order)),
         );
+        row(
+            &mut t,
+            "γ from RDP, optimal conversion",
+            &sig(g.gamma_rdp.upper, 6, Side::Up),
+            "Riess et al. 2026: the best any RDP bound gives",
+        );
         match &g.gamma {
             Ok(h) => row(
                 &mut t,
@@ -609,7 +644,88 @@ impl Bound {
                 "needs --prior-size (a uniform prior)",
             ),
         }
+        t.push_str(&format!("  tightest: {}\n", Tightest::of(g).why()));
         t
+    }
+
+    /// The table's membership risks (the certified trade-off curve).
+    fn membership_rows(g: &guarantees::Guarantees) -> String {
+        let mut t = String::from(
+            "\nmembership inference: the best attack (upper bounds; 'reconbound tradeoff' for the curve)\n",
+        );
+        match &g.membership {
+            Ok(m) => {
+                for (&fpr, tpr) in guarantees::MEMBERSHIP_FPRS.iter().zip(&m.tpr) {
+                    row(
+                        &mut t,
+                        &format!("TPR at FPR {} %", shown(100.0 * fpr)),
+                        &sig(tpr.upper, 4, Side::Up),
+                        &format!("{}× the blind guess", sig(tpr.upper / fpr, 3, Side::Up)),
+                    );
+                }
+                row(
+                    &mut t,
+                    "advantage max(TPR − FPR)",
+                    &sig(m.advantage.upper, 4, Side::Up),
+                    "the total variation of the trade-off curve",
+                );
+            }
+            Err(why) => row(&mut t, "TPR at a given FPR", "-", &why.reason()),
+        }
+        t
+    }
+}
+
+/// The smallest of the success bounds at κ, and why the others are looser.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tightest {
+    Hayes,
+    Rdp,
+    Balle,
+    Fano,
+}
+
+impl Tightest {
+    fn of(g: &guarantees::Guarantees) -> Tightest {
+        let mut best = (Tightest::Balle, g.gamma_balle.gamma);
+        let mut consider = |t: Tightest, v: f64| {
+            if v < best.1 {
+                best = (t, v);
+            }
+        };
+        consider(Tightest::Rdp, g.gamma_rdp.upper);
+        if let Some(fb) = g.fano {
+            consider(Tightest::Fano, fb.success_bound);
+        }
+        if let Ok(h) = &g.gamma {
+            consider(Tightest::Hayes, h.gamma);
+        }
+        best.0
+    }
+
+    fn key(self) -> &'static str {
+        match self {
+            Tightest::Hayes => "hayes",
+            Tightest::Rdp => "rdp",
+            Tightest::Balle => "balle",
+            Tightest::Fano => "fano",
+        }
+    }
+
+    fn why(self) -> &'static str {
+        match self {
+            Tightest::Hayes => {
+                "γ for DP-SGD, the exact 1 − f(κ) of this run's trade-off curve;\n            \
+                 the RDP bounds see only its Rényi moments, Fano only the mutual information"
+            }
+            Tightest::Rdp => {
+                "γ from RDP by the optimal conversion (Hayes et al.'s γ was not certified here)"
+            }
+            Tightest::Balle => "γ from RDP (Balle et al.)",
+            Tightest::Fano => {
+                "the Fano bound (the numerical γ was not certified here and the RDP curve is loose)"
+            }
+        }
     }
 }
 

@@ -13,6 +13,8 @@ use std::string::String;
 pub(crate) struct Figures<'a> {
     /// ReRo γ against the prior size, with the attack's success.
     pub(crate) rero: &'a str,
+    /// The membership trade-off (ROC) with the audit's corner.
+    pub(crate) tradeoff: &'a str,
     /// The per-example FIL MSE bounds.
     pub(crate) histogram: &'a str,
     /// The most and least exposed training images.
@@ -187,7 +189,15 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
     // 5. Summary.
     h.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n<div class=\"summary\"><ul>\n");
     h.push_str(&format!(
-        "<li>Any attack picks the right one of {m} equally likely candidates with probability ≤ {g} (<a href=\"#rero\">§2</a>, Hayes et al. 2023 <a href=\"#ref-hayes\">[1]</a>; the baseline of guessing is 1/{m}). The attack we ran, the prior-aware attack with its {score} score (fixed before the trials), picked it {rate} of the time (95 % interval [{lo}, {up}], {k} of {n} trials).</li>\n",
+        "<li>How well could someone tell whether a record was in the training set? No membership attack on this run reaches a true-positive rate above {tpr} at a false-positive rate of {fpr} (a blind guess has {fpr}), and no attack's TPR − FPR exceeds {adv} (<a href=\"#tradeoff\">§4</a>, the certified trade-off curve). The audit's attack reached FPR ≤ {afpr} with TPR ≥ {atpr} at 95 % confidence — a point under the curve, as it must be.</li>\n",
+        tpr = p.n("summary.membership_tpr", 3, Side::Up, "tradeoff"),
+        fpr = p.n("summary.membership_fpr", 3, Side::Nearest, "tradeoff"),
+        adv = p.n("summary.advantage", 3, Side::Up, "tradeoff"),
+        afpr = p.n("summary.audit_fpr_upper", 3, Side::Up, "tradeoff"),
+        atpr = p.n("summary.audit_tpr_lower", 3, Side::Down, "tradeoff"),
+    ));
+    h.push_str(&format!(
+        "<li>How well could someone reconstruct it? Any attack picks the right one of {m} equally likely candidates with probability ≤ {g} (<a href=\"#rero\">§2</a>, Hayes et al. 2023 <a href=\"#ref-hayes\">[1]</a>; the baseline of guessing is 1/{m}). The attack we ran, the prior-aware attack with its {score} score (fixed before the trials), picked it {rate} of the time (95 % interval [{lo}, {up}], {k} of {n} trials).</li>\n",
         m = p.n("summary.prior_size", 1, Side::Nearest, "rero"),
         g = p.n("summary.gamma", 3, Side::Up, "rero"),
         score = score_label(&p.t("summary.attack_score")),
@@ -362,6 +372,11 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
 
     // 4. Audit.
     h.push_str("<section id=\"audit\">\n<h2>4. The audit</h2>\n");
+    h.push_str("<p id=\"tradeoff\">Every bound on this page is a point of one object, the run's trade-off curve f (f-DP, Dong, Roth &amp; Su 2022): no test of whether the canary (or any record) was trained on has a true-positive rate above 1 − f at its false-positive rate; γ(κ) = 1 − f(κ) is its reconstruction reading and ε(δ) its dual. The audit's (FPR, TPR) corner, the pair of confidence limits that hold together, must lie under it: the distance between the two is how much an attack could still gain — or how loose the bound is.</p>\n");
+    h.push_str(&figure(
+        figures.tradeoff,
+        "The certified trade-off curve of the run (log FPR axis), the blind guess, and the audit's corner (FPR upper limit, TPR lower limit).",
+    ));
     h.push_str(&format!(
         "<p>Nasr et al. 2021 <a href=\"#ref-nasr\">[4]</a>: the strongest threat model that fits this run — a gradient canary (crafter 4, a Dirac gradient of norm C on the coordinate D's gradients use least) inserted at every step it is sampled, read through the released gradients by the likelihood-ratio test (distinguisher 3), at the run's own learning rate. D is the first {} examples of the data; each of {} trials trains once without and once with the canary; the threshold is chosen on the first {} trials and the others are scored. The empirical ε is a lower bound at confidence {}: it must stay below the accountant's ε.</p>\n",
         p.n("audit.train_size", 1, Side::Nearest, "audit"),

@@ -27,7 +27,9 @@ use super::output::{check_writable, write_whole};
 use super::shard::{merge_shards, parse_shard, parse_threads, shard_kind, Sharding};
 use super::train::{FilOptions, TrainConfig, Trained};
 use super::{html, svg};
-use reconbound::accounting::guarantees::Guarantees;
+use reconbound::accounting::guarantees::{self, Guarantees};
+use reconbound::accounting::pld::PldConfig;
+use reconbound::accounting::tradeoff::{Bracket, TradeoffCurve};
 use reconbound::attacks::audit::canary::{Crafter, GradientShape};
 use reconbound::attacks::audit::claim::Claim;
 use reconbound::attacks::audit::evaluate::{Estimator, ThresholdRule};
@@ -65,6 +67,9 @@ const PRIOR_SIZES: [u64; 16] = [
     2, 3, 4, 5, 7, 10, 15, 20, 30, 50, 70, 100, 200, 300, 500, 1000,
 ];
 
+/// Points of the report's trade-off curve (α from 1e-4 to 1).
+const TRADEOFF_POINTS: usize = 120;
+
 /// The header kind of a report shard file.
 pub(crate) const SHARD_KIND: &str = "report";
 
@@ -96,7 +101,8 @@ self-contained HTML page (inline SVG, no scripts, readable offline and printable
      marked, the most and least exposed training images;
   4. the audit ('audit', A trials per world): the empirical ε of the strongest threat model
      that fits the run (Nasr et al.'s gradient canary, crafter 4, read through the released
-     gradients, distinguisher 3) next to ε;
+     gradients, distinguisher 3) next to ε, and its (FPR, TPR) corner on the ROC plot under
+     the run's certified trade-off curve ('tradeoff': membership TPR ≤ 1 − f(FPR));
   5. a plain-language summary at the top, every number linked to its section and paper;
   6. how to reproduce it: the command, the seed, the crate version, the wall time;
   with --reconn K, a RecoNN section ('attack reconn --shadow-models K': Balle et al. 2022's
@@ -125,9 +131,12 @@ sampling_rate, batch_size, steps, clip, lr, delta, epsilon (target or null),
 noise_multiplier, trials, audit_trials, fil_coords, seed}, summary {prior_size, gamma,
 gamma_lower, gamma_balle, attack_score, attack_trials, attack_successes,
 attack_success_rate, attack_success_lower, attack_success_upper, epsilon_rdp, epsilon_pld,
-epsilon_pld_lower, epsilon_empirical, epsilon_empirical_max, mse_lower_bound,
+epsilon_pld_lower, epsilon_empirical, epsilon_empirical_max, membership_tpr (the best
+attack's TPR at membership_fpr = 0.01), membership_fpr, advantage, audit_fpr_upper,
+audit_tpr_lower (the audit's corner under the trade-off curve), mse_lower_bound,
 fil_mse_bound_median}, bound ('bound --json'), rero_curve [{prior_size, kappa, gamma,
-gamma_lower, gamma_balle, gamma_balle_order}], attack ('attack prior-aware --json'), audit
+gamma_lower, gamma_balle, gamma_balle_order}], tradeoff_curve [{fpr, tpr}] (the certified
+1 − f, 120 points from 1e-4 to 1), attack ('attack prior-aware --json'), audit
 ('audit --json'), train ('train --fil --json' without seconds), reconn ('attack reconn
 --json', with --reconn K only; config then has reconn too), seconds (of a merged
 report: the sum of its shards' wall times and the merge's own).
@@ -387,6 +396,8 @@ pub(crate) struct Report {
     bound: Bound,
     /// The ReRo bounds against the prior size.
     curve: Vec<CurvePoint>,
+    /// The certified trade-off curve: (α, f(α) bracket) from 1e-4 to 1.
+    tradeoff: Vec<(f64, Bracket)>,
     /// The prior-aware attack's rates.
     attack: PriorAwareSummary,
     /// The audit's empirical ε.
@@ -432,6 +443,16 @@ impl Report {
             .put("epsilon_pld_lower", number(pld.map(|e| e.lower)));
         o.put("epsilon_empirical", number(self.audit.epsilon_empirical()))
             .num("epsilon_empirical_max", self.audit.epsilon_empirical_max());
+        let membership = g.membership.as_ref().ok();
+        o.put(
+            "membership_tpr",
+            number(membership.and_then(|m| m.tpr.get(1)).map(|t| t.upper)),
+        )
+        .num("membership_fpr", guarantees::MEMBERSHIP_FPRS[1])
+        .put("advantage", number(membership.map(|m| m.advantage.upper)));
+        let corner = self.audit.tradeoff_corner();
+        o.put("audit_fpr_upper", number(corner.map(|c| c.0)))
+            .put("audit_tpr_lower", number(corner.map(|c| c.1)));
         o.num("mse_lower_bound", g.mse.mse);
         o.put(
             "fil_mse_bound_median",
@@ -464,7 +485,17 @@ impl Report {
                 Value::Obj(c)
             })
             .collect();
+        let tradeoff: Vec<Value> = self
+            .tradeoff
+            .iter()
+            .map(|&(a, b)| {
+                let mut c = Object::new();
+                c.num("fpr", a).num("tpr", tpr_upper(b));
+                Value::Obj(c)
+            })
+            .collect();
         o.put("rero_curve", Value::Arr(curve))
+            .put("tradeoff_curve", Value::Arr(tradeoff))
             .put("attack", Value::Obj(self.attack.to_json()))
             .put("audit", Value::Obj(self.audit.to_json()))
             .put("train", Value::Obj(self.train.to_json(false)));
@@ -532,6 +563,68 @@ impl Report {
                         .iter()
                         .map(|p| (p.prior_size as f64, 1.0 / p.prior_size as f64))
                         .collect(),
+                    stroke: svg::REFERENCE,
+                },
+            ],
+            estimates,
+        })
+    }
+}
+
+/// The TPR bound 1 − f(α) from the lower side of f's bracket, rounded up.
+fn tpr_upper(b: Bracket) -> f64 {
+    (1.0 - b.lower).next_up().min(1.0)
+}
+
+impl Report {
+    /// The membership trade-off (ROC): the certified curve, the blind guess and the
+    /// audit's corner (FPR̄, TPR̲), which must lie under the curve.
+    fn tradeoff_plot(&self) -> String {
+        let c = &self.config;
+        let tpr: Vec<(f64, f64)> = self
+            .tradeoff
+            .iter()
+            .filter(|p| p.0 < 1.0)
+            .map(|&(a, b)| (a, tpr_upper(b)))
+            .collect();
+        let blind: Vec<(f64, f64)> = tpr.iter().map(|&(a, _)| (a, a)).collect();
+        let mut estimates = Vec::new();
+        if let Some((fpr, tpr_lo)) = self.audit.tradeoff_corner() {
+            estimates.push(svg::Estimates {
+                label: format!(
+                    "audit: FPR ≤ {}, TPR ≥ {} together at 95 % ({} trials per world)",
+                    sig(fpr, 3, Side::Up),
+                    sig(tpr_lo.max(0.0), 3, Side::Down),
+                    c.audit_trials
+                ),
+                points: std::vec![(fpr, tpr_lo.max(0.0), tpr_lo.max(0.0), tpr_lo.max(0.0))],
+                colour: "#2ca02c",
+            });
+        }
+        let subtitle = format!(
+            "{}, T = {}, σ = {}",
+            c.run.sampling_label(),
+            c.run.steps,
+            sig(c.sigma, 4, Side::Nearest)
+        );
+        svg::curve_plot_svg(&svg::CurvePlot {
+            decades: true,
+            y_max: 1.0,
+            titles: svg::Titles {
+                title: "Membership inference: the certified trade-off curve",
+                subtitle: &subtitle,
+                x_label: "false-positive rate (log scale)",
+                y_label: "true-positive rate of the best attack",
+            },
+            curves: std::vec![
+                svg::Curve {
+                    label: String::from("1 − f(FPR), certified (any attack lies below)"),
+                    points: tpr,
+                    stroke: svg::CERTIFIED,
+                },
+                svg::Curve {
+                    label: String::from("blind guess TPR = FPR"),
+                    points: blind,
                     stroke: svg::REFERENCE,
                 },
             ],
@@ -626,6 +719,8 @@ fn build(
 ) -> Result<Report, Failure> {
     let bound = check(c)?;
     let curve = rero_curve(c)?;
+    let tradeoff = TradeoffCurve::of_schedule(&bound.config.schedule, 1e-3, &PldConfig::default())?
+        .points(TRADEOFF_POINTS, 1e-4)?;
     let sub_quiet = !progress_shown(quiet);
     let trained = c.train(sub_quiet)?.run()?;
     let (attack, audit) = match trials {
@@ -651,6 +746,7 @@ fn build(
         out: String::from(out),
         bound,
         curve,
+        tradeoff,
         attack,
         audit,
         train: trained,
@@ -696,6 +792,7 @@ fn finish(report: &Report, json: bool) -> Out {
         &report.to_json(true),
         &html::Figures {
             rero: &report.rero_plot(),
+            tradeoff: &report.tradeoff_plot(),
             histogram: report.train.histogram().unwrap_or_default(),
             images: report.train.images().unwrap_or_default(),
             reconn_images: report
