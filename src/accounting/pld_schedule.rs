@@ -262,6 +262,7 @@ pub(crate) fn composed_pairs(
     });
     let split = use_split(forced, tilt);
     let mut out = Vec::with_capacity(directions.len());
+    let mut ws = Workspace::default();
     for &d in directions {
         let (mut up, mut lo) = (None, None);
         for p in &phases {
@@ -278,7 +279,7 @@ pub(crate) fn composed_pairs(
                 tilt,
                 split,
             )?;
-            let (u, l) = pld::composed_pair_from(u, l, p.steps, config.max_points, split)?;
+            let (u, l) = pld::composed_pair_in(u, l, p.steps, config.max_points, split, &mut ws)?;
             fold_in(&mut up, u, config.max_points)?;
             fold_in(&mut lo, l, config.max_points)?;
         }

@@ -28,8 +28,20 @@ pub(crate) fn composed_pair_from(
     max_points: usize,
     split: bool,
 ) -> Result<(Pld, Pld)> {
-    let mut ws = Workspace::default();
-    let mut v = compose_many(alloc::vec![up, lo], steps, max_points, split, &mut ws)?.into_iter();
+    composed_pair_in(up, lo, steps, max_points, split, &mut Workspace::default())
+}
+
+/// [`composed_pair_from`] in a workspace kept across calls (its transform tables are
+/// reused; the results are the same bits).
+pub(crate) fn composed_pair_in(
+    up: Pld,
+    lo: Pld,
+    steps: u64,
+    max_points: usize,
+    split: bool,
+    ws: &mut Workspace,
+) -> Result<(Pld, Pld)> {
+    let mut v = compose_many(alloc::vec![up, lo], steps, max_points, split, ws)?.into_iter();
     match (v.next(), v.next()) {
         (Some(a), Some(b)) => Ok((a, b)),
         _ => numerical("PLD composition produced nothing", steps as f64),

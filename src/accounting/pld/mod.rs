@@ -274,7 +274,7 @@ mod tests;
 mod tilt;
 
 pub(crate) use compose::{compose_many, compose_one, use_split, Workspace};
-pub(crate) use entry::{composed_pair_from, one_steps};
+pub(crate) use entry::{composed_pair_in, one_steps};
 pub use entry::{delta, epsilon, hockey_stick};
 pub(crate) use loss::{step_loss, StepLoss};
 pub(crate) use tilt::{

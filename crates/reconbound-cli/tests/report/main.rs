@@ -171,7 +171,11 @@ fn same_seed_gives_the_same_page_apart_from_the_wall_time_and_the_json_holds_its
         let clean = b.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
         assert!(!clean.contains(needle), "the page contains {needle}");
     }
-    assert_eq!(b.matches("<svg").count(), 3, "three inline figures");
+    assert_eq!(
+        b.matches("<svg").count(),
+        4,
+        "four inline figures: ReRo, the trade-off curve, FIL histogram, images"
+    );
     assert!(!b.contains("<?xml"), "SVG prologs stripped");
     // Another seed changes the numbers.
     let (c, _) = report(&d, "c.html", &["--seed", "4"]);
