@@ -1548,7 +1548,7 @@ fn put_risk(o: &mut Object, t: Target, achieved: f64) -> String {
                 .num("tpr", achieved);
             format!(
                 "gives membership TPR ≤ {} ≤ {} at FPR {} (certified trade-off curve)\n",
-                sig(achieved, 7, Side::Up),
+                shown(achieved),
                 shown(tpr),
                 shown(fpr)
             )
@@ -1558,7 +1558,7 @@ fn put_risk(o: &mut Object, t: Target, achieved: f64) -> String {
                 .num("advantage", achieved);
             format!(
                 "gives membership advantage ≤ {} ≤ {} (certified trade-off curve)\n",
-                sig(achieved, 7, Side::Up),
+                shown(achieved),
                 shown(advantage)
             )
         }
