@@ -84,11 +84,13 @@ usage: reconbound attack reconn [--data DIR] [--shadow-models K[,K2,…]] [--rel
 RecoNN (Balle, Cherubin, Hayes 2022 §IV–VI; Hayes et al. 2023 App. A 'model-based'): the
 informed adversary knows D⁻ (N examples), the training algorithm and, unless --unknown-init,
 the initialisation θ₀. It trains K shadow models on D⁻ ∪ {z_i}, z_i from its own data D̄,
-learns a reconstructor MLP (features → H ReLU → 784 sigmoid, loss MSE + MAE, Adam 1e-3,
+learns a reconstructor MLP (features → H ReLU → 784 sigmoid, H ≤ 4,000, about 1 GB; loss
+MSE + MAE, Adam 1e-3,
 batches of B, early stopping on a held-out tenth, at most E epochs, patience P) and applies it
 to R released models trained on D⁻ ∪ {z_j}, z_j from a split of their own. Every model: MLP
 784-10-10 (ELU), full-batch gradient descent, T steps at learning rate R, non-private or DP-GD
-(C = 1, noise multiplier S, or S calibrated by RDP to each ε at δ; fresh noise per model).
+(C = 1, noise multiplier S in [0, 1e8], or S calibrated by RDP to each ε at δ — an ε that
+needs σ > 1e8 is refused naming --epsilon; fresh noise per model).
 Non-private runs may use Poisson mini-batches of expected size B instead (--sampling poisson,
 Balle Fig. 6): the same batches for every model (the adversary knows the sampling seed) or,
 with --unknown-sampling-seed, each model its own.
@@ -178,6 +180,11 @@ fn count_list(f: &Flags, name: &str, default: u64) -> Result<Vec<u64>, Failure> 
     }
     Ok(out)
 }
+
+/// Most hidden units of the reconstructor: its two weight matrices (7,960 × H and H × 784,
+/// with Adam's two moments and the gradient: four copies) take about 1 GB at 4,000 in f64
+/// (Balle et al. use 1,000); 100,000 would need about 27 GB.
+const MAX_HIDDEN: u64 = 4_000;
 
 fn count_in(name: &str, value: u64, lo: u64, hi: u64) -> Result<usize, Failure> {
     if (lo..=hi).contains(&value) {
@@ -480,15 +487,22 @@ impl ReconnRun {
                         shown(e)
                     )));
                 }
+                // a target no σ ≤ 1e8 meets is the flag's value out of range (exit 2), as
+                // for 'attack prior-aware'
+                let training = base
+                    .dp_at_epsilon(e, delta)
+                    .map_err(|err| usage(format!("--epsilon = {}: {err}", shown(e))))?;
                 points.push(Point {
                     epsilon: Some(e),
-                    training: base.dp_at_epsilon(e, delta)?,
+                    training,
                 });
             }
         } else if let Some(s) = f.f64("noise-multiplier")? {
-            if !(s >= 0.0 && s.is_finite()) {
+            // 1e8: the largest σ calibration gives; far beyond it the noise overflows the
+            // model (σ = 1e300 gave non-finite losses, exit 1)
+            if !(s >= 0.0 && s <= super::attack::MAX_NOISE_MULTIPLIER) {
                 return Err(usage(format!(
-                    "--noise-multiplier = {} is out of range: must be finite and >= 0",
+                    "--noise-multiplier = {} is out of range: must be in [0, 1e8] (0: no noise; 1e8 the largest σ calibration gives)",
                     shown(s)
                 )));
             }
@@ -518,7 +532,7 @@ impl ReconnRun {
                 "hidden",
                 f.u64("hidden")?.unwrap_or(defaults::HIDDEN as u64),
                 1,
-                100_000,
+                MAX_HIDDEN,
             )?,
             learning_rate: defaults::RECONSTRUCTOR_LR,
             batch_size: count_in(
