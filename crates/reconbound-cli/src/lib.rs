@@ -105,7 +105,7 @@ commands:
   train      DP-SGD (or output-perturbed logistic regression) on MNIST/CIFAR-10: accuracy, ε, time
   fil-logreg per-example Fisher information leakage of output-perturbed logistic regression (Guo §7.1)
   attack     run an attack beside the bound it must not beat: glm (Balle §III, Guo §7.2),
-             gradient-matching and prior-aware (Hayes et al. 2023)
+             gradient-matching and prior-aware (Hayes et al. 2023), reconn (Balle §IV–VI)
   audit      a privacy audit (Nasr et al. 2021): crafted canaries, distinguishers, the empirical
              ε as a lower bound beside the accountant's ε by RDP and PLD
   estimate   the audit's estimators on scores (or one-run guesses) from any implementation,

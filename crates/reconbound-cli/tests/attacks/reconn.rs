@@ -168,8 +168,14 @@ fn reconn_cli_refuses_bad_input_naming_the_flag() {
         (&["--epsilon", "0"], "--epsilon"),
         // issue 31: σ beyond 1e8 (exit 0 at 1e9, exit 1 "non-finite loss" at 1e300), an ε
         // no σ ≤ 1e8 reaches (exit 1 without the flag), a reconstructor of 27 GB
-        (&["--noise-multiplier", "1e9"], "--noise-multiplier = 1000000000"),
-        (&["--noise-multiplier", "1e300"], "--noise-multiplier = 1e300"),
+        (
+            &["--noise-multiplier", "1e9"],
+            "--noise-multiplier = 1000000000",
+        ),
+        (
+            &["--noise-multiplier", "1e300"],
+            "--noise-multiplier = 1e300",
+        ),
         (&["--epsilon", "0.001"], "--epsilon = 0.001"),
         (&["--hidden", "100000"], "--hidden = 100000"),
         (

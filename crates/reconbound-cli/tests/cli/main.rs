@@ -88,6 +88,49 @@ fn every_subcommand_has_help() {
     assert!(out.contains("calibrate"));
 }
 
+/// Issue 31: the top-level help and the README's synopsis named glm, gradient-matching and
+/// prior-aware but not reconn. Every command and every attack is in both, and has its own
+/// `--help`.
+#[test]
+fn top_level_help_and_readme_synopsis_list_every_command_and_attack() {
+    let (_, help, _) = run(&["--help"]);
+    let readme = std::fs::read_to_string(common::repo_root().join("README.md")).unwrap();
+    for cmd in [
+        "bound",
+        "rdp",
+        "epsilon",
+        "rero",
+        "tradeoff",
+        "fano",
+        "calibrate",
+        "train",
+        "fil-logreg",
+        "attack",
+        "audit",
+        "estimate",
+        "merge",
+        "report",
+    ] {
+        assert!(help.contains(&format!("\n  {cmd} ")), "--help lacks {cmd}");
+        assert!(
+            readme.contains(&format!("\nreconbound {cmd} ")),
+            "README synopsis lacks {cmd}"
+        );
+        let (code, out, _) = run(&[cmd, "--help"]);
+        assert!(
+            code == 0 && out.starts_with("usage: reconbound"),
+            "{cmd} --help"
+        );
+    }
+    for attack in ["glm", "gradient-matching", "prior-aware", "reconn"] {
+        assert!(help.contains(attack), "--help lacks attack {attack}");
+        assert!(
+            readme.contains(&format!("\nreconbound attack {attack} ")),
+            "README synopsis lacks attack {attack}"
+        );
+    }
+}
+
 #[test]
 fn bad_input_exits_2_with_a_message_naming_the_flag() {
     let base = [
