@@ -811,8 +811,8 @@ pub(crate) fn rdp(args: &[String]) -> Out {
 }
 
 const EPSILON_HELP: &str = "\
-usage: reconbound epsilon (--noise-multiplier S --sampling-rate Q --steps T
-                           | --phase Q,S,T [--phase ...] | --schedule FILE.csv)
+usage: reconbound epsilon (--noise-multiplier S (--sampling-rate Q | --batch-size B --dataset-size N)
+                           (--steps T | --epochs E) | --phase Q,S,T [--phase ...] | --schedule FILE.csv)
                           --delta D [--accountant rdp|pld|all] [--json]
        reconbound epsilon --sampling fixed --batch-size B --dataset-size N --noise-multiplier S
                           --steps T --delta D [--json]
@@ -823,6 +823,10 @@ rdp: RDP on the default order grid (1.1–10.9 step 0.1, 11–63, 128, 256, 512,
 pld: a certified privacy-loss-distribution accountant (pessimistic discretisation, FFT
      composition), with the optimistic value beside it as the error bound.
 Default: all.
+q = B/N and T = ⌈E/q⌉ as 'bound' computes them. Opacus counts steps otherwise: its Poisson
+loader has q = 1/len(loader) and len(loader) = ⌈N/B⌉ steps per epoch (batch 512 of 50,000
+over 20 epochs: q = 1/98, 1,960 steps, where ⌈E·N/B⌉ gives 1,954); give such a run as
+--sampling-rate and --steps.
 
 JSON keys: command, noise_multiplier, sampling_rate, steps, delta, accountant, and for rdp:
 epsilon_rdp, best_order, epsilon_rdp_mironov, best_order_mironov; for pld: epsilon_pld,
@@ -836,7 +840,14 @@ refused. See `reconbound epsilon --sampling fixed --help`.
 ";
 
 /// The one-phase flags of `epsilon` and `rero` (a schedule excludes them).
-const SINGLE: [&str; 3] = ["sampling-rate", "noise-multiplier", "steps"];
+const SINGLE: [&str; 6] = [
+    "sampling-rate",
+    "noise-multiplier",
+    "steps",
+    "batch-size",
+    "dataset-size",
+    "epochs",
+];
 
 /// The schedule, or the one phase of `--sampling-rate/--noise-multiplier/--steps`
 /// (validated as for the plain command) as a one-phase schedule with `false`.
@@ -846,12 +857,9 @@ fn schedule_or_phase(f: &Flags) -> Result<(Schedule, bool), Failure> {
     }
     let sigma = f.f64_required("noise-multiplier")?;
     reconbound::error::check_positive("noise_multiplier", sigma)?;
-    let q = f.f64_required("sampling-rate")?;
-    reconbound::error::check_unit_rate("sampling_rate", q)?;
-    let steps = f
-        .u64("steps")?
-        .ok_or_else(|| UsageError(String::from("flag '--steps' is required")))?;
-    reconbound::error::check_steps(steps)?;
+    // q as --sampling-rate or --batch-size/--dataset-size, T as --steps or --epochs, as
+    // 'bound' takes them (without its defaults)
+    let (q, steps) = rate_and_steps(f, false)?;
     Ok((one_phase(q, sigma, steps)?, false))
 }
 
@@ -884,6 +892,9 @@ pub(crate) fn epsilon(args: &[String]) -> Out {
             v("noise-multiplier"),
             v("sampling-rate"),
             v("steps"),
+            v("batch-size"),
+            v("dataset-size"),
+            v("epochs"),
             v("delta"),
             v("accountant"),
             PHASE,
@@ -992,8 +1003,8 @@ pub(crate) fn epsilon_output(
 const MAX_MONTE_CARLO_DRAWS: f64 = 2e9;
 
 const RERO_HELP: &str = "\
-usage: reconbound rero (--noise-multiplier S --sampling-rate Q --steps T
-                        | --phase Q,S,T [--phase ...] | --schedule FILE.csv)
+usage: reconbound rero (--noise-multiplier S (--sampling-rate Q | --batch-size B --dataset-size N)
+                        (--steps T | --epochs E) | --phase Q,S,T [--phase ...] | --schedule FILE.csv)
                        (--kappa K | --prior-size M)
                        [--method exact|monte-carlo] [--samples N] [--seed X] [--json]
 
@@ -1021,6 +1032,9 @@ pub(crate) fn rero(args: &[String]) -> Out {
             v("noise-multiplier"),
             v("sampling-rate"),
             v("steps"),
+            v("batch-size"),
+            v("dataset-size"),
+            v("epochs"),
             v("kappa"),
             v("prior-size"),
             v("method"),

@@ -644,3 +644,60 @@ fn calibrate_target_gamma_outside_kappa_and_noiseless_limit_is_refused_at_once()
     }
     assert!((limit - 0.0960719).abs() < 1e-7, "{limit}");
 }
+
+/// Issue 31: `epsilon` and `rero` refused `--batch-size`, `--dataset-size`, `--epochs`, which
+/// `bound` takes; they now take them as `bound` does (q = B/N, T = ⌈E/q⌉) and give the
+/// numbers of the same (q, T) given directly.
+#[test]
+fn epsilon_and_rero_take_batch_dataset_and_epochs_as_bound_does() {
+    let by_batches = [
+        "--noise-multiplier",
+        "1.1",
+        "--batch-size",
+        "256",
+        "--dataset-size",
+        "60000",
+        "--epochs",
+        "60",
+    ];
+    let direct = [
+        "--noise-multiplier",
+        "1.1",
+        "--sampling-rate",
+        "0.004266666666666667",
+        "--steps",
+        "14063",
+    ];
+    for (cmd, extra) in [
+        (
+            "epsilon",
+            &["--delta", "1e-5", "--accountant", "rdp", "--json"][..],
+        ),
+        ("rero", &["--prior-size", "10", "--json"][..]),
+    ] {
+        let run_with = |flags: &[&str]| {
+            let mut a = vec![cmd];
+            a.extend_from_slice(flags);
+            a.extend_from_slice(extra);
+            let (code, out, err) = run(&a);
+            assert_eq!(code, 0, "{cmd}: {err}");
+            out
+        };
+        assert_eq!(run_with(&by_batches), run_with(&direct), "{cmd}");
+    }
+    // the pairings are checked as bound checks them
+    let (code, _, err) = run(&[
+        "epsilon",
+        "--noise-multiplier",
+        "1",
+        "--batch-size",
+        "256",
+        "--delta",
+        "1e-5",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("'--batch-size' and '--dataset-size' go together"),
+        "{err}"
+    );
+}
