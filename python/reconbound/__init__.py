@@ -188,14 +188,29 @@ def _joined(x: Any) -> str:
     return _value(x)
 
 
+#: The command line's switches (flags without a value): True gives the flag, False leaves it
+#: out. Every other keyword takes a value, and a bool there is a TypeError (False used to
+#: drop the flag silently, so ``noise_multiplier=False`` ran with the default).
+_SWITCHES = frozenset({"quiet", "fil", "no_intercept", "unknown_init", "unknown_sampling_seed"})
+
+
 def to_args(**kwargs: Any) -> list:
     """The flags that ``kwargs`` stand for (the translation every function uses), e.g.
     ``to_args(noise_multiplier=1.1, orders=[2, 3])`` == ``["--noise-multiplier", "1.1",
     "--orders", "2,3"]``."""
     out: list = []
     for key, value in kwargs.items():
-        if value is None or value is False:
+        if value is None:
             continue
+        if isinstance(value, bool) or type(value).__name__ == "bool_":
+            if key not in _SWITCHES:
+                raise TypeError(
+                    f"{key} = {value!r}: --{key.replace('_', '-')} takes a value, not a bool "
+                    f"(switches: {', '.join(sorted(_SWITCHES))})"
+                )
+            if not value:
+                continue
+            value = True
         if key in ("phases", "phase"):
             phases: Iterable[Any] = value
             if isinstance(value, str):
@@ -250,9 +265,18 @@ def _checked(argv: list) -> Result:
 
 def call(command: str, **kwargs: Any) -> Result:
     """Run ``reconbound COMMAND --flags... --json`` (``command`` may be ``"attack glm"``) and
-    return the JSON object as a dict; the generic form of every function below."""
+    return the JSON object as a dict; the generic form of every function below.
+    ``help=True`` returns the command's ``--help`` text instead."""
+    if not isinstance(command, str):
+        raise TypeError(f"command = {command!r} is not a string (e.g. 'bound', 'attack glm')")
     if "json" in kwargs:
         raise TypeError("json is always passed; do not give it")
+    if kwargs.pop("help", False):
+        # the command's --help text (a str), not a JSON result
+        code, stdout, stderr = _native.run(command.split() + ["--help"])
+        if code != 0:
+            raise UsageError(_message(stderr), code)
+        return stdout  # type: ignore[return-value]
     return _checked(command.split() + to_args(**kwargs) + ["--json"])
 
 
@@ -805,7 +829,12 @@ def _finite(name: str, values: Any) -> list:
     for i, v in enumerate(values):
         if isinstance(v, bool) or not isinstance(v, _numbers.Real):
             raise TypeError(f"{name}[{i}] = {v!r} is not a real number")
-        x = float(v)
+        try:
+            x = float(v)
+        except OverflowError:
+            raise UsageError(
+                f"{name}[{i}] = {v!r} is out of range: too large for a float", 2, f"{name}[{i}]", None
+            ) from None
         if not _math.isfinite(x):
             raise UsageError(f"{name}[{i}] = {x!r} is not finite", 2, f"{name}[{i}]", x)
         out.append(x)
