@@ -2,8 +2,8 @@
 //!
 //! # One object
 //! For two output laws — ν without the target record, μ with it — the trade-off function
-//! f(α) = inf{β_φ : α_φ ≤ α} is the smallest type-II error β = 1 − E_μ[φ] of any test φ
-//! whose type-I error α = E_ν[φ] is at most α (Dong, Roth & Su 2022). Every guarantee the
+//! f(α) = inf{β_φ : α_φ ≤ α} is the smallest type-II error β = 1 − E_μ\[φ\] of any test φ
+//! whose type-I error α = E_ν\[φ\] is at most α (Dong, Roth & Su 2022). Every guarantee the
 //! crate prints is a point or a functional of it:
 //! - reconstruction robustness: γ(κ) = 1 − f(κ) (Kaissis, Hayes, Ziller & Rueckert 2023;
 //!   Hayes et al. 2023 Thm 2 writes it as sup{μ(E) : ν(E) ≤ κ});
@@ -39,7 +39,7 @@
 //!   larger 1 − f of the two, bracketed by the larger of each side. TV = H_1 and the Bayes
 //!   accuracy (1 − π) + π·H_{(1−π)/π}(μ‖ν) come from the same PLDs' δ(ε).
 //! - **RDP** (fixed-size batches, or any RDP curve): the optimal RDP → f-DP conversion of
-//!   Riess et al. 2026 (module [`from_rdp`]'s docs), a lower bound on f that is the
+//!   Riess et al. 2026 ([`from_rdp`]'s docs), a lower bound on f that is the
 //!   tightest the RDP curve implies; the bracket contains that implied curve. The
 //!   advantage and Bayes accuracy are maximised over a grid of α: on [α_i, α_{i+1}], f
 //!   decreasing gives (1 − π)α + π f(α) ≥ (1 − π)α_i + π f(α_{i+1}), so the grid bound is
@@ -59,7 +59,7 @@
 //! # Ok::<(), reconbound::Error>(())
 //! ```
 
-mod from_rdp;
+pub mod from_rdp;
 #[cfg(test)]
 mod tests;
 
