@@ -500,7 +500,7 @@ impl ReconnRun {
         } else if let Some(s) = f.f64("noise-multiplier")? {
             // 1e8: the largest σ calibration gives; far beyond it the noise overflows the
             // model (σ = 1e300 gave non-finite losses, exit 1)
-            if !(s >= 0.0 && s <= super::attack::MAX_NOISE_MULTIPLIER) {
+            if !(0.0..=super::attack::MAX_NOISE_MULTIPLIER).contains(&s) {
                 return Err(usage(format!(
                     "--noise-multiplier = {} is out of range: must be in [0, 1e8] (0: no noise; 1e8 the largest σ calibration gives)",
                     shown(s)

@@ -2,8 +2,8 @@
 //! Schnabel & Kaissis 2026, arXiv 2602.04562).
 //!
 //! # The conversion
-//! Let a test φ of P against Q have type-I error x = E_P[φ] and type-II error
-//! y = 1 − E_Q[φ]. Post-processing by φ maps (P, Q) to (Bern(x), Bern(1 − y)), and Rényi
+//! Let a test φ of P against Q have type-I error x = E_P\[φ\] and type-II error
+//! y = 1 − E_Q\[φ\]. Post-processing by φ maps (P, Q) to (Bern(x), Bern(1 − y)), and Rényi
 //! divergences do not grow under post-processing, so an (a, ρ)-RDP guarantee in both
 //! directions gives
 //!
