@@ -919,7 +919,10 @@ def one_run_epsilon(
     """The one-run audit's epsilon (Steinke, Nasr, Jagielski 2023) from an adversary's
     guesses fixed in advance (+1 "in", -1 "out", 0 abstain) and the truths (1 in, 0 out), one
     per canary (lists or numpy arrays): computed by the core on these values, a
-    :class:`Result` equal to ``reconbound estimate --guesses FILE --json``.
+    :class:`Result` equal to ``reconbound estimate --guesses FILE --json`` — with, beside
+    ``epsilon_empirical``, the f-DP one-run audit of the same counts (Mahloujifar, Melis,
+    Chaudhuri 2025): ``mu_fdp``, the largest mu-GDP curve refuted, and ``epsilon_fdp``, its
+    epsilon at delta (None at delta = 0; a lower bound only if the curve is Gaussian).
     Raises UsageError (a ValueError) for invalid input."""
     g = list(guesses)
     t = list(truths)

@@ -15,6 +15,7 @@ use super::shard::parse_threads;
 use reconbound::accounting::calibrate::{self, Target};
 use reconbound::attacks::audit::canary::{AdaptiveConfig, Crafter, GradientShape};
 use reconbound::attacks::audit::claim::{self, Claim, Theory};
+use reconbound::attacks::audit::epsilon::one_run_fdp_epsilon;
 use reconbound::attacks::audit::one_run::{one_run_estimate, OneRunAudit, OneRunEstimate};
 use reconbound::attacks::audit::run::{AuditConfig, BatchView, Distinguisher};
 use reconbound::attacks::trial::run_trials;
@@ -195,7 +196,13 @@ pub(crate) fn one_run(f: &Flags) -> Result<String, Failure> {
     for ((&c, outcome), _) in crafters.iter().zip(&outcomes).zip(&audits) {
         for d in pairing.for_crafter(c) {
             let e = one_run_estimate(outcome, d, guesses / 2, guesses / 2, alpha, delta)?;
-            rows.push((c, d, e));
+            // the f-DP one-run ε of the same counts against Gaussian curves (needs δ > 0)
+            let fdp = if delta > 0.0 {
+                Some(one_run_fdp_epsilon(e.counts, alpha, delta, 1)?)
+            } else {
+                None
+            };
+            rows.push((c, d, e, fdp));
         }
     }
     let header = Header {
@@ -247,7 +254,8 @@ struct Header {
     claim: Claim,
 }
 
-type Row = (Crafter, Distinguisher, OneRunEstimate);
+/// A row: the threat model, the one-run estimate and the f-DP ε of its counts.
+type Row = (Crafter, Distinguisher, OneRunEstimate, Option<f64>);
 
 fn text(h: &Header, theory: &Theory, rows: &[Row]) -> String {
     let mut t = String::new();
@@ -286,16 +294,16 @@ fn text(h: &Header, theory: &Theory, rows: &[Row]) -> String {
     t.push_str(&claim_line(h.claim, h.sigma));
     t.push_str(&theory_line(theory));
     t.push_str(&format!(
-        "  {:<40} {:>9} {:>14} {:>10}\n",
-        "threat model (crafter / distinguisher)", "correct", "ε ≥ (one run)", "ε PLD"
+        "  {:<40} {:>9} {:>14} {:>10} {:>10}\n",
+        "threat model (crafter / distinguisher)", "correct", "ε ≥ (one run)", "ε PLD", "ε f-DP"
     ));
     let upper = theory.upper();
-    let eps: Vec<f64> = rows.iter().map(|(_, _, e)| e.epsilon).collect();
+    let eps: Vec<f64> = rows.iter().map(|(_, _, e, _)| e.epsilon).collect();
     let v = claim::verdict(h.claim, upper, &eps, h.alpha, false);
     let claimed = v.claimed;
     let explicit = h.claim != Claim::Trainer;
     let mut above = 0;
-    for (c, d, e) in rows {
+    for (c, d, e, fdp) in rows {
         let flag = if explicit {
             if e.epsilon > claimed {
                 "  ← refutes the claim"
@@ -309,11 +317,12 @@ fn text(h: &Header, theory: &Theory, rows: &[Row]) -> String {
             ""
         };
         t.push_str(&format!(
-            "  {:<40} {:>9} {:>14} {:>10}{flag}\n",
+            "  {:<40} {:>9} {:>14} {:>10} {:>10}{flag}\n",
             format!("{} {} / {} {}", c.number(), c.name(), d.number(), d.name()),
             format!("{}/{}", e.counts.correct, e.counts.guesses),
             sig(e.epsilon, 4, Side::Down),
-            sig(upper, 4, Side::Up)
+            sig(upper, 4, Side::Up),
+            fdp.map_or(String::from("-"), |x| sig(x, 4, Side::Down))
         ));
     }
     t.push_str(&format!(
@@ -321,6 +330,7 @@ fn text(h: &Header, theory: &Theory, rows: &[Row]) -> String {
         shown(100.0 * (1.0 - h.alpha)),
         shown(2.0 * h.m as f64 * h.delta)
     ));
+    t.push_str("  ε f-DP: the same counts against the (ε, δ) Gaussian mechanism's trade-off curve (Mahloujifar,\n    Melis, Chaudhuri 2025): a lower bound only if the curve is Gaussian; not in the verdict.\n");
     if above > 0 {
         t.push_str(&format!(
             "  {above} row(s) above the accountant's ε: a bug, or a chance of at most α per row.\n"
@@ -357,13 +367,13 @@ fn json(h: &Header, theory: &Theory, rows: &[Row]) -> String {
     write_claim(h.claim, &mut o);
     write_theory(theory, &mut o);
     let upper = theory.upper();
-    let eps: Vec<f64> = rows.iter().map(|(_, _, e)| e.epsilon).collect();
+    let eps: Vec<f64> = rows.iter().map(|(_, _, e, _)| e.epsilon).collect();
     let v = claim::verdict(h.claim, upper, &eps, h.alpha, false);
     let claimed = v.claimed;
     write_claim_verdict(&mut o, &v);
     let list: Vec<Value> = rows
         .iter()
-        .map(|(c, d, e)| {
+        .map(|(c, d, e, fdp)| {
             let mut r = Object::new();
             r.str("crafter", &c.name())
                 .int("crafter_number", u64::from(c.number()))
@@ -373,11 +383,12 @@ fn json(h: &Header, theory: &Theory, rows: &[Row]) -> String {
                 .int("correct", e.counts.correct)
                 .num("epsilon_empirical", e.epsilon)
                 .put("above_pld", Value::Bool(e.epsilon > upper))
-                .put("refutes_claim", Value::Bool(e.epsilon > claimed));
+                .put("refutes_claim", Value::Bool(e.epsilon > claimed))
+                .put("epsilon_fdp", fdp.map_or(Value::Null, Value::Num));
             Value::Obj(r)
         })
         .collect();
-    if let [(_, _, e)] = rows {
+    if let [(_, _, e, _)] = rows {
         o.num("epsilon_empirical", e.epsilon)
             .int("correct", e.counts.correct);
     }

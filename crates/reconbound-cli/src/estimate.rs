@@ -1,7 +1,8 @@
 //! `reconbound estimate`: the audit estimators of [`reconbound::attacks::audit`] on scores or
 //! guesses from any implementation (Opacus, JAX, …), read from a CSV file: the empirical ε
 //! of per-trial scores of the two worlds ([`empirical_epsilon_of_scores`], the path `audit`
-//! takes) or the one-run ε of guesses and truths ([`one_run_epsilon`]).
+//! takes) or the one-run ε of guesses and truths ([`one_run_epsilon`], and beside it the f-DP
+//! one-run ε against Gaussian curves, [`one_run_fdp_epsilon`]).
 
 use super::args::{parse, switch, value as v, UsageError};
 use super::audit::{empirical_json, threshold_text};
@@ -10,7 +11,9 @@ use super::format::{sig, Side};
 use super::input::read_text_bounded;
 use super::json::{Object, Value};
 use super::output::printable;
-use reconbound::attacks::audit::epsilon::{one_run_epsilon, OneRunCounts, Scores, Threshold};
+use reconbound::attacks::audit::epsilon::{
+    one_run_epsilon, one_run_fdp_epsilon, one_run_fdp_mu, OneRunCounts, Scores, Threshold,
+};
 use reconbound::attacks::audit::evaluate::{
     empirical_epsilon_max, empirical_epsilon_of_scores, Estimator, ThresholdRule,
 };
@@ -65,6 +68,11 @@ columns (header line, any order)
 m = the canaries (rows), r = the guesses (non-zero), v = the correct ones; ε is the largest
 that v of r refutes at level α with the 2·m·δ term (refused unless 2·m·δ < α). The guess
 rule must be fixed in advance (a rule picked after looking at the truths is not paid for).
+Beside it, the f-DP one-run audit (Mahloujifar, Melis, Chaudhuri 2025): μ̂, the largest μ
+whose μ-GDP trade-off curve the same counts refute at level α (their recursive bound with
+abstentions), and ε f-DP, the ε at δ of μ̂-GDP — the largest ε whose (ε, δ) Gaussian
+mechanism is refuted (as jax_privacy's epsilon_one_run_fdp). A lower bound on ε only if the
+mechanism's trade-off curve is Gaussian (the ε above holds for every mechanism); none at δ = 0.
 
 Files: comma-separated, UTF-8 (a byte-order mark is accepted), a header line first, blank
 lines and lines starting with # ignored, at most 256 MiB. A malformed line, an unknown or
@@ -72,7 +80,7 @@ repeated column, or a non-finite score is refused with its line number (exit 2).
 
 Printed: the rows of each world, then the threshold and its rule, FP/N₀, FN/N₁, FPR̄, FNR̄,
 the empirical ε (a lower bound at confidence 1 − α, or the GDP estimate) and the most these
-trials could show (no error at all); for --guesses m, r, v and ε.
+trials could show (no error at all); for --guesses m, r, v, ε and the f-DP μ̂ and ε.
 
 Defaults: cp, held-out, α = 0.05. --delta is required.
 
@@ -83,7 +91,7 @@ trials_in, epsilon_empirical, gdp_mu, threshold, threshold_direction, candidates
 false_positives, positives, false_negatives, fpr_upper, fnr_upper, epsilon_empirical_max
 (the keys of one 'audit' row).
 JSON keys (--guesses): command, estimator (one-run), alpha, confidence, delta, canaries,
-guesses, correct, epsilon_empirical.
+guesses, correct, epsilon_empirical, epsilon_fdp (null at δ = 0), mu_fdp.
 ";
 
 fn usage(msg: String) -> Failure {
@@ -618,6 +626,13 @@ fn one_run_output(
         correct: v,
     };
     let epsilon = one_run_epsilon(counts, alpha, delta, 1)?;
+    // the f-DP audit of the same counts against μ-GDP; its ε needs δ > 0
+    let mu_fdp = one_run_fdp_mu(counts, alpha, 1)?;
+    let epsilon_fdp = if delta > 0.0 {
+        Some(one_run_fdp_epsilon(counts, alpha, delta, 1)?)
+    } else {
+        None
+    };
     if json {
         let mut o = Object::new();
         o.str("command", "estimate")
@@ -629,17 +644,27 @@ fn one_run_output(
             .int("guesses", r)
             .int("correct", v)
             .num("epsilon_empirical", epsilon);
+        match epsilon_fdp {
+            Some(e) => o.num("epsilon_fdp", e),
+            None => o.put("epsilon_fdp", Value::Null),
+        };
+        o.num("mu_fdp", mu_fdp);
         let mut text = o.render();
         text.push('\n');
         return Ok(text);
     }
     let level = format!("{} %", shown(100.0 * (1.0 - alpha)));
+    let fdp = match epsilon_fdp {
+        Some(e) => format!("ε ≥ {}", sig(e, 4, Side::Down)),
+        None => String::from("ε: none at δ = 0"),
+    };
     Ok(format!(
-        "one-run audit (Steinke, Nasr, Jagielski 2023) of the guesses in '{}'\n  m = {m} canaries, r = {r} guesses, v = {v} correct; δ = {}, α = {}\n\n  ε ≥ {} (with probability ≥ {level}; the 2·m·δ term included, the guess rule fixed in advance)\n",
+        "one-run audit (Steinke, Nasr, Jagielski 2023) of the guesses in '{}'\n  m = {m} canaries, r = {r} guesses, v = {v} correct; δ = {}, α = {}\n\n  ε ≥ {} (with probability ≥ {level}; the 2·m·δ term included, the guess rule fixed in advance)\n  f-DP one run (Mahloujifar, Melis, Chaudhuri 2025): μ ≥ {}, {fdp}\n    (the largest μ-GDP curve these counts refute at level α, and the ε at δ of the Gaussian\n    mechanism with that curve; lower bounds only if the mechanism's curve is Gaussian)\n",
         shown_path,
         shown(delta),
         shown(alpha),
         sig(epsilon, 4, Side::Down),
+        sig(mu_fdp, 4, Side::Down),
     ))
 }
 

@@ -55,6 +55,10 @@
 //! - One run ([`one_run_epsilon`], [`one_run_p_value`], [`one_run_guesses`]): m canaries
 //!   included independently with probability ½ in a single training run (Steinke, Nasr,
 //!   Jagielski 2023).
+//! - One run against a trade-off curve ([`one_run_fdp_epsilon`], [`one_run_fdp_mu`],
+//!   [`one_run_fdp_refutes`], [`one_run_fdp_curve`], re-exported from
+//!   [`super::one_run_fdp`]): the same counts tested against an f-DP claim (Mahloujifar,
+//!   Melis & Chaudhuri 2025).
 
 use crate::accounting::gaussian::analytic_epsilon;
 use crate::error::{check_open_unit, invalid, Error, Result};
@@ -63,6 +67,11 @@ use crate::math::normal;
 use crate::math::root::brent_bracket;
 use crate::math::special::{ln_binomial_unchecked, log_add_exp};
 use alloc::vec::Vec;
+
+pub use super::one_run_fdp::{
+    one_run_fdp_curve, one_run_fdp_epsilon, one_run_fdp_mu, one_run_fdp_p_value,
+    one_run_fdp_refutes, CurveClaim, FdpVerdict,
+};
 
 /// The outcome counts of a decision rule over N₀ negative and N₁ positive trials.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -853,7 +862,7 @@ pub fn gdp_epsilon(scores: Scores<'_>, alpha: f64, delta: f64) -> Result<AtThres
 // ---------------------------------------------------------------------------------------
 // One run
 
-fn check_one_run(c: OneRunCounts) -> Result<OneRunCounts> {
+pub(super) fn check_one_run(c: OneRunCounts) -> Result<OneRunCounts> {
     if c.canaries == 0 {
         return Err(Error::InvalidCount {
             name: "canaries",

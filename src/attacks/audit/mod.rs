@@ -14,6 +14,8 @@
 //!   threshold fixed, held out or paid for by Bonferroni;
 //! - [`one_run`]: the one-run audit (Steinke, Nasr, Jagielski 2023): many canaries in one
 //!   training, each included with probability ½;
+//! - [`one_run_fdp`]: the same one-run counts tested against a claimed trade-off curve
+//!   (Mahloujifar, Melis & Chaudhuri 2025): μ-GDP and its ε, or a run's certified curve;
 //! - [`forecast`]: what an audit of a Gaussian mechanism with known μ reaches with N trials
 //!   (crafter 5 with Distinguisher 3 on the full batch), and the threshold to fix for it.
 //!
@@ -27,4 +29,5 @@ pub mod epsilon;
 pub mod evaluate;
 pub mod forecast;
 pub mod one_run;
+pub mod one_run_fdp;
 pub mod run;

@@ -470,11 +470,16 @@ fn one_run_audit_reports_correct_guesses_below_the_accountant() {
         let Value::Obj(r) = r else { panic!() };
         let e = r.get_f64("epsilon_empirical").unwrap();
         assert!(e <= pld, "{r:?} above {pld}");
+        // the f-DP ε of the same counts: full batch, so each canary's curve is Gaussian
+        // and it is a lower bound too (each row wrong with probability < α)
+        let fdp = r.get_f64("epsilon_fdp").unwrap();
+        assert!(fdp <= pld, "{r:?} above {pld}");
         if r.get_str("crafter").unwrap() == "gradient-dirac"
             && r.get_str("distinguisher").unwrap() == "gradient"
         {
             assert_eq!(r.get_u64("correct").unwrap(), 40, "{r:?}");
             assert!(e > 2.0, "{r:?}");
+            assert!(fdp > e + 1.0, "{r:?}");
         }
     }
     // The text names the estimator and the δ term; threads do not change it.

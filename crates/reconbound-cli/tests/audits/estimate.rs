@@ -235,6 +235,38 @@ fn estimate_guesses_of_1000_canaries_100_of_100_correct_is_steinke23_3_4654() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn estimate_guesses_reports_the_fdp_epsilon_of_jax_privacy_beside_steinke23() {
+    // m = 1000, 100 of 100 right, α = 0.05, δ = 1e-5: jax_privacy 2.0.0's f-DP one-run ε is
+    // 5.549 (3 decimals printed: tolerance 1e-3), μ̂ = 1.2255 (the core's, to 1e-4); the
+    // Steinke et al. ε stays the first keys' 3.4654. At δ = 0 the f-DP ε is null and μ̂ the
+    // same (δ enters only through the conversion).
+    let dir = temp_dir("estimate", "one-run-fdp");
+    let mut text = String::from("guess,truth\n");
+    for i in 0..1000 {
+        let truth = i % 2;
+        let guess = if i < 100 { 2 * truth - 1 } else { 0 };
+        text.push_str(&format!("{guess},{truth}\n"));
+    }
+    let p = write_in(&dir, "guesses.csv", &text);
+    let o = estimate_json(&["--guesses", &p, "--delta", "1e-5"]);
+    assert!((number(&o, "epsilon_empirical") - 3.465_376_347_811_066).abs() < 1e-9);
+    assert!((number(&o, "epsilon_fdp") - 5.549).abs() <= 1e-3);
+    assert!((number(&o, "mu_fdp") - 1.2255).abs() < 1e-4);
+    let keys: Vec<&str> = o.entries().iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        &keys[keys.len() - 3..],
+        ["epsilon_empirical", "epsilon_fdp", "mu_fdp"]
+    );
+    let zero = estimate_json(&["--guesses", &p, "--delta", "0"]);
+    assert_eq!(zero.get("epsilon_fdp"), Some(&Value::Null));
+    assert_eq!(number(&zero, "mu_fdp"), number(&o, "mu_fdp"));
+    let (code, out, _) = run_s(&strings(&["estimate", "--guesses", &p, "--delta", "1e-5"]));
+    assert_eq!(code, 0);
+    assert!(out.contains("μ ≥ 1.225, ε ≥ 5.549"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `estimate` with `args` exits 2 with one line on stderr containing `needle`, nothing on
 /// stdout.
 fn refused(args: &[&str], needle: &str) {
