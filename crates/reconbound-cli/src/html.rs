@@ -377,15 +377,41 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
         figures.tradeoff,
         "The certified trade-off curve of the run (log FPR axis), the blind guess, and the audit's corner (FPR upper limit, TPR lower limit).",
     ));
+    let fixed = p.t("audit.threshold_rule") == "fixed";
+    let how = if fixed {
+        format!(
+            "the threshold is fixed in advance at {} — the likelihood-ratio score's equal-prior (Bayes) threshold, chosen before any trial — so every trial is scored; the run is full-batch, so its trade-off curve is exactly Gaussian and the estimate is Gaussian DP (Nasr et al. 2023): μ̂ = Φ⁻¹(1 − FPR̄) − Φ⁻¹(FNR̄), a lower confidence bound on the run's μ, and the ε it implies",
+            p.n("audit.threshold", 3, Side::Nearest, "audit"),
+        )
+    } else {
+        format!(
+            "the threshold is chosen on the first {} trials and the others are scored (Clopper–Pearson, valid for any mechanism)",
+            p.n("audit.calibration", 1, Side::Nearest, "audit"),
+        )
+    };
     h.push_str(&format!(
-        "<p>Nasr et al. 2021 <a href=\"#ref-nasr\">[4]</a>: the strongest threat model that fits this run — a gradient canary (crafter 4, a Dirac gradient of norm C on the coordinate D's gradients use least) inserted at every step it is sampled, read through the released gradients by the likelihood-ratio test (distinguisher 3), at the run's own learning rate. D is the first {} examples of the data; each of {} trials trains once without and once with the canary; the threshold is chosen on the first {} trials and the others are scored. The empirical ε is a lower bound at confidence {}: it must stay below the accountant's ε.</p>\n",
+        "<p>Nasr et al. 2021 <a href=\"#ref-nasr\">[4]</a>: the strongest threat model that fits this run — a gradient canary (crafter 4, a Dirac gradient of norm C on the coordinate D's gradients use least) inserted at every step it is sampled, read through the released gradients by the likelihood-ratio test (distinguisher 3), at the run's own learning rate. D is the first {} examples of the data; each of {} trials trains once without and once with the canary; {how}. The empirical ε is a lower bound at confidence {}: it must stay below the accountant's ε.</p>\n",
         p.n("audit.train_size", 1, Side::Nearest, "audit"),
         p.n("audit.trials", 1, Side::Nearest, "audit"),
-        p.n("audit.calibration", 1, Side::Nearest, "audit"),
         p.n("audit.confidence", 3, Side::Nearest, "audit"),
     ));
+    let mu_row = if p.has("audit.gdp_mu") {
+        format!(
+            "<tr><th>μ (95 % lower bound; the run's μ = √T/σ)</th><td>≥ {}</td></tr>\n",
+            p.n("audit.gdp_mu", 4, Side::Down, "audit")
+        )
+    } else {
+        String::new()
+    };
+    let gap = if p.has("audit.epsilon_empirical")
+        && at(r, "audit.epsilon_empirical").and_then(Value::as_f64) > Some(0.0)
+    {
+        "What is left between the two is the trials' (their count and the estimator), or a bound that is loose for this threat model; the plot above shows it on the trade-off curve."
+    } else {
+        "The audit showed nothing (ε ≥ 0): its trials could not tell the two worlds apart at this confidence."
+    };
     h.push_str(&format!(
-        "<table>\n<tr><th>threat model</th><td>{} / {}</td></tr>\n<tr><th>false positives / trials without the canary</th><td>{} / {} (rate ≤ {})</td></tr>\n<tr><th>false negatives / trials with the canary</th><td>{} / {} (rate ≤ {})</td></tr>\n<tr><th>empirical ε (95 % lower bound)</th><td><b>≥ {}</b></td></tr>\n<tr><th>the most these trials could show (no error at all)</th><td>{}</td></tr>\n<tr><th>the accountant's ε (PLD, certified; RDP)</th><td>≤ {}; ≤ {}</td></tr>\n</table>\n<p class=\"note\">Empirical ε above the accountant's: {}. The gap to the accountant's ε is mostly the trial count's: more trials, not a stronger adversary, are needed to approach the bound.</p>\n</section>\n",
+        "<table>\n<tr><th>threat model</th><td>{} / {}</td></tr>\n<tr><th>false positives / trials without the canary</th><td>{} / {} (rate ≤ {})</td></tr>\n<tr><th>false negatives / trials with the canary</th><td>{} / {} (rate ≤ {})</td></tr>\n{mu_row}<tr><th>empirical ε (95 % lower bound)</th><td><b>≥ {}</b></td></tr>\n<tr><th>the most these trials could show (no error at all)</th><td>{}</td></tr>\n<tr><th>the accountant's ε (PLD, certified; RDP)</th><td>≤ {}; ≤ {}</td></tr>\n</table>\n<p class=\"note\">Empirical ε above the accountant's: {}. {gap}</p>\n</section>\n",
         p.t("audit.crafter"),
         p.t("audit.distinguisher"),
         p.n("audit.false_positives", 1, Side::Nearest, "audit"),

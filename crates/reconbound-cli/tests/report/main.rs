@@ -232,6 +232,7 @@ fn the_report_s_numbers_are_those_of_the_commands_and_the_library() {
     let mut a = std::vec!["attack", "prior-aware", "--trials", "12"];
     a.extend(common);
     assert_eq!(sub(&r, "attack"), json_of(&a));
+    // the full batch: the Gaussian-DP estimate at the likelihood-ratio threshold 0
     let mut a = std::vec![
         "audit",
         "--trials",
@@ -239,7 +240,11 @@ fn the_report_s_numbers_are_those_of_the_commands_and_the_library() {
         "--crafter",
         "gradient-dirac",
         "--distinguisher",
-        "3"
+        "3",
+        "--estimator",
+        "gdp",
+        "--threshold",
+        "0"
     ];
     a.extend(common);
     assert_eq!(sub(&r, "audit"), json_of(&a));
