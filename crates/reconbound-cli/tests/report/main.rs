@@ -163,6 +163,18 @@ fn same_seed_gives_the_same_page_apart_from_the_wall_time_and_the_json_holds_its
     );
     let json = object(&json_text);
     let n = assert_page_numbers_are_the_json(&b, &json);
+    // Issue 31: the audit note said "the gap … is mostly the trial count's" also when the
+    // audit showed nothing; this small audit shows ε ≥ 0, and the note says so.
+    let shown = json
+        .get("audit")
+        .and_then(|a| match a {
+            reconbound_cli::json::Value::Obj(o) => o.get("epsilon_empirical"),
+            _ => None,
+        })
+        .and_then(reconbound_cli::json::Value::as_f64);
+    assert_eq!(shown, Some(0.0), "this configuration's audit shows nothing");
+    assert!(b.contains("The audit showed nothing (ε ≥ 0)"));
+    assert!(!b.contains("mostly the trial count"));
     assert!(n > 100, "only {n} numbers on the page");
     // Self-contained: no scripts, no images or styles fetched, inline SVG figures.
     for needle in [
