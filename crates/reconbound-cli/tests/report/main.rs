@@ -533,9 +533,10 @@ fn render_in_chromium() {
         assert!(summary.contains(&format!("data-key=\"{key}\"")), "{key}");
     }
     assert!(assert_page_numbers_are_the_json(&dom, &json) > 100);
-    // No broken image: no <img> at all, three inline SVG figures with their sizes.
+    // No broken image: no <img> at all, four inline SVG figures with their sizes (ReRo, the
+    // trade-off curve, the FIL histogram, the images).
     assert!(!dom.contains("<img"), "an <img> in the DOM");
-    assert_eq!(dom.matches("<svg").count(), 3);
+    assert_eq!(dom.matches("<svg").count(), 4);
     for svg in dom.split("<svg").skip(1) {
         let head = &svg[..svg.find('>').unwrap()];
         assert!(
