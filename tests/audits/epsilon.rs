@@ -253,7 +253,24 @@ fn estimates_stay_below_the_true_epsilon_of_gaussian_scores() {
         let truth = analytic_epsilon(1e-5, mu).unwrap();
         let b = epsilon_bonferroni(s, 0.05, 1e-5).unwrap().estimate.epsilon;
         let g = gdp_epsilon(s, 0.05, 1e-5).unwrap().estimate;
-        assert!(b > 0.0 && b < truth, "mu {mu}: {b} vs {truth}");
+        // The most 1,000 + 1,000 scores can show under Bonferroni is 4.418: above the truth
+        // only at μ = 1 (4.378), so `b < truth` can fail there alone; at μ = 2, 3 the check
+        // is the ceiling (issue 31's review: `b < truth` against a lower ceiling tests nothing).
+        let ceiling = reconbound::attacks::audit::evaluate::empirical_epsilon_max(
+            reconbound::attacks::audit::evaluate::Estimator::ClopperPearson,
+            reconbound::attacks::audit::evaluate::ThresholdRule::Bonferroni,
+            1000,
+            1000,
+            0.05,
+            1e-5,
+        )
+        .unwrap();
+        assert!((ceiling - 4.418).abs() < 1e-3, "{ceiling}");
+        assert!(b > 0.0 && b <= ceiling, "mu {mu}: {b} vs ceiling {ceiling}");
+        assert_eq!(truth < ceiling, mu == 1.0, "mu {mu}: truth {truth}");
+        if truth < ceiling {
+            assert!(b < truth, "mu {mu}: {b} vs {truth}");
+        }
         assert!(g.mu > 0.4 * mu && g.mu < mu, "mu {mu}: {}", g.mu);
         assert!(g.epsilon < truth, "mu {mu}");
     }
