@@ -864,6 +864,8 @@ def empirical_epsilon(
     estimator: str = "cp",
     threshold: Any = "held-out",
     calibration: Any = None,
+    calibration_rows: str = "random",
+    seed: Any = None,
     alpha: float = 0.05,
     split_out: Any = None,
     split_in: Any = None,
@@ -876,10 +878,12 @@ def empirical_epsilon(
     ``reconbound estimate --scores FILE --json`` on a file of these scores, and to the numbers
     ``reconbound audit`` gives for the same scores. ``estimator`` is ``"cp"``
     (Clopper-Pearson lower bound with delta, at confidence 1 - alpha) or ``"gdp"`` (an
-    estimate, no bound); ``threshold`` is ``"held-out"`` (calibrated on the first
-    ``calibration`` scores of each world, default half the smaller world, or on the trials
-    marked ``"calibration"`` (or True) in ``split_out`` / ``split_in``, the others
-    ``"test"`` (or False)), ``"bonferroni"`` or a number fixed in advance.
+    estimate, no bound); ``threshold`` is ``"held-out"`` (calibrated on ``calibration``
+    scores of each world, default half the smaller world, picked by a permutation seeded by
+    ``seed`` (default 0) — or, with ``calibration_rows="first"``, the first ones, for scores
+    in trial order as ``audit`` gives them — or on the trials marked ``"calibration"`` (or
+    True) in ``split_out`` / ``split_in``, the others ``"test"`` (or False)),
+    ``"bonferroni"`` or a number fixed in advance.
     Raises UsageError (a ValueError, with ``.parameter``) for invalid input, TypeError for
     non-numbers.
     """
@@ -895,6 +899,8 @@ def empirical_epsilon(
     else:
         rule = repr(_real("threshold", threshold))
     cal = None if calibration is None else _count("calibration", calibration)
+    if not isinstance(calibration_rows, str):
+        raise TypeError(f"calibration_rows = {calibration_rows!r} is not a string")
     return _typed(
         _native.estimate_scores,
         out,
@@ -905,6 +911,8 @@ def empirical_epsilon(
         estimator,
         rule,
         cal,
+        calibration_rows,
+        None if seed is None else _count("seed", seed),
         _real("alpha", alpha),
     )
 

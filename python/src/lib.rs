@@ -224,7 +224,7 @@ fn tradeoff(
 }
 
 /// estimate_scores(scores_out, scores_in, split_out, split_in, delta, estimator, threshold,
-/// calibration, alpha) -> str
+/// calibration, calibration_rows, seed, alpha) -> str
 ///
 /// The JSON object of `reconbound estimate --scores FILE --json` for these scores, with no
 /// file.
@@ -240,9 +240,12 @@ fn estimate_scores(
     estimator: &str,
     threshold: &str,
     calibration: Option<u64>,
+    calibration_rows: &str,
+    seed: Option<u64>,
     alpha: f64,
 ) -> PyResult<String> {
     let (estimator, threshold) = (estimator.to_owned(), threshold.to_owned());
+    let calibration_rows = calibration_rows.to_owned();
     py.detach(move || {
         let splits = match (&split_out, &split_in) {
             (Some(a), Some(b)) => Some((a.as_slice(), b.as_slice())),
@@ -261,6 +264,8 @@ fn estimate_scores(
             &estimator,
             &threshold,
             calibration,
+            &calibration_rows,
+            seed,
             alpha,
         )
     })

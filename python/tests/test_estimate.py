@@ -29,6 +29,8 @@ def test_empirical_epsilon_equals_the_audit_row_for_its_own_scores(tmp_path):
             e = reconbound.empirical_epsilon(
                 out, inn, delta=row["delta"], estimator=estimator, threshold=rule,
                 calibration=row["calibration"] if rule == "held-out" else None,
+                # the audit's trials in trial order: its held-out rows are the first ones
+                calibration_rows="first",
             )
             for key in ["epsilon_empirical", "gdp_mu", "threshold", "false_positives",
                         "false_negatives", "negatives", "positives", "fpr_upper", "fnr_upper"]:
@@ -56,7 +58,8 @@ def test_split_columns_choose_the_calibration_trials():
     inn = [(k % 5) - 0.5 for k in range(60)]
     split = ["calibration"] * 20 + ["test"] * 40
     a = reconbound.empirical_epsilon(out, inn, delta=1e-5, split_out=split, split_in=split)
-    b = reconbound.empirical_epsilon(out, inn, delta=1e-5, calibration=20)
+    b = reconbound.empirical_epsilon(out, inn, delta=1e-5, calibration=20,
+                                     calibration_rows="first")
     for key in ["epsilon_empirical", "threshold", "false_positives", "false_negatives"]:
         assert a[key] == b[key]
 

@@ -188,5 +188,6 @@ def test_event_and_keyword_edge_cases():
     inn = [(k % 5) - 0.5 for k in range(60)]
     split = np.array([True] * 20 + [False] * 40)
     a = reconbound.empirical_epsilon(out, inn, delta=1e-5, split_out=split, split_in=split)
-    b = reconbound.empirical_epsilon(out, inn, delta=1e-5, calibration=20)
+    b = reconbound.empirical_epsilon(out, inn, delta=1e-5, calibration=20,
+                                     calibration_rows="first")
     assert a.epsilon_empirical == b.epsilon_empirical

@@ -146,7 +146,9 @@ pub fn bound_json(
 /// higher meaning 'in'); `splits`, if given, one flag per score (`true` = a calibration row)
 /// for the held-out threshold. `estimator` is `"cp"` or `"gdp"`; `threshold` is
 /// `"held-out"`, `"bonferroni"` or a number fixed in advance (as text, as the flag takes it);
-/// `calibration` the held-out rows per world when there are no splits.
+/// `calibration` the held-out rows per world when there are no splits, picked by
+/// `calibration_rows`: `"random"` (a permutation seeded by `seed`, default 0) or `"first"`
+/// (the first rows, for scores in an order independent of their values, as trial order).
 ///
 /// # Errors
 /// As the command: invalid scores, δ or α ([`CommandError::Invalid`] or
@@ -160,6 +162,8 @@ pub fn estimate_scores_json(
     estimator: &str,
     threshold: &str,
     calibration: Option<u64>,
+    calibration_rows: &str,
+    seed: Option<u64>,
     alpha: f64,
 ) -> Result<String, CommandError> {
     Ok(estimate::scores_json(
@@ -170,6 +174,8 @@ pub fn estimate_scores_json(
         estimator,
         threshold,
         calibration,
+        calibration_rows,
+        seed,
         alpha,
     )?)
 }

@@ -17,6 +17,7 @@ use reconbound::attacks::audit::epsilon::{
 use reconbound::attacks::audit::evaluate::{
     empirical_epsilon_max, empirical_epsilon_of_scores, Estimator, ThresholdRule,
 };
+use reconbound::rng::Rng;
 use std::format;
 use std::string::String;
 use std::vec::Vec;
@@ -31,7 +32,8 @@ const ALPHA: f64 = 0.05;
 
 const HELP: &str = "\
 usage: reconbound estimate --scores FILE.csv --delta D [--estimator cp|gdp]
-         [--threshold held-out|bonferroni|VALUE] [--calibration N] [--alpha A] [--json]
+         [--threshold held-out|bonferroni|VALUE] [--calibration N]
+         [--calibration-rows random|first] [--seed X] [--alpha A] [--json]
        reconbound estimate --guesses FILE.csv --delta D [--alpha A] [--json]
 
 The estimators of 'reconbound audit' on the scores of any implementation (an Opacus or JAX
@@ -52,9 +54,13 @@ The threshold:
   held-out    (default) searched on calibration rows and applied to the others, which alone
               give the counts (α/2 per rate). Calibration rows: those with split =
               calibration if the file has a split column (--calibration then does not
-              apply), else the first N rows of each world in file order (--calibration N,
-              default: half the smaller world, rounded down) — 'audit' splits by trial index
-              the same way, so its --csv scores in trial order give its numbers
+              apply), else N rows of each world (--calibration N, default: half the
+              smaller world, rounded down) picked by a permutation seeded by --seed X
+              (default 0): never the file's first rows, whose order may depend on the
+              scores (a file sorted by score would void the interval). --calibration-rows
+              first takes the first N rows in file order instead, for files whose order is
+              independent of the scores — 'audit' splits by trial index that way, so its
+              --csv scores in trial order with --calibration-rows first give its numbers
   bonferroni  searched on all rows; each limit at α/(2K), K = 2(N₀ + N₁ − 1) rules
   VALUE       fixed in advance: score >= VALUE guesses 'in' (α/2 per rate); VALUE must not
               come from these scores
@@ -85,7 +91,8 @@ trials could show (no error at all); for --guesses m, r, v, ε and the f-DP μ̂
 Defaults: cp, held-out, α = 0.05. --delta is required.
 
 JSON keys (--scores): command, estimator, threshold_rule, calibration (N, or null with a
-split column or another rule), calibration_out, calibration_in (calibration rows of each
+split column or another rule), calibration_rows (random | first, or null), split_seed (the
+seed of random rows, else null), calibration_out, calibration_in (calibration rows of each
 world, null unless held-out), fixed_threshold, alpha, confidence, delta, trials_out,
 trials_in, epsilon_empirical, gdp_mu, threshold, threshold_direction, candidates, negatives,
 false_positives, positives, false_negatives, fpr_upper, fnr_upper, epsilon_empirical_max
@@ -338,6 +345,8 @@ pub(crate) fn estimate(args: &[String]) -> Out {
             v("estimator"),
             v("threshold"),
             v("calibration"),
+            v("calibration-rows"),
+            v("seed"),
             v("alpha"),
             switch("json"),
         ],
@@ -350,7 +359,13 @@ pub(crate) fn estimate(args: &[String]) -> Out {
     let alpha = f.f64("alpha")?.unwrap_or(ALPHA);
     let (alpha, delta) = check_alpha_delta(alpha, delta)?;
     if let Some(path) = f.raw("guesses") {
-        for name in ["estimator", "threshold", "calibration"] {
+        for name in [
+            "estimator",
+            "threshold",
+            "calibration",
+            "calibration-rows",
+            "seed",
+        ] {
             if f.has(name) {
                 return Err(usage(format!(
                     "flag '--{name}' applies only with '--scores' (the one-run audit of --guesses has no threshold)"
@@ -369,6 +384,7 @@ pub(crate) fn estimate(args: &[String]) -> Out {
         f.raw("estimator"),
         f.raw("threshold"),
         calibration,
+        calibration_rows(f.raw("calibration-rows"), f.u64("seed")?)?,
         alpha,
         delta,
     )?;
@@ -378,6 +394,41 @@ pub(crate) fn estimate(args: &[String]) -> Out {
     scores_output(&s, &source, &shown_path, req, f.has("json"))
 }
 
+/// [`calibration_rows`] for a typed request (`rows` "random" or "first").
+fn calibration_rows_of(rows: &str, seed: Option<u64>) -> Result<Option<u64>, Failure> {
+    calibration_rows(Some(rows), seed)
+}
+
+/// `--calibration-rows random|first` (default random) and `--seed X` (default 0, with random
+/// only): the seed of the calibration rows' permutation, or `None` for the first rows.
+fn calibration_rows(rows: Option<&str>, seed: Option<u64>) -> Result<Option<u64>, Failure> {
+    match rows {
+        None | Some("random") => Ok(Some(seed.unwrap_or(0))),
+        Some("first") if seed.is_none() => Ok(None),
+        Some("first") => Err(usage(String::from(
+            "flag '--seed' applies only with '--calibration-rows random' (it permutes the rows)",
+        ))),
+        Some(other) => Err(usage(format!(
+            "flag '--calibration-rows': '{}' is not one of random, first",
+            cut(other)
+        ))),
+    }
+}
+
+/// `scores` sorted, then in the order of the permutation of stream `world` of `seed`: the
+/// calibration rows (the first of this order) are a uniformly random subset, independent of
+/// the values, and the result depends on the scores and the seed only — not on the file's
+/// order.
+fn permuted_scores(scores: &[f64], seed: u64, world: u64) -> Result<Vec<f64>, Failure> {
+    let mut sorted = scores.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let order = Rng::for_trial(seed, world).permutation(sorted.len())?;
+    Ok(order
+        .into_iter()
+        .filter_map(|i| sorted.get(i).copied())
+        .collect())
+}
+
 /// What `estimate --scores` computes, its flags checked one by one.
 struct ScoreRequest {
     delta: f64,
@@ -385,6 +436,9 @@ struct ScoreRequest {
     estimator: Estimator,
     rule: ThresholdRule,
     calibration: Option<u64>,
+    /// Without a split column: the seed of the permutation that picks the calibration rows,
+    /// or `None` for the first rows in file order (`--calibration-rows first`).
+    seed: Option<u64>,
 }
 
 /// The output of `estimate --scores` for scores `s` (from `source`, named so in messages;
@@ -402,6 +456,7 @@ fn scores_output(
         estimator,
         mut rule,
         calibration,
+        seed,
     } = req;
     let held_out = matches!(rule, ThresholdRule::HeldOut { .. });
     let (n0, n1) = (s.without.len(), s.with.len());
@@ -441,7 +496,7 @@ fn scores_output(
             let c = calibration.unwrap_or(smaller / 2);
             if !(1..smaller).contains(&c) {
                 return Err(usage(format!(
-                    "--calibration = {c} is out of range: must be in 1..={} (the smaller world's rows − 1: the first N rows of each world choose the threshold, the others are scored)",
+                    "--calibration = {c} is out of range: must be in 1..={} (the smaller world's rows − 1: N rows of each world choose the threshold, the others are scored)",
                     smaller - 1
                 )));
             }
@@ -450,9 +505,26 @@ fn scores_output(
         }
         (None, false) => [0, 0],
     };
-    let scores = Scores {
-        without: &s.without,
-        with: &s.with,
+    // Without a split column the calibration rows are a seeded random subset of each world,
+    // never the file's first rows: a file sorted by score (or by anything the scores depend
+    // on) would make the held-out rows depend on the calibration rows, and the interval
+    // would not hold. Each world is permuted by its own stream of the seed.
+    let permuted: Option<[Vec<f64>; 2]> = match (s.split, rule, seed) {
+        (None, ThresholdRule::HeldOut { .. }, Some(seed)) => Some([
+            permuted_scores(&s.without, seed, 0)?,
+            permuted_scores(&s.with, seed, 1)?,
+        ]),
+        _ => None,
+    };
+    let scores = match &permuted {
+        Some([w0, w1]) => Scores {
+            without: w0,
+            with: w1,
+        },
+        None => Scores {
+            without: &s.without,
+            with: &s.with,
+        },
     };
     let e = empirical_epsilon_of_scores(scores, calibrating, estimator, rule, alpha, delta)?;
     let max = empirical_epsilon_max(
@@ -470,8 +542,19 @@ fn scores_output(
             .str("estimator", estimator.name())
             .str("threshold_rule", rule.name());
         match (rule, s.split) {
-            (ThresholdRule::HeldOut { calibration }, None) => o.int("calibration", calibration),
-            _ => o.put("calibration", Value::Null),
+            (ThresholdRule::HeldOut { calibration }, None) => {
+                o.int("calibration", calibration);
+                match seed {
+                    Some(x) => o.str("calibration_rows", "random").int("split_seed", x),
+                    None => o
+                        .str("calibration_rows", "first")
+                        .put("split_seed", Value::Null),
+                }
+            }
+            _ => o
+                .put("calibration", Value::Null)
+                .put("calibration_rows", Value::Null)
+                .put("split_seed", Value::Null),
         };
         match rule {
             ThresholdRule::HeldOut { .. } => o
@@ -675,6 +758,7 @@ fn checked_request(
     estimator: Option<&str>,
     threshold: Option<&str>,
     calibration: Option<u64>,
+    seed: Option<u64>,
     alpha: f64,
     delta: f64,
 ) -> Result<ScoreRequest, Failure> {
@@ -696,6 +780,7 @@ fn checked_request(
         estimator,
         rule,
         calibration,
+        seed,
     })
 }
 
@@ -709,10 +794,19 @@ pub(crate) fn scores_json(
     estimator: &str,
     threshold: &str,
     calibration: Option<u64>,
+    calibration_rows: &str,
+    seed: Option<u64>,
     alpha: f64,
 ) -> Out {
     let (alpha, delta) = check_alpha_delta(alpha, delta)?;
-    let req = checked_request(Some(estimator), Some(threshold), calibration, alpha, delta)?;
+    let req = checked_request(
+        Some(estimator),
+        Some(threshold),
+        calibration,
+        calibration_rows_of(calibration_rows, seed)?,
+        alpha,
+        delta,
+    )?;
     for (name, xs) in [("scores_out", scores_out), ("scores_in", scores_in)] {
         if let Some((i, x)) = xs.iter().enumerate().find(|(_, x)| !x.is_finite()) {
             return Err(usage(format!(

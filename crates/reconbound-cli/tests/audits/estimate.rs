@@ -119,6 +119,11 @@ fn estimate_on_the_scores_of_audit_csv_gives_audit_numbers_for_every_estimator_a
         let scores = dir.join("scores.csv").to_string_lossy().into_owned();
         let mut e = strings(&["--scores", &scores, "--delta", "1e-5"]);
         e.extend(strings(extra));
+        // the audit's CSV in trial order: its held-out rows are the first trials, as the
+        // audit's (the default would permute them)
+        if !extra.contains(&"--threshold") {
+            e.extend(strings(&["--calibration-rows", "first"]));
+        }
         let refs: Vec<&str> = e.iter().map(String::as_str).collect();
         let est = estimate_json(&refs);
         for key in ROW_KEYS.iter().chain(&["delta", "fixed_threshold"]) {
@@ -397,4 +402,64 @@ fn bad_estimate_input_exits_2_naming_the_line_or_the_flag() {
     assert!(out.starts_with("usage: reconbound estimate") && out.contains("256 MiB"));
     let _ = std::fs::remove_dir_all(&dir);
     assert!(!Path::new(&dir).exists());
+}
+
+/// Issue 30: `estimate --scores` took the first rows of each world as the held-out
+/// threshold's calibration rows, so a file sorted by score calibrated on its lowest scores
+/// and scored the highest (the held-out rows then depend on the calibration rows and the
+/// interval does not hold). The calibration rows are now a seeded random subset of each
+/// world, and the answer depends on the scores and the seed, not on the file's order.
+#[test]
+fn the_held_out_split_is_a_seeded_permutation_not_the_file_order() {
+    let dir = crate::common::temp_dir("estimate", "order");
+    let out: Vec<f64> = (0..40)
+        .map(|i| f64::from((i * 37 + 11) % 101) / 101.0)
+        .collect();
+    let inn: Vec<f64> = (0..40)
+        .map(|i| 0.4 + f64::from((i * 53 + 7) % 97) / 97.0)
+        .collect();
+    let file = |name: &str, o: &[f64], n: &[f64]| {
+        let mut csv = String::from("world,score\n");
+        for x in o {
+            csv.push_str(&format!("0,{x:?}\n"));
+        }
+        for x in n {
+            csv.push_str(&format!("1,{x:?}\n"));
+        }
+        crate::common::write_in(&dir, name, &csv)
+    };
+    let (mut so, mut si) = (out.clone(), inn.clone());
+    so.sort_by(f64::total_cmp);
+    si.sort_by(f64::total_cmp);
+    let as_given = file("given.csv", &out, &inn);
+    let sorted = file("sorted.csv", &so, &si);
+    let est = |path: &str, extra: &[&str]| {
+        let mut a = vec!["estimate", "--scores", path, "--delta", "1e-5", "--json"];
+        a.extend_from_slice(extra);
+        let (code, o, err) = crate::common::run_cli(&a);
+        assert_eq!(code, 0, "{err}");
+        o
+    };
+    // the default: the same answer whatever the file's order
+    assert_eq!(est(&as_given, &[]), est(&sorted, &[]));
+    assert!(est(&as_given, &[]).contains("\"calibration_rows\": \"random\", \"split_seed\": 0"));
+    // the file order (what the previous main did) depends on it
+    let first = ["--calibration-rows", "first"];
+    assert_ne!(est(&as_given, &first), est(&sorted, &first));
+    // another seed, another subset
+    assert_ne!(est(&as_given, &[]), est(&as_given, &["--seed", "1"]));
+    // --seed goes with random rows only
+    let (code, _, err) = crate::common::run_cli(&[
+        "estimate",
+        "--scores",
+        &as_given,
+        "--delta",
+        "1e-5",
+        "--calibration-rows",
+        "first",
+        "--seed",
+        "1",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("'--seed'"), "{err}");
 }

@@ -135,10 +135,34 @@ fn estimators_on_values_are_estimate_on_the_file_of_those_values() {
             threshold,
             "--json",
         ]);
-        let got =
-            api::estimate_scores_json(&out, &inn, None, 1e-5, estimator, threshold, None, 0.05)
-                .unwrap();
+        let got = api::estimate_scores_json(
+            &out, &inn, None, 1e-5, estimator, threshold, None, "random", None, 0.05,
+        )
+        .unwrap();
         assert_eq!(got, want, "{estimator} {threshold}");
+    }
+    // the held-out rows in file order, and another seed's permutation
+    for (rows, seed) in [("first", None), ("random", Some(7))] {
+        let mut args = vec![
+            "estimate",
+            "--scores",
+            &path,
+            "--delta",
+            "1e-5",
+            "--json",
+            "--calibration-rows",
+            rows,
+        ];
+        let s = seed.map(|x: u64| x.to_string());
+        if let Some(s) = &s {
+            args.extend(["--seed", s.as_str()]);
+        }
+        let want = cli_json(&args);
+        let got = api::estimate_scores_json(
+            &out, &inn, None, 1e-5, "cp", "held-out", None, rows, seed, 0.05,
+        )
+        .unwrap();
+        assert_eq!(got, want, "{rows} {seed:?}");
     }
     // a split column: calibration rows chosen per score
     let s0: Vec<bool> = (0..30).map(|i| i % 3 == 0).collect();
@@ -162,6 +186,8 @@ fn estimators_on_values_are_estimate_on_the_file_of_those_values() {
         "cp",
         "held-out",
         None,
+        "random",
+        None,
         0.05,
     )
     .unwrap();
@@ -182,8 +208,18 @@ fn estimators_on_values_are_estimate_on_the_file_of_those_values() {
         want
     );
     // bad values are refused, naming them
-    let bad =
-        api::estimate_scores_json(&[f64::NAN], &inn, None, 1e-5, "cp", "held-out", None, 0.05);
+    let bad = api::estimate_scores_json(
+        &[f64::NAN],
+        &inn,
+        None,
+        1e-5,
+        "cp",
+        "held-out",
+        None,
+        "random",
+        None,
+        0.05,
+    );
     assert!(matches!(bad, Err(CommandError::Usage(m)) if m.starts_with("scores_out[0]")));
     let bad = api::estimate_guesses_json(&[2], &[1], 1e-5, 0.05);
     assert!(matches!(bad, Err(CommandError::Usage(m)) if m.starts_with("guesses[0]")));
