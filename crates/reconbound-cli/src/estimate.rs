@@ -105,19 +105,73 @@ fn usage(msg: String) -> Failure {
     Failure::Usage(UsageError(msg))
 }
 
-/// The data lines of a CSV file: the header's column index of each wanted column (`None`
-/// for an optional one that is absent) and each data line's number and fields.
+/// A CSV file read line by line: the header's column index of each wanted column (`None`
+/// for an optional one that is absent), and the text after the header, whose data lines
+/// [`Table::each`] hands out one at a time (no table of all lines is built: a file of
+/// millions of rows costs its text and the caller's columns).
 struct Table<'a> {
     columns: Vec<Option<usize>>,
-    lines: Vec<(usize, Vec<&'a str>)>,
+    /// The header's number of fields.
+    width: usize,
+    /// The text after the header line, and the number of that line.
+    body: &'a str,
+    header_line: usize,
+    flag: &'a str,
+    path: &'a str,
 }
 
-/// Parse `text` (the file `path` of `--flag`) whose header names the `required` columns and
-/// may name the `optional` ones, in any order.
+/// The non-blank, non-comment lines of `text` from line number `first`: (number, line).
+fn content_lines(text: &str, first: usize) -> impl Iterator<Item = (usize, &str)> {
+    text.split('\n').enumerate().filter_map(move |(i, raw)| {
+        let line = raw.strip_suffix('\r').unwrap_or(raw).trim();
+        (!line.is_empty() && !line.starts_with('#')).then_some((first + i, line))
+    })
+}
+
+impl<'a> Table<'a> {
+    /// Calls `f` with each data line's number and fields, in file order, after checking
+    /// that it has the header's number of fields.
+    ///
+    /// # Errors
+    /// A line with another number of fields, no data line at all, or `f`'s error.
+    fn each<F>(&self, mut f: F) -> Result<(), Failure>
+    where
+        F: FnMut(usize, &[&'a str]) -> Result<(), Failure>,
+    {
+        let mut fields: Vec<&'a str> = Vec::with_capacity(self.width);
+        let mut any = false;
+        for (n, line) in content_lines(self.body, self.header_line + 1) {
+            fields.clear();
+            fields.extend(line.split(',').map(str::trim));
+            if fields.len() != self.width {
+                return Err(usage(format!(
+                    "flag '--{}': '{}' line {n}: {} fields, but the header names {} columns",
+                    self.flag,
+                    printable(self.path),
+                    fields.len(),
+                    self.width
+                )));
+            }
+            any = true;
+            f(n, &fields)?;
+        }
+        if !any {
+            return Err(usage(format!(
+                "flag '--{}': '{}' has no data lines after its header",
+                self.flag,
+                printable(self.path)
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Parse the header of `text` (the file `path` of `--flag`), which names the `required`
+/// columns and may name the `optional` ones, in any order.
 fn table<'a>(
     text: &'a str,
-    flag: &str,
-    path: &str,
+    flag: &'a str,
+    path: &'a str,
     required: &[&str],
     optional: &[&str],
 ) -> Result<Table<'a>, Failure> {
@@ -128,44 +182,19 @@ fn table<'a>(
             printable(path)
         ))
     };
-    let mut header: Option<(usize, Vec<&str>)> = None;
-    let mut lines = Vec::new();
-    for (i, raw) in text.split('\n').enumerate() {
-        let n = i + 1;
-        let line = raw.strip_suffix('\r').unwrap_or(raw).trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
-        match &header {
-            None => header = Some((n, fields)),
-            Some((_, names)) => {
-                if fields.len() != names.len() {
-                    return Err(at(
-                        n,
-                        format!(
-                            "{} fields, but the header names {} columns",
-                            fields.len(),
-                            names.len()
-                        ),
-                    ));
-                }
-                lines.push((n, fields));
-            }
-        }
-    }
     let wanted = || {
         let mut all: Vec<&str> = required.to_vec();
         all.extend(optional.iter().copied());
         all.join(", ")
     };
-    let Some((hn, names)) = header else {
+    let Some((hn, header)) = content_lines(text, 1).next() else {
         return Err(usage(format!(
             "flag '--{flag}': '{}' has no header line (columns {})",
             printable(path),
             wanted()
         )));
     };
+    let names: Vec<&str> = header.split(',').map(str::trim).collect();
     for (j, name) in names.iter().enumerate() {
         if !required.contains(name) && !optional.contains(name) {
             return Err(at(
@@ -196,13 +225,16 @@ fn table<'a>(
         columns.push(Some(j));
     }
     columns.extend(optional.iter().map(|c| find(c)));
-    if lines.is_empty() {
-        return Err(usage(format!(
-            "flag '--{flag}': '{}' has no data lines after its header",
-            printable(path)
-        )));
-    }
-    Ok(Table { columns, lines })
+    // the body: the text after the header's line
+    let body = text.splitn(hn + 1, '\n').nth(hn).unwrap_or("");
+    Ok(Table {
+        columns,
+        width: names.len(),
+        body,
+        header_line: hn,
+        flag,
+        path,
+    })
 }
 
 /// Field `column` of a data line (present: the line has as many fields as the header).
@@ -237,13 +269,13 @@ fn read_scores(path: &str) -> Result<ScoreFile, Failure> {
     };
     // [world][calibration?]
     let mut parts: [[Vec<f64>; 2]; 2] = Default::default();
-    for (n, fields) in &t.lines {
+    t.each(|n, fields| {
         let world = match field(fields, cw) {
             "0" => 0,
             "1" => 1,
             other => {
                 return Err(at(
-                    *n,
+                    n,
                     format!(
                         "world '{}' is not 0 (without the canary) or 1 (with it)",
                         cut(other)
@@ -256,13 +288,13 @@ fn read_scores(path: &str) -> Result<ScoreFile, Failure> {
             .parse::<f64>()
             .ok()
             .filter(|x| x.is_finite())
-            .ok_or_else(|| at(*n, format!("score '{}' is not a finite number", cut(raw))))?;
+            .ok_or_else(|| at(n, format!("score '{}' is not a finite number", cut(raw))))?;
         let calibrates = match cp.map(|_| field(fields, cp)) {
             None | Some("test") => false,
             Some("calibration") => true,
             Some(other) => {
                 return Err(at(
-                    *n,
+                    n,
                     format!("split '{}' is not calibration or test", cut(other)),
                 ))
             }
@@ -273,7 +305,8 @@ fn read_scores(path: &str) -> Result<ScoreFile, Failure> {
         {
             p.push(score);
         }
-    }
+        Ok(())
+    })?;
     let [[c0, e0], [c1, e1]] = parts;
     let split = cp.map(|_| [c0.len(), c1.len()]);
     let join = |mut c: Vec<f64>, e: Vec<f64>| {
@@ -658,14 +691,14 @@ fn one_run(path: &str, alpha: f64, delta: f64, json: bool) -> Out {
         ))
     };
     let (mut m, mut r, mut v) = (0u64, 0u64, 0u64);
-    for (n, fields) in &t.lines {
+    t.each(|n, fields| {
         let guess: Option<bool> = match field(fields, cg) {
             "1" | "+1" => Some(true),
             "-1" => Some(false),
             "0" => None,
             other => {
                 return Err(at(
-                    *n,
+                    n,
                     format!(
                         "guess '{}' is not 1 (in), -1 (out) or 0 (abstain)",
                         cut(other)
@@ -678,7 +711,7 @@ fn one_run(path: &str, alpha: f64, delta: f64, json: bool) -> Out {
             "0" => false,
             other => {
                 return Err(at(
-                    *n,
+                    n,
                     format!("truth '{}' is not 1 (in) or 0 (out)", cut(other)),
                 ))
             }
@@ -688,7 +721,8 @@ fn one_run(path: &str, alpha: f64, delta: f64, json: bool) -> Out {
             r += 1;
             v += u64::from(g == truth);
         }
-    }
+        Ok(())
+    })?;
     one_run_output(m, r, v, &printable(path), alpha, delta, json)
 }
 
