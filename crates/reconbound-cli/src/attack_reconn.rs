@@ -41,8 +41,6 @@ mod defaults {
     pub const STEPS: u64 = 100;
     /// The models' learning rate.
     pub const LR: f64 = 0.5;
-    /// Expected batch size of `--sampling poisson`.
-    pub const TRAIN_BATCH: u64 = 100;
     /// Hidden units of the reconstructor.
     pub const HIDDEN: usize = 1000;
     /// The reconstructor's learning rate.
@@ -441,13 +439,17 @@ impl ReconnRun {
                             "--sampling poisson is for non-private runs: DP-GD runs use the full batch (drop --epsilon/--noise-multiplier or --sampling)",
                         )));
                     }
+                    // the expected batch is drawn from every model's training set,
+                    // D⁻ plus its target: at most |D⁻| + 1 (issue 31: 1,001 named the core's
+                    // batch_size and dataset_size, and no --train-batch silently meant 100)
+                    let Some(b) = f.u64("train-batch")? else {
+                        return Err(usage(String::from(
+                            "--sampling poisson needs --train-batch B (the expected batch size of every model's training)",
+                        )));
+                    };
+                    let n = f.u64("train-size")?.unwrap_or(defaults::TRAIN_SIZE as u64);
                     Batching::Poisson {
-                        batch_size: count_in(
-                            "train-batch",
-                            f.u64("train-batch")?.unwrap_or(defaults::TRAIN_BATCH),
-                            1,
-                            10_000_000,
-                        )?,
+                        batch_size: count_in("train-batch", b, 1, n.saturating_add(1))?,
                         seed_known: !f.has("unknown-sampling-seed"),
                     }
                 }
@@ -554,6 +556,14 @@ impl ReconnRun {
                 100_000,
             )?,
         };
+        // η is the radius of the ReRo check against the DP bound: without DP there is no
+        // bound to check (issue 31: it was silently ignored)
+        if f.has("eta") && !f.has("epsilon") && !f.f64("noise-multiplier")?.is_some_and(|s| s > 0.0)
+        {
+            return Err(usage(String::from(
+                "flag '--eta' applies only to private runs (--epsilon or --noise-multiplier > 0): it sets the radius of the check against the ReRo bound",
+            )));
+        }
         let eta = match f.f64("eta")? {
             None => defaults::ETA,
             Some(e) if e > 0.0 && e.is_finite() => e,

@@ -178,6 +178,20 @@ fn reconn_cli_refuses_bad_input_naming_the_flag() {
         ),
         (&["--epsilon", "0.001"], "--epsilon = 0.001"),
         (&["--hidden", "100000"], "--hidden = 100000"),
+        // issue 31: 1,001 named the core's batch_size and dataset_size; no --train-batch
+        // silently meant 100; --eta was ignored without DP
+        (
+            &["--sampling", "poisson", "--train-batch", "1001"],
+            "--train-batch = 1001 is out of range: must be in 1..=1000",
+        ),
+        (
+            &["--sampling", "poisson"],
+            "--sampling poisson needs --train-batch",
+        ),
+        (
+            &["--eta", "0.05"],
+            "flag '--eta' applies only to private runs",
+        ),
         (
             &["--epsilon", "1,10", "--shadow-models", "100,200"],
             "--shadow-models",
