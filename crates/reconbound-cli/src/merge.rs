@@ -104,6 +104,20 @@ pub(crate) fn merge(args: &[String]) -> Result<String, Failure> {
         texts.push((shown, super::input::utf8(bytes, o.path, " merge")?));
     }
     let first = texts.first().and_then(|(_, t)| shard_kind(t));
+    if first.is_none() {
+        // name the file, not a flag (issue 31: an empty file was blamed on --out)
+        let (name, text) = texts
+            .first()
+            .map_or(("", ""), |(n, t)| (n.as_str(), t.as_str()));
+        let what = if text.trim().is_empty() {
+            "is empty"
+        } else {
+            "does not begin with a shard header (line 1)"
+        };
+        return Err(Failure::Usage(UsageError(format!(
+            "merge: '{name}' {what}: not a shard file of 'attack prior-aware', 'audit' or 'report' --shard, nor a RecoNN shadow-set part"
+        ))));
+    }
     if first.as_deref() == Some(super::report::SHARD_KIND) {
         for flag in ["csv", "plot"] {
             if f.has(flag) {

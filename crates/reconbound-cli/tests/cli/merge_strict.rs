@@ -419,3 +419,23 @@ fn merge_refuses_to_mix_shard_format_versions() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 31: `merge EMPTYFILE --out x` blamed `--out`; a file that is no shard is named.
+#[test]
+fn merge_names_a_file_that_is_empty_or_no_shard() {
+    let dir = temp_dir("not-a-shard");
+    let empty = write_in(&dir, "empty.jsonl", "");
+    let other = write_in(&dir, "other.jsonl", "{\"a\": 1}\n");
+    let out = dir.join("page.html");
+    let out_s = out.to_string_lossy().into_owned();
+    for (file, needle) in [
+        (&empty, "empty.jsonl' is empty: not a shard file"),
+        (&other, "other.jsonl' does not begin with a shard header"),
+    ] {
+        let args: Vec<String> = ["merge", file.as_str(), "--out", out_s.as_str()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        crate::common::assert_refused(&args, needle, &out);
+    }
+}
