@@ -432,6 +432,26 @@ fn calibration_rows_of(rows: &str, seed: Option<u64>) -> Result<Option<u64>, Fai
     calibration_rows(Some(rows), seed)
 }
 
+/// Most rows of one world: the Clopper–Pearson limits are computed for at most 1e7 − 1
+/// trials ([`reconbound::math::beta::clopper_pearson`]).
+const MAX_WORLD_ROWS: usize = 9_999_999;
+
+/// Each world has at least one row and at most [`MAX_WORLD_ROWS`], named by the file
+/// (issue 31: 1e7 rows named a `--trials` flag that `estimate` does not have).
+fn check_world_sizes(source: &str, n0: usize, n1: usize) -> Result<(), Failure> {
+    if n0 == 0 || n1 == 0 {
+        return Err(usage(format!(
+            "{source} has {n0} rows of world 0 and {n1} of world 1: each world needs at least one"
+        )));
+    }
+    if n0 > MAX_WORLD_ROWS || n1 > MAX_WORLD_ROWS {
+        return Err(usage(format!(
+            "{source} has {n0} rows of world 0 and {n1} of world 1: at most {MAX_WORLD_ROWS} per world (the Clopper–Pearson limits' range)"
+        )));
+    }
+    Ok(())
+}
+
 /// `--calibration-rows random|first` (default random) and `--seed X` (default 0, with random
 /// only): the seed of the calibration rows' permutation, or `None` for the first rows.
 fn calibration_rows(rows: Option<&str>, seed: Option<u64>) -> Result<Option<u64>, Failure> {
@@ -493,11 +513,7 @@ fn scores_output(
     } = req;
     let held_out = matches!(rule, ThresholdRule::HeldOut { .. });
     let (n0, n1) = (s.without.len(), s.with.len());
-    if n0 == 0 || n1 == 0 {
-        return Err(usage(format!(
-            "{source} has {n0} rows of world 0 and {n1} of world 1: each world needs at least one"
-        )));
-    }
+    check_world_sizes(source, n0, n1)?;
     let calibrating = match (s.split, held_out) {
         (Some(_), false) => {
             return Err(usage(format!(
@@ -924,4 +940,26 @@ pub(crate) fn guesses_json(guesses: &[i64], truths: &[i64], delta: f64, alpha: f
         delta,
         true,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 31: 1e7 rows in a world named a `--trials` flag; the file is named instead.
+    #[test]
+    fn a_world_beyond_the_clopper_pearson_range_names_the_file() {
+        let src = "flag '--scores': 'big.csv'";
+        assert!(check_world_sizes(src, MAX_WORLD_ROWS, 1).is_ok());
+        match check_world_sizes(src, 10_000_000, 5) {
+            Err(Failure::Usage(UsageError(m))) => {
+                assert!(
+                    m.starts_with(src) && m.contains("at most 9999999") && !m.contains("--trials"),
+                    "{m}"
+                );
+            }
+            _ => panic!("not a usage error"),
+        }
+        assert!(check_world_sizes(src, 0, 5).is_err());
+    }
 }
