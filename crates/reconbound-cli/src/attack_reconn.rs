@@ -165,7 +165,9 @@ fn count_list(f: &Flags, name: &str, default: u64) -> Result<Vec<u64>, Failure> 
     };
     let mut out = Vec::new();
     for part in raw.split(',') {
-        let k: u64 = part.trim().parse().map_err(|_| {
+        // the same integers as every other count flag (`20`, `20.0`, `2e1`: issue 31, where
+        // `--steps 1e2` was taken and `--shadow-models 20.0` refused)
+        let k: u64 = reconbound::text::exact_u64(part.trim()).ok_or_else(|| {
             usage(format!(
                 "--{name}: '{}' is not a whole number (a comma-separated list of counts)",
                 part.chars()

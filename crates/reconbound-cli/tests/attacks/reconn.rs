@@ -197,6 +197,12 @@ fn reconn_cli_refuses_bad_input_naming_the_flag() {
             "--shadow-models",
         ),
         (&["--eta", "-1"], "--eta"),
+        // a count list takes the integers every count flag takes: 9.0 is read as 9
+        (&["--shadow-models", "9.0"], "--shadow-models = 9"),
+        (
+            &["--shadow-models", "1e1,9.5"],
+            "--shadow-models: '9.5' is not a whole number",
+        ),
         (&["--lr", "nan"], "--lr"),
         (&["--shard", "0/2"], "--shard"),
         (&["--data", "/nonexistent/dir"], "--data"),
