@@ -98,6 +98,7 @@ fn load_mnist(spec: &str) -> Result<Dataset, Failure> {
             shown(spec)
         )));
     }
+    super::train::check_idx_files(path)?;
     data::idx::mnist_from_dir(path)
         .map_err(|e| usage(format!("--data: cannot load '{}': {e}", shown(spec))))
 }

@@ -183,6 +183,7 @@ pub(crate) fn load_data(spec: &str) -> Result<Dataset, Failure> {
     }
     let path = std::path::Path::new(spec);
     let loaded = if path.is_dir() {
+        check_idx_files(path)?;
         data::idx::mnist_from_dir(path)
     } else if path.is_file() {
         data::cifar::cifar10_from_files(&[path])
@@ -192,6 +193,35 @@ pub(crate) fn load_data(spec: &str) -> Result<Dataset, Failure> {
         )));
     };
     loaded.map_err(|e| usage(format!("--data: cannot load '{shown}': {e}")))
+}
+
+/// The IDX pair `mnist_from_dir` will read in `dir` (the first of
+/// [`data::idx::MNIST_FILE_NAMES`] whose images file exists), checked to be regular files
+/// before any is opened: a FIFO would block the read, a link to a device feed it bytes
+/// forever, and a missing labels file was reported without its name (issue 31).
+pub(crate) fn check_idx_files(dir: &std::path::Path) -> Result<(), Failure> {
+    for (images, labels) in data::idx::MNIST_FILE_NAMES {
+        if std::fs::symlink_metadata(dir.join(images)).is_err() {
+            continue;
+        }
+        for name in [images, labels] {
+            let p = dir.join(name);
+            let shown = super::output::printable(&p.to_string_lossy());
+            match std::fs::metadata(&p) {
+                Err(e) => {
+                    return Err(usage(format!("--data: '{shown}' cannot be read: {e}")));
+                }
+                Ok(m) if !m.is_file() => {
+                    return Err(usage(format!(
+                        "--data: '{shown}' is not a regular file (a FIFO, a device or a directory): IDX files are read whole"
+                    )));
+                }
+                Ok(_) => {}
+            }
+        }
+        return Ok(());
+    }
+    Ok(())
 }
 
 /// (train, test) of the requested sizes, drawn by seeded splits.

@@ -3,7 +3,7 @@
 //! through); two outputs on one path, or an output over an input, are refused before any
 //! work; reads are bounded; a PLD request without a certified value is exit 1.
 
-use crate::common::{run_cli as run, temp_dir};
+use crate::common::{run_cli as run, run_cli_strings, temp_dir};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -836,4 +836,50 @@ fn ctrl_c_while_a_shadow_set_is_written_leaves_no_file() {
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 31: a data directory whose labels file is missing named no file; a FIFO there
+/// blocked the read, and a link to /dev/zero was read as a header of zeros. Each is now
+/// refused before any read, naming the file (exit 2).
+#[test]
+fn a_data_directory_with_a_missing_fifo_or_device_file_is_named_and_nothing_blocks() {
+    let dir = temp_dir("safety", "idx-files");
+    let images = crate::common::repo_root().join("data/mnist-2000/images-idx3-ubyte");
+    if !images.exists() {
+        crate::common::skipped("data/mnist-2000 is not in this checkout");
+        return;
+    }
+    std::fs::copy(&images, dir.join("images-idx3-ubyte")).unwrap();
+    let labels = dir.join("labels-idx1-ubyte");
+    let d = dir.to_string_lossy().into_owned();
+    let args: Vec<String> = ["train", "--data", d.as_str(), "--steps", "1", "--quiet"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    // missing
+    let (code, _, err) = run_cli_strings(&args);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("labels-idx1-ubyte' cannot be read"), "{err}");
+    // a link to a character device
+    std::os::unix::fs::symlink("/dev/zero", &labels).unwrap();
+    let (code, _, err) = run_cli_strings(&args);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("labels-idx1-ubyte' is not a regular file"),
+        "{err}"
+    );
+    std::fs::remove_file(&labels).unwrap();
+    // a FIFO (nothing writes to it: a read would block forever)
+    if Command::new("mkfifo")
+        .arg(&labels)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        let (code, _, err) = run_cli_strings(&args);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("labels-idx1-ubyte' is not a regular file"),
+            "{err}"
+        );
+    }
 }
