@@ -90,15 +90,18 @@ trials could show (no error at all); for --guesses m, r, v, ε and the f-DP μ̂
 
 Defaults: cp, held-out, α = 0.05. --delta is required.
 
+Columns other than those named here (a trial number, a timestamp) are ignored and listed
+(the text's 'columns ignored' line; JSON: ignored_columns).
+
 JSON keys (--scores): command, estimator, threshold_rule, calibration (N, or null with a
 split column or another rule), calibration_rows (random | first, or null), split_seed (the
 seed of random rows, else null), calibration_out, calibration_in (calibration rows of each
 world, null unless held-out), fixed_threshold, alpha, confidence, delta, trials_out,
-trials_in, epsilon_empirical, gdp_mu, threshold, threshold_direction, candidates, negatives,
+trials_in, ignored_columns, epsilon_empirical, gdp_mu, threshold, threshold_direction, candidates, negatives,
 false_positives, positives, false_negatives, fpr_upper, fnr_upper, epsilon_empirical_max
 (the keys of one 'audit' row).
 JSON keys (--guesses): command, estimator (one-run), alpha, confidence, delta, canaries,
-guesses, correct, epsilon_empirical, epsilon_fdp (null at δ = 0), mu_fdp.
+guesses, correct, epsilon_empirical, epsilon_fdp (null at δ = 0), mu_fdp, ignored_columns.
 ";
 
 fn usage(msg: String) -> Failure {
@@ -118,6 +121,8 @@ struct Table<'a> {
     header_line: usize,
     flag: &'a str,
     path: &'a str,
+    /// Header names that are not columns of this command, ignored (as printed).
+    ignored: Vec<String>,
 }
 
 /// The non-blank, non-comment lines of `text` from line number `first`: (number, line).
@@ -195,16 +200,12 @@ fn table<'a>(
         )));
     };
     let names: Vec<&str> = header.split(',').map(str::trim).collect();
+    // other columns (a trial number, a timestamp) are ignored, and said so (issue 31: an
+    // extra column was refused)
+    let mut ignored = Vec::new();
     for (j, name) in names.iter().enumerate() {
         if !required.contains(name) && !optional.contains(name) {
-            return Err(at(
-                hn,
-                format!(
-                    "unknown column '{}' in the header (columns: {})",
-                    printable(name).chars().take(30).collect::<String>(),
-                    wanted()
-                ),
-            ));
+            ignored.push(printable(name).chars().take(30).collect::<String>());
         }
         if names.iter().take(j).any(|m| m == name) {
             return Err(at(
@@ -217,9 +218,17 @@ fn table<'a>(
     let mut columns = Vec::new();
     for c in required {
         let Some(j) = find(c) else {
+            let others = if ignored.is_empty() {
+                String::new()
+            } else {
+                format!("; it has {}", ignored.join(", "))
+            };
             return Err(at(
                 hn,
-                format!("the header has no column '{c}' (columns: {})", wanted()),
+                format!(
+                    "the header has no column '{c}' (columns: {}{others})",
+                    wanted()
+                ),
             ));
         };
         columns.push(Some(j));
@@ -234,6 +243,7 @@ fn table<'a>(
         header_line: hn,
         flag,
         path,
+        ignored,
     })
 }
 
@@ -252,6 +262,8 @@ struct ScoreFile {
     without: Vec<f64>,
     with: Vec<f64>,
     split: Option<[usize; 2]>,
+    /// The file's columns that are not world, score or split, ignored.
+    ignored: Vec<String>,
 }
 
 fn read_scores(path: &str) -> Result<ScoreFile, Failure> {
@@ -317,6 +329,7 @@ fn read_scores(path: &str) -> Result<ScoreFile, Failure> {
         without: join(c0, e0),
         with: join(c1, e1),
         split,
+        ignored: t.ignored,
     })
 }
 
@@ -430,6 +443,20 @@ pub(crate) fn estimate(args: &[String]) -> Out {
 /// [`calibration_rows`] for a typed request (`rows` "random" or "first").
 fn calibration_rows_of(rows: &str, seed: Option<u64>) -> Result<Option<u64>, Failure> {
     calibration_rows(Some(rows), seed)
+}
+
+/// The ignored columns as a JSON array of their names.
+fn ignored_json(ignored: &[String]) -> Value {
+    Value::Arr(ignored.iter().map(|c| Value::Str(c.clone())).collect())
+}
+
+/// A line naming the ignored columns, or nothing.
+fn ignored_line(ignored: &[String]) -> String {
+    if ignored.is_empty() {
+        String::new()
+    } else {
+        format!("  columns ignored: {}\n", ignored.join(", "))
+    }
 }
 
 /// Most rows of one world: the Clopper–Pearson limits are computed for at most 1e7 − 1
@@ -621,7 +648,8 @@ fn scores_output(
             .num("confidence", 1.0 - alpha)
             .num("delta", delta)
             .int("trials_out", n0 as u64)
-            .int("trials_in", n1 as u64);
+            .int("trials_in", n1 as u64)
+            .put("ignored_columns", ignored_json(&s.ignored));
         empirical_json(&mut o, &e).num("epsilon_empirical_max", max);
         let mut text = o.render();
         text.push('\n');
@@ -638,6 +666,7 @@ fn scores_output(
         shown(delta),
         shown(alpha)
     );
+    t.push_str(&ignored_line(&s.ignored));
     let eps_head = if gdp {
         String::from("ε GDP est.")
     } else {
@@ -739,11 +768,12 @@ fn one_run(path: &str, alpha: f64, delta: f64, json: bool) -> Out {
         }
         Ok(())
     })?;
-    one_run_output(m, r, v, &printable(path), alpha, delta, json)
+    one_run_output(m, r, v, &printable(path), alpha, delta, json, &t.ignored)
 }
 
 /// The output of `estimate --guesses` for m canaries, r guesses and v correct ones
-/// (`shown_path` names their source in the text).
+/// (`shown_path` names their source in the text; `ignored` the file's other columns).
+#[allow(clippy::too_many_arguments)]
 fn one_run_output(
     m: u64,
     r: u64,
@@ -752,6 +782,7 @@ fn one_run_output(
     alpha: f64,
     delta: f64,
     json: bool,
+    ignored: &[String],
 ) -> Out {
     let counts = OneRunCounts {
         canaries: m,
@@ -781,7 +812,8 @@ fn one_run_output(
             Some(e) => o.num("epsilon_fdp", e),
             None => o.put("epsilon_fdp", Value::Null),
         };
-        o.num("mu_fdp", mu_fdp);
+        o.num("mu_fdp", mu_fdp)
+            .put("ignored_columns", ignored_json(ignored));
         let mut text = o.render();
         text.push('\n');
         return Ok(text);
@@ -798,7 +830,7 @@ fn one_run_output(
         shown(alpha),
         sig(epsilon, 4, Side::Down),
         sig(mu_fdp, 4, Side::Down),
-    ))
+    ) + &ignored_line(ignored))
 }
 
 /// The checks `estimate --scores` makes of its flags before it reads a file (α and δ
@@ -893,6 +925,7 @@ pub(crate) fn scores_json(
         without,
         with,
         split,
+        ignored: Vec::new(),
     };
     scores_output(&s, "the scores", "the scores", req, true)
 }
@@ -939,6 +972,7 @@ pub(crate) fn guesses_json(guesses: &[i64], truths: &[i64], delta: f64, alpha: f
         alpha,
         delta,
         true,
+        &[],
     )
 }
 

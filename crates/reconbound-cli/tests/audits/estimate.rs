@@ -260,8 +260,8 @@ fn estimate_guesses_reports_the_fdp_epsilon_of_jax_privacy_beside_steinke23() {
     assert!((number(&o, "mu_fdp") - 1.2255).abs() < 1e-4);
     let keys: Vec<&str> = o.entries().iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(
-        &keys[keys.len() - 3..],
-        ["epsilon_empirical", "epsilon_fdp", "mu_fdp"]
+        &keys[keys.len() - 4..],
+        ["epsilon_empirical", "epsilon_fdp", "mu_fdp", "ignored_columns"]
     );
     let zero = estimate_json(&["--guesses", &p, "--delta", "0"]);
     assert_eq!(zero.get("epsilon_fdp"), Some(&Value::Null));
@@ -325,7 +325,7 @@ fn bad_estimate_input_exits_2_naming_the_line_or_the_flag() {
     check(
         &file("col.csv", "world,scores\n0,1\n"),
         &[],
-        "line 1: unknown column 'scores'",
+        "line 1: the header has no column 'score' (columns: world, score, split; it has scores)",
     );
     check(
         &file("twice.csv", "world,score,world\n0,1,0\n"),
@@ -335,9 +335,37 @@ fn bad_estimate_input_exits_2_naming_the_line_or_the_flag() {
     check(
         &file("nohead.csv", "0,1\n1,2\n"),
         &[],
-        "line 1: unknown column '0'",
+        "line 1: the header has no column 'world'",
     );
     check(&file("empty.csv", "# nothing\n\n"), &[], "no header line");
+    // issue 31: an extra column (a trial number) was refused; it is ignored and listed
+    let extra = file(
+        "extra.csv",
+        "trial,world,score\n1,0,0.1\n2,1,0.9\n3,0,0.2\n4,1,0.8\n",
+    );
+    let (code, out, err) = crate::common::run_cli(&[
+        "estimate",
+        "--scores",
+        &extra,
+        "--delta",
+        "1e-5",
+        "--threshold",
+        "0.5",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"ignored_columns\": [\"trial\"]"), "{out}");
+    let (code, text, _) = crate::common::run_cli(&[
+        "estimate",
+        "--scores",
+        &extra,
+        "--delta",
+        "1e-5",
+        "--threshold",
+        "0.5",
+    ]);
+    assert_eq!(code, 0);
+    assert!(text.contains("columns ignored: trial"), "{text}");
     check(&file("nodata.csv", "score,world\n"), &[], "no data lines");
     check(
         &file("oneworld.csv", "world,score\n0,1\n0,2\n"),
