@@ -105,6 +105,26 @@ const MAX_SCALE: f64 = 1e8;
 /// the target: grow or shrink by 2 from c = 1 to a bracket, then bisect on log c.
 fn calibrate_risk(target: Target, schedule: &Schedule) -> Result<Calibrated> {
     let (want, resolution) = risk_target(target)?;
+    // As σ → 0 the record's steps are identified with certainty: the advantage tends to
+    // 1 − p₀ and the TPR at FPR α to 1 − p₀(1 − α), p₀ = Π(1 − q_i)^{T_i} the probability
+    // that it is never sampled; every σ > 0 stays at or below these (rounded up), so a
+    // target at or above them is met by every σ and there is nothing to calibrate.
+    let phases: alloc::vec::Vec<(f64, u64)> = schedule
+        .merged()
+        .iter()
+        .map(|p| (p.sampling_rate, p.steps))
+        .collect();
+    let (limit, name) = match target {
+        Target::Tpr { fpr, .. } => (rero::dpsgd::gamma_limit(fpr, &phases), "target_tpr"),
+        _ => (rero::dpsgd::gamma_limit(0.0, &phases), "target_advantage"),
+    };
+    if want >= limit && limit < 1.0 {
+        return invalid(
+            name,
+            want,
+            "below the σ → 0 limit (1 − p₀(1 − FPR) for a TPR, 1 − p₀ for the advantage, p₀ the probability that the record is never sampled): every noise multiplier meets a target at or above it",
+        );
+    }
     let risk = |c: f64| -> Result<f64> { risk_of(target, &schedule.scaled(c)?, resolution) };
     let max_sigma = schedule
         .phases()
@@ -337,6 +357,16 @@ mod tests {
             (Target::Tpr { tpr: 0.5, fpr: 0.0 }, "fpr"),
             (Target::Advantage { advantage: 0.0 }, "target_advantage"),
             (Target::Advantage { advantage: 1.0 }, "target_advantage"),
+            // q = 0.01, T = 100: p₀ = 0.99^100 = 0.366, so every σ has advantage ≤ 0.634
+            // and TPR at 1 % ≤ 0.638 (the search used to fail on a grid too large at σ → 0)
+            (Target::Advantage { advantage: 0.7 }, "target_advantage"),
+            (
+                Target::Tpr {
+                    tpr: 0.7,
+                    fpr: 0.01,
+                },
+                "target_tpr",
+            ),
         ] {
             match noise_multiplier(t, 0.01, 100) {
                 Err(crate::Error::InvalidParameter { name: n, .. }) => assert_eq!(n, name),

@@ -261,7 +261,12 @@ fn estimate_guesses_reports_the_fdp_epsilon_of_jax_privacy_beside_steinke23() {
     let keys: Vec<&str> = o.entries().iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(
         &keys[keys.len() - 4..],
-        ["epsilon_empirical", "epsilon_fdp", "mu_fdp", "ignored_columns"]
+        [
+            "epsilon_empirical",
+            "epsilon_fdp",
+            "mu_fdp",
+            "ignored_columns"
+        ]
     );
     let zero = estimate_json(&["--guesses", &p, "--delta", "0"]);
     assert_eq!(zero.get("epsilon_fdp"), Some(&Value::Null));

@@ -181,6 +181,8 @@ fn calibrate_refuses_unreachable_risk_targets_naming_the_flag() {
             &["--target-advantage", "0.1", "--target-gamma", "0.2"][..],
             "one target",
         ),
+        // every σ meets it (q = 0.01, T = 100: the advantage is at most 1 − 0.99^100 = 0.634)
+        (&["--target-advantage", "0.7"][..], "σ → 0 limit"),
     ] {
         let mut args: Vec<String> = ["calibrate", "--sampling-rate", "0.01", "--steps", "100"]
             .iter()
