@@ -1250,7 +1250,9 @@ Membership risk (Kulynych et al. 2024), read from the certified trade-off curve 
 'reconbound tradeoff' (PLD, both directions): --target-advantage A, max(TPR − FPR) ≤ A with
 A in (0, 1); --target-tpr T --fpr F, the best attack's TPR at FPR F at most T, with
 F < T < 1. The σ returned is the smallest (to relative 1e-5) whose certified upper bracket
-meets the target; 1 % less noise misses it. A target no σ ≤ 1e8 meets is refused (exit 2).
+meets the target; 1 % less noise misses it. A target no σ ≤ 1e8 meets is refused (exit 2),
+and so is one every σ meets: at or above the σ → 0 limit 1 − p₀(1 − F) (advantage: 1 − p₀,
+p₀ = Π(1 − q_i)^T_i the probability that the record is never sampled).
 
 JSON keys: command, sampling_rate, steps, noise_multiplier, and target_epsilon, delta,
 epsilon_rdp — or target_gamma, kappa, gamma — or target_advantage, advantage — or
