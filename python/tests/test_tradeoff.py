@@ -4,8 +4,9 @@ Poisson-subsampled Gaussian configurations (fixed seed 29) and the README's run.
 - dp_accounting 0.6.0's own PLD (grid 1e-4, connect-the-dots), per direction: the power
   1 - f(alpha) = min_eps e^eps alpha + delta(eps) of each direction; reconbound's TPR bracket
   (the lower envelope of both directions) must contain the larger of the two, within the
-  peer's discretisation (2e-5 absolute + 1e-3 relative; its eps grid of the minimum overstates
-  too).
+  peer's discretisation: 3e-5 absolute (its pessimistic grid 1e-4 and the eps grid of the
+  minimum both overstate; measured at most 1.2e-5 outside on these 50, 1.4e-5 for the
+  advantage).
 - riskcal 1.5.1: its advantage (delta at eps = 0 of the same PLD) must lie in reconbound's
   advantage bracket within the same tolerance. Its beta uses Dong et al.'s Definition F.1
   symmetrisation of the two directions, which can lie *below* both directions' Neyman-Pearson
@@ -51,9 +52,11 @@ def dp_powers(q, sigma, steps, alphas):
     return pld, out
 
 
+TOL = 3e-5
+
+
 def close(x, lo, hi):
-    tol = 2e-5 + 1e-3 * abs(x)
-    return lo - tol <= x <= hi + tol
+    return lo - TOL <= x <= hi + TOL
 
 
 @pytest.mark.parametrize("q,sigma,steps", list(configs()))
@@ -69,7 +72,7 @@ def test_tradeoff_brackets_dp_accountings_worse_direction(q, sigma, steps):
 
     for row in r.fpr:
         tpr_riskcal = 1.0 - float(get_beta_from_pld(pld, alpha=row["fpr"]))
-        assert tpr_riskcal <= row["tpr"] + 2e-5 + 1e-3 * row["tpr"], (row, tpr_riskcal)
+        assert tpr_riskcal <= row["tpr"] + TOL, (row, tpr_riskcal)
 
 
 def test_readme_run_side_by_side_with_riskcal(capsys):

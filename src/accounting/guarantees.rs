@@ -44,6 +44,8 @@
 //! assert!(g.fano.is_some() && g.mse.mse > 0.0);
 //! // γ from RDP by the optimal conversion is never looser than Balle et al.'s
 //! assert!(g.gamma_rdp.upper <= g.gamma_balle.gamma);
+//! // Hayes et al.'s γ is the run's exact 1 − f(κ): the tightest success bound
+//! assert_eq!(g.tightest(), reconbound::accounting::guarantees::SuccessBound::Hayes);
 //! // membership: TPR at 1 % FPR ≤ 0.0403 (the trade-off curve; `reconbound tradeoff`)
 //! let m = g.membership.expect("certified");
 //! assert!(m.tpr[1].upper < 0.0403 && m.advantage.upper < 0.225);
@@ -141,6 +143,54 @@ pub struct Guarantees {
     pub mse: RdpMse,
     /// The prior these bounds are for.
     pub prior: Prior,
+}
+
+/// One of the success bounds at the baseline κ that [`Guarantees`] holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SuccessBound {
+    /// Hayes et al.'s certified γ ([`Guarantees::gamma`]).
+    Hayes,
+    /// γ from RDP by the optimal conversion ([`Guarantees::gamma_rdp`]).
+    RdpOptimal,
+    /// Balle et al.'s γ from RDP ([`Guarantees::gamma_balle`]).
+    Balle,
+    /// The Fano bound ([`Guarantees::fano`]).
+    Fano,
+}
+
+impl SuccessBound {
+    /// A short name: `hayes`, `rdp`, `balle`, `fano`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SuccessBound::Hayes => "hayes",
+            SuccessBound::RdpOptimal => "rdp",
+            SuccessBound::Balle => "balle",
+            SuccessBound::Fano => "fano",
+        }
+    }
+}
+
+impl Guarantees {
+    /// The smallest of the success bounds it holds (their reported, upper values; a γ
+    /// without a certified value or a Fano bound without a prior size does not compete).
+    /// Hayes et al.'s γ is exact for the run, so it is the tightest whenever it is
+    /// certified (module docs).
+    pub fn tightest(&self) -> SuccessBound {
+        let mut best = (SuccessBound::Balle, self.gamma_balle.gamma);
+        let mut consider = |b: SuccessBound, v: f64| {
+            if v < best.1 {
+                best = (b, v);
+            }
+        };
+        consider(SuccessBound::RdpOptimal, self.gamma_rdp.upper);
+        if let Some(fb) = self.fano {
+            consider(SuccessBound::Fano, fb.success_bound);
+        }
+        if let Ok(h) = &self.gamma {
+            consider(SuccessBound::Hayes, h.gamma);
+        }
+        best.0
+    }
 }
 
 /// The false-positive rates of [`Membership::tpr`]: 0.1 %, 1 %, 10 %.
@@ -348,6 +398,29 @@ mod tests {
             steps,
         })
         .unwrap()
+    }
+
+    /// The tightest success bound is the smallest of those held: Hayes's γ when certified
+    /// (it is the run's exact value), else the optimal RDP γ, else Balle's; Fano competes
+    /// only with a prior size. Each case is forced by editing the held values.
+    #[test]
+    fn the_tightest_success_bound_is_the_smallest_held() {
+        let s = one(0.01, 1.1, 1000);
+        let mut g = guarantees(&s, 1e-5, Prior::uniform(10).unwrap(), 1.0).unwrap();
+        assert_eq!(g.tightest(), SuccessBound::Hayes);
+        g.gamma = Err(Unsupported::NoCertifiedValue(Error::Numerical {
+            what: "test",
+            value: 0.0,
+        }));
+        assert_eq!(g.tightest(), SuccessBound::RdpOptimal);
+        g.gamma_rdp.upper = g.gamma_balle.gamma + 0.01;
+        assert_eq!(g.tightest(), SuccessBound::Balle);
+        if let Some(f) = g.fano.as_mut() {
+            f.success_bound = 0.0;
+        }
+        assert_eq!(g.tightest(), SuccessBound::Fano);
+        g.fano = None;
+        assert_eq!(g.tightest(), SuccessBound::Balle);
     }
 
     /// The guarantee set is the accountants' own values, each bit for bit.

@@ -456,7 +456,7 @@ impl Bound {
             &hayes.cloned(),
             ["gamma", "gamma_lower", "gamma_note"],
         );
-        o.str("tightest", Tightest::of(g).key());
+        o.str("tightest", g.tightest().as_str());
         match &g.membership {
             Ok(m) => {
                 let rows = guarantees::MEMBERSHIP_FPRS
@@ -644,7 +644,7 @@ impl Bound {
                 "needs --prior-size (a uniform prior)",
             ),
         }
-        t.push_str(&format!("  tightest: {}\n", Tightest::of(g).why()));
+        t.push_str(&format!("  tightest: {}\n", tightest_why(g.tightest())));
         t
     }
 
@@ -676,55 +676,20 @@ impl Bound {
     }
 }
 
-/// The smallest of the success bounds at κ, and why the others are looser.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Tightest {
-    Hayes,
-    Rdp,
-    Balle,
-    Fano,
-}
-
-impl Tightest {
-    fn of(g: &guarantees::Guarantees) -> Tightest {
-        let mut best = (Tightest::Balle, g.gamma_balle.gamma);
-        let mut consider = |t: Tightest, v: f64| {
-            if v < best.1 {
-                best = (t, v);
-            }
-        };
-        consider(Tightest::Rdp, g.gamma_rdp.upper);
-        if let Some(fb) = g.fano {
-            consider(Tightest::Fano, fb.success_bound);
+/// Why the tightest success bound ([`guarantees::Guarantees::tightest`]) is, and the others
+/// are looser, in the table's words.
+fn tightest_why(b: guarantees::SuccessBound) -> &'static str {
+    match b {
+        guarantees::SuccessBound::Hayes => {
+            "γ for DP-SGD, the exact 1 − f(κ) of this run's trade-off curve;\n            \
+             the RDP bounds see only its Rényi moments, Fano only the mutual information"
         }
-        if let Ok(h) = &g.gamma {
-            consider(Tightest::Hayes, h.gamma);
+        guarantees::SuccessBound::RdpOptimal => {
+            "γ from RDP by the optimal conversion (Hayes et al.'s γ was not certified here)"
         }
-        best.0
-    }
-
-    fn key(self) -> &'static str {
-        match self {
-            Tightest::Hayes => "hayes",
-            Tightest::Rdp => "rdp",
-            Tightest::Balle => "balle",
-            Tightest::Fano => "fano",
-        }
-    }
-
-    fn why(self) -> &'static str {
-        match self {
-            Tightest::Hayes => {
-                "γ for DP-SGD, the exact 1 − f(κ) of this run's trade-off curve;\n            \
-                 the RDP bounds see only its Rényi moments, Fano only the mutual information"
-            }
-            Tightest::Rdp => {
-                "γ from RDP by the optimal conversion (Hayes et al.'s γ was not certified here)"
-            }
-            Tightest::Balle => "γ from RDP (Balle et al.)",
-            Tightest::Fano => {
-                "the Fano bound (the numerical γ was not certified here and the RDP curve is loose)"
-            }
+        guarantees::SuccessBound::Balle => "γ from RDP (Balle et al.)",
+        guarantees::SuccessBound::Fano => {
+            "the Fano bound (the numerical γ was not certified here and the RDP curve is loose)"
         }
     }
 }

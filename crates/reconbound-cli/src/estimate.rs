@@ -459,9 +459,10 @@ fn ignored_line(ignored: &[String]) -> String {
     }
 }
 
-/// Most rows of one world: the Clopper–Pearson limits are computed for at most 1e7 − 1
-/// trials ([`reconbound::math::beta::clopper_pearson`]).
-const MAX_WORLD_ROWS: usize = 9_999_999;
+/// Most rows of one world: the Clopper–Pearson limits are computed for at most
+/// [`reconbound::math::beta::MAX_SHAPE`] − 1 trials
+/// ([`reconbound::math::beta::clopper_pearson`]).
+const MAX_WORLD_ROWS: usize = reconbound::math::beta::MAX_SHAPE as usize - 1;
 
 /// Each world has at least one row and at most [`MAX_WORLD_ROWS`], named by the file
 /// (issue 31: 1e7 rows named a `--trials` flag that `estimate` does not have).

@@ -600,9 +600,9 @@ impl Report {
     }
 }
 
-/// The TPR bound 1 − f(α) from the lower side of f's bracket, rounded up.
+/// The TPR bound 1 − f(α): the upper side of the complement of f's bracket.
 fn tpr_upper(b: Bracket) -> f64 {
-    (1.0 - b.lower).next_up().min(1.0)
+    b.complement().upper
 }
 
 impl Report {

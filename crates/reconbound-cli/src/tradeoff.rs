@@ -226,7 +226,7 @@ fn request(f: &Flags) -> Result<Request, Failure> {
     options.points = f
         .u64("points")?
         .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
-    options.check()?;
+    // checked once, by `answer`, before any computation or write
     check_flag_paths(f, &["csv", "plot"], &["schedule"], &[])?;
     let csv = f.raw("csv").map(String::from);
     let plot = f.raw("plot").map(String::from);
@@ -510,7 +510,7 @@ fn csv(a: &Answer) -> String {
             "{x},{},{},{}\n",
             b.lower,
             b.upper,
-            (1.0 - b.lower).next_up().min(1.0)
+            b.complement().upper
         ));
     }
     s
@@ -528,7 +528,7 @@ fn plot(r: &Request, a: &Answer) -> String {
         .curve
         .iter()
         .filter(|p| p.0 < 1.0)
-        .map(|&(x, b)| (x, (1.0 - b.lower).next_up().min(1.0)))
+        .map(|&(x, b)| (x, b.complement().upper))
         .collect();
     let blind: Vec<(f64, f64)> = tpr.iter().map(|&(x, _)| (x, x)).collect();
     svg::curve_plot_svg(&svg::CurvePlot {

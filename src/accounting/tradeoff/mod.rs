@@ -91,8 +91,8 @@ impl Bracket {
         self.upper - self.lower
     }
 
-    /// 1 − the value, with the sides swapped and rounded outward.
-    fn complement(self) -> Bracket {
+    /// 1 − the value, with the sides swapped and rounded outward (β ↔ TPR, γ ↔ f(κ)).
+    pub fn complement(self) -> Bracket {
         Bracket {
             lower: (1.0 - self.upper).next_down().max(0.0),
             upper: (1.0 - self.lower).next_up().min(1.0),
