@@ -5,6 +5,7 @@
 //! - [`gaussian`]: classical and analytic (ε, δ) of the Gaussian mechanism; μ-GDP of full-batch runs.
 //! - [`pld`]: privacy-loss distributions of the Poisson-subsampled Gaussian, composed by FFT, certified.
 //! - [`schedule`], [`pld_schedule`]: schedules of DP-SGD phases (q, σ, T), composed by RDP and by PLD.
+//! - [`shuffle_lower`]: a lower bound on the ε of DP-SGD with shuffled batches (Chua et al. 2024), the figure a Poisson accountant's ε must not stand in for.
 //! - [`rero`]: reconstruction robustness (Balle et al. 2022 Thm 2 / Cor. 3; Hayes et al. 2023).
 //! - [`prior`]: the baseline success probability κ of a prior.
 //! - [`fano`]: the Fano bound of Guo et al. 2022b as compared in Hayes et al. App. H.
@@ -33,5 +34,6 @@ pub mod rero;
 pub mod run;
 #[cfg(feature = "alloc")]
 pub mod schedule;
+pub mod shuffle_lower;
 #[cfg(feature = "alloc")]
 pub mod tradeoff;

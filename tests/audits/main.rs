@@ -14,3 +14,4 @@ mod common;
 mod epsilon;
 mod one_run;
 mod run;
+mod shuffle;

@@ -239,7 +239,7 @@ impl Pairing {
                     std::vec![Distinguisher::FinalLoss, Distinguisher::MeanLoss]
                 }
                 Crafter::Adaptive => std::vec![Distinguisher::MeanLoss],
-                Crafter::Gradient(_) | Crafter::MaliciousDataset(_) => {
+                Crafter::Gradient(_) | Crafter::MaliciousDataset(_) | Crafter::OpposedDataset => {
                     std::vec![Distinguisher::GradientTest]
                 }
             },
@@ -262,6 +262,7 @@ fn parse_crafter(token: &str) -> Option<Crafter> {
         "3" | "adaptive" => Some(Crafter::Adaptive),
         "4" | "gradient-dirac" => Some(Crafter::Gradient(GradientShape::Dirac)),
         "5" | "dataset-dirac" => Some(Crafter::MaliciousDataset(GradientShape::Dirac)),
+        "dataset-opposed" => Some(Crafter::OpposedDataset),
         t => {
             if let Some(rest) = t.strip_prefix("gradient-spread-") {
                 spread(rest, Crafter::Gradient)

@@ -14,6 +14,13 @@
 //! | 3 | [`Crafter::Adaptive`] | a fresh input each step, crafted from θ_t for the mislabelled query |
 //! | 4 | [`Crafter::Gradient`] | a gradient canary on the coordinates D's gradients use least |
 //! | 5 | [`Crafter::MaliciousDataset`] | D relabelled by θ₀, learning rate 0, and the gradient canary |
+//! | 5 | [`Crafter::OpposedDataset`] | D = copies of one example, learning rate 0, the canary minus its clipped gradient |
+//!
+//! [`Crafter::OpposedDataset`] is Chua et al.'s (ICML 2024) lower-bound instance of shuffled
+//! batches ([`crate::accounting::shuffle_lower`]): every other record contributes g, the
+//! canary −g, so a batch's sum shows how many of D's records it holds — under shuffling, which
+//! batch holds the canary's slot in either world — while Poisson sampling hides it in the
+//! binomial count of D's records.
 //!
 //! # Choices made here (where the paper leaves room)
 //!
@@ -88,6 +95,10 @@ pub enum Crafter {
     Gradient(GradientShape),
     /// Crafter 5: D relabelled by θ₀'s predictions, learning rate 0 and a gradient canary.
     MaliciousDataset(GradientShape),
+    /// Crafter 5 as Chua et al.'s shuffling instance: D = n copies of D's first example,
+    /// labelled with the class θ₀ finds least likely, learning rate 0, and the gradient
+    /// canary −g, g that example's clipped gradient at θ₀ (module docs).
+    OpposedDataset,
 }
 
 impl Crafter {
@@ -110,12 +121,13 @@ impl Crafter {
             Crafter::Mislabelled | Crafter::ClipBkd => 2,
             Crafter::Adaptive => 3,
             Crafter::Gradient(_) => 4,
-            Crafter::MaliciousDataset(_) => 5,
+            Crafter::MaliciousDataset(_) | Crafter::OpposedDataset => 5,
         }
     }
 
     /// A short stable name (`example`, `mislabelled`, `clipbkd`, `adaptive`,
-    /// `gradient-dirac`, `gradient-spread-K`, `dataset-dirac`, `dataset-spread-K`) for
+    /// `gradient-dirac`, `gradient-spread-K`, `dataset-dirac`, `dataset-spread-K`,
+    /// `dataset-opposed`) for
     /// tables and files.
     pub fn name(self) -> alloc::string::String {
         use alloc::format;
@@ -131,12 +143,13 @@ impl Crafter {
             Crafter::Adaptive => "adaptive".to_string(),
             Crafter::Gradient(s) => format!("gradient-{}", shape(s)),
             Crafter::MaliciousDataset(s) => format!("dataset-{}", shape(s)),
+            Crafter::OpposedDataset => "dataset-opposed".to_string(),
         }
     }
 
     /// `true` for crafter 5 (learning rate 0, so θ_t ≡ θ₀).
     pub fn freezes_parameters(self) -> bool {
-        matches!(self, Crafter::MaliciousDataset(_))
+        matches!(self, Crafter::MaliciousDataset(_) | Crafter::OpposedDataset)
     }
 }
 
@@ -494,6 +507,10 @@ pub fn craft(
             let c = gradient_canary(model, init, clipping, &relabelled, shape)?;
             (Canary::Gradient(c), relabelled, None)
         }
+        Crafter::OpposedDataset => {
+            let (copies, c) = opposed_dataset(model, init, clipping, data, &mut ws)?;
+            (Canary::Gradient(c), copies, None)
+        }
     };
     if data.dim() != model.input_len() {
         return Err(Error::Inconsistent {
@@ -506,6 +523,45 @@ pub fn craft(
         data,
         pool_index: index,
     })
+}
+
+/// [`Crafter::OpposedDataset`]: D's size in copies of D's first example (least likely label
+/// at θ₀) and the canary −clip(∇ℓ(θ₀; that example)).
+fn opposed_dataset(
+    model: &Sequential,
+    init: &[f64],
+    clipping: Clipping,
+    data: &Dataset,
+    ws: &mut Workspace<f64>,
+) -> Result<(Dataset, Vec<f64>)> {
+    let (x, _) = data.example(0).map_err(|_| Error::InvalidCount {
+        name: "train_size",
+        value: 0,
+        expected: ">= 1 (the opposed dataset copies D's first example)",
+    })?;
+    let label = least_likely_label(model, init, x, ws)?;
+    let mut g = alloc::vec![0.0; model.num_params()];
+    model.loss_and_grad(init, x, label as usize, &mut g, ws)?;
+    clip(&mut g, clipping.method, clipping.norm)?;
+    if dot(&g, &g) == 0.0 {
+        return Err(Error::Inconsistent {
+            what: "the opposed dataset's example has a zero clipped gradient at θ₀",
+            value: 0.0,
+        });
+    }
+    g.iter_mut().for_each(|v| *v = -*v);
+    let n = data.len();
+    let mut features = Vec::with_capacity(n * x.len());
+    for _ in 0..n {
+        features.extend_from_slice(x);
+    }
+    let copies = Dataset::new(
+        features,
+        alloc::vec![label; n],
+        data.shape(),
+        data.num_classes(),
+    )?;
+    Ok((copies, g))
 }
 
 /// argmax_k ℓ(θ; x, k): the class the model finds least likely (lowest k on ties).

@@ -145,11 +145,11 @@ impl<'a> OneRunAudit<'a> {
                 let list = gradient_canaries(model, &init, clipping, &relabelled, shape, canaries)?;
                 (list.into_iter().map(Canary::Gradient).collect(), relabelled)
             }
-            Crafter::ClipBkd | Crafter::Adaptive => {
+            Crafter::ClipBkd | Crafter::Adaptive | Crafter::OpposedDataset => {
                 return Err(Error::InvalidParameter {
                     name: "crafter",
                     value: f64::from(crafter.number()),
-                    expected: "example, mislabelled, gradient or dataset canaries (ClipBKD crafts one canary; the adaptive canary is re-crafted every step)",
+                    expected: "example, mislabelled, gradient or dataset-dirac/-spread canaries (ClipBKD and the opposed dataset craft one canary; the adaptive canary is re-crafted every step)",
                 });
             }
         };

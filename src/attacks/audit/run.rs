@@ -9,7 +9,8 @@
 //! q = B/(n + 1) and divide by the same B: a zero gradient changes nothing, so world D is
 //! DP-SGD on D alone at rate q, and the pair is add/remove-adjacent as the accountant
 //! assumes ([`crate::accounting::pld::epsilon`] at q, σ, T). Fixed-size and shuffled batches
-//! are refused ([`check_sampling`]): D's part of the batch would reveal the canary.
+//! are refused ([`check_sampling`]): D's part of the batch would reveal the canary — except
+//! shuffled batches for crafter 5, which the audit of the shuffling pitfall needs (below).
 //!
 //! # The distinguishers
 //!
@@ -62,6 +63,24 @@
 //! from training with ρ = 0 ([`Audit::scores_by_training`], the reference it is tested
 //! against), the distribution does not.
 //!
+//! # Shuffled batches
+//!
+//! With [`Sampling::Shuffle`] the trainer shuffles the n + 1 slots (D's n and the canary's
+//! or the zero secret's) every epoch into T_b = (n + 1)/B batches — what many
+//! implementations do while reporting Poisson's ε at q = B/(n + 1) (Chua et al., ICML 2024).
+//! Only crafter 5 is audited so (its scores need no training: θ_t ≡ θ₀, the releases are
+//! exactly the shuffled mechanism's, ABLQ_S), B must divide n + 1 and T be whole epochs, and
+//! the adversary does not see D's batches ([`BatchView::ExpectedBatch`]: the batch short of
+//! one of D's records is the slot's, in both worlds, and the mechanism does not release it).
+//! It knows D, so it takes y_t = (the released projection − B·s̄)/a, s̄ the mean of D's
+//! s_i: a batch without the slot has mean 0, the slot's batch mean u = −s̄/a (world D) or
+//! u + 1 (world D′) when D's s_i are all equal, and noise variance v = σ²S²/a. Distinguisher 3
+//! is then the log-likelihood ratio of the two mixtures over the slot's batch, summed over
+//! epochs: Σ_e [ln Σ_t exp(((u + 1)y_t − (u + 1)²/2)/v) − ln Σ_t exp((u·y_t − u²/2)/v)] —
+//! exact for [`Crafter::OpposedDataset`] (all s_i = −a, u = 1: Chua et al.'s instance, whose
+//! ε is bounded below by [`crate::accounting::shuffle_lower`]), a valid score for the others.
+//! [`Audit::scores_by_training`] has no shuffled form (it refuses).
+//!
 //! # Randomness
 //!
 //! Trial k draws the seeds of its two trainings from `Rng::for_trial(master_seed, k)`, so a
@@ -78,7 +97,7 @@ use crate::attacks::game::{self, Adversary, GradientView, InformedView, Named, S
 use crate::attacks::prior_aware::check_sampling;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::math::special::log_add_exp;
+use crate::math::special::{log_add_exp, log_sum_exp};
 use crate::nn::{BatchWorkspace, Sequential, Workspace};
 use crate::rng::Rng;
 use crate::train::clip::clip;
@@ -295,8 +314,53 @@ pub(super) fn trainer_config(
         expected: "set (an audit needs clipping and noise)",
     })?;
     crate::error::check_positive("noise_multiplier", dpsgd.noise_multiplier)?;
-    check_sampling(dpsgd.sampling)?;
+    if dpsgd.sampling == Sampling::Shuffle {
+        check_shuffle(crafter, config.view)?;
+    } else {
+        check_sampling(dpsgd.sampling)?;
+    }
     Ok((dpsgd, clipping))
+}
+
+/// Shuffled batches (module docs, "Shuffled batches"): crafter 5 only (its releases are
+/// exactly ABLQ_S's, scored without training) and D's batches secret.
+fn check_shuffle(crafter: Crafter, view: BatchView) -> Result<()> {
+    if !crafter.freezes_parameters() {
+        return Err(Error::InvalidParameter {
+            name: "sampling",
+            value: f64::from(crafter.number()),
+            expected: "shuffled batches with a crafter-5 canary only (dataset-dirac, dataset-spread-K, dataset-opposed: learning rate 0, the releases exactly ABLQ_S's)",
+        });
+    }
+    if view == BatchView::Informed {
+        return Err(Error::InvalidParameter {
+            name: "view",
+            value: 0.0,
+            expected: "expected-batch under shuffled batches (D's batches would show which batch holds the canary's slot, which the mechanism does not release)",
+        });
+    }
+    Ok(())
+}
+
+/// T_b = (n + 1)/B batches per epoch of shuffled batches over `slots` = n + 1 indices,
+/// checked: B must divide the slots (no slot dropped) and `steps` be whole epochs.
+fn shuffle_epoch(slots: usize, batch_size: usize, steps: u64) -> Result<u64> {
+    if batch_size == 0 || slots % batch_size != 0 {
+        return Err(Error::InvalidCount {
+            name: "batch_size",
+            value: batch_size as u64,
+            expected: "dividing n + 1 under shuffled batches (every slot in a batch each epoch)",
+        });
+    }
+    let per_epoch = (slots / batch_size) as u64;
+    if steps % per_epoch != 0 {
+        return Err(Error::InvalidCount {
+            name: "steps",
+            value: steps,
+            expected: "a multiple of (n + 1)/B under shuffled batches (whole epochs)",
+        });
+    }
+    Ok(per_epoch)
 }
 
 /// An audit of one crafter on one model and training set: the crafted canary, θ₀ and the
@@ -344,8 +408,15 @@ impl<'a> Audit<'a> {
             config.adaptive,
         )?;
         let zero = alloc::vec![0.0; model.num_params()];
-        // Check the trainer accepts this configuration (batch size, data) before any trial.
-        DpSgd::with_secret(model, &crafted.data, &dpsgd, Secret::Gradient(&zero))?;
+        if dpsgd.sampling == Sampling::Shuffle {
+            // Scored without the trainer (module docs), whose shuffled batches refuse a
+            // secret: the sampler's and the epochs' checks instead.
+            BatchSampler::new(Sampling::Shuffle, crafted.data.len() + 1, dpsgd.batch_size)?;
+            shuffle_epoch(crafted.data.len() + 1, dpsgd.batch_size, dpsgd.steps)?;
+        } else {
+            // Check the trainer accepts this configuration (batch size, data) before any trial.
+            DpSgd::with_secret(model, &crafted.data, &dpsgd, Secret::Gradient(&zero))?;
+        }
         let mut audit = Audit {
             model,
             crafter,
@@ -460,6 +531,13 @@ impl<'a> Audit<'a> {
     ///
     /// As [`run_trial`](Self::run_trial).
     pub fn scores_by_training(&self, seed: u64, with_canary: bool) -> Result<(WorldScores, u64)> {
+        if self.dpsgd.sampling == Sampling::Shuffle {
+            return Err(Error::InvalidParameter {
+                name: "sampling",
+                value: 0.0,
+                expected: "Poisson or the full batch (shuffled audits are scored without training)",
+            });
+        }
         if informed(self.view, self.dpsgd.sampling) {
             self.train_and_score(seed, with_canary, |_| {
                 InformedPart::new(self.model.num_params())
@@ -552,6 +630,9 @@ impl<'a> Audit<'a> {
         let mut batch = Vec::new();
         let (mut llr, mut canary_steps) = (0.0, 0u64);
         let sd = s * libm::sqrt(a);
+        if config.sampling == Sampling::Shuffle {
+            return self.shuffled_scores(f, seed, with_canary, &mut sampler, sd);
+        }
         for t in 0..config.steps {
             let (sum, drawn) = if full_batch {
                 (f.total, true)
@@ -580,6 +661,62 @@ impl<'a> Audit<'a> {
             }
         }
         // θ_t ≡ θ₀: every loss equals the initial loss, so the relative losses are 0.
+        let scores = [0.0, 0.0, 0.0, llr];
+        check_scores(&scores)?;
+        Ok((scores, canary_steps))
+    }
+}
+
+impl Audit<'_> {
+    /// [`frozen_scores`](Self::frozen_scores) under shuffled batches (module docs,
+    /// "Shuffled batches"): Distinguisher 3 is the log-likelihood ratio of the pair, epoch by
+    /// epoch, from the released projections alone.
+    fn shuffled_scores(
+        &self,
+        f: &Frozen,
+        seed: u64,
+        with_canary: bool,
+        sampler: &mut BatchSampler,
+        sd: f64,
+    ) -> Result<(WorldScores, u64)> {
+        let n = self.data.len();
+        let config = &self.dpsgd;
+        let per_epoch = shuffle_epoch(n + 1, config.batch_size, config.steps)?;
+        let a = f.self_projection;
+        let mut batch = Vec::new();
+        let (mut llr, mut canary_steps) = (0.0, 0u64);
+        if a > 0.0 {
+            // y_t = (released projection − B·s̄)/a; the slot's batch has mean u (world D) or
+            // u + 1 (world D′), u = −s̄/a, every other batch 0; noise variance v.
+            let mean = f.total / n as f64;
+            let known = config.batch_size as f64 * mean;
+            let u = -mean / a;
+            let v = sd * sd / (a * a);
+            let (mut with_terms, mut without_terms) = (Vec::new(), Vec::new());
+            for t in 0..config.steps {
+                let mut sampling_rng = Rng::for_trial(seed, t.wrapping_mul(2));
+                sampler.next_batch(&mut sampling_rng, &mut batch)?;
+                let drawn = batch.last() == Some(&n) && with_canary;
+                canary_steps += u64::from(drawn);
+                let mut sum = 0.0;
+                for &i in &batch {
+                    sum += f.projections.get(i).copied().unwrap_or(0.0);
+                }
+                let mut noise = Rng::for_trial(seed, t.wrapping_mul(2).wrapping_add(1));
+                let mut r = sum - known + sd * noise.gaussian();
+                if drawn {
+                    r += a;
+                }
+                let y = r / a;
+                with_terms.push(((u + 1.0) * y - 0.5 * (u + 1.0) * (u + 1.0)) / v);
+                without_terms.push((u * y - 0.5 * u * u) / v);
+                if (t + 1) % per_epoch == 0 {
+                    llr += log_sum_exp(&with_terms) - log_sum_exp(&without_terms);
+                    with_terms.clear();
+                    without_terms.clear();
+                }
+            }
+        }
         let scores = [0.0, 0.0, 0.0, llr];
         check_scores(&scores)?;
         Ok((scores, canary_steps))
