@@ -56,7 +56,7 @@ usage: reconbound audit [--crafter LIST] [--distinguisher LIST] [--model mlp|mni
          [--steps T] [--clip C] [--lr R] [--noise-multiplier S | --epsilon E] [--delta D]
          [--estimator cp|gdp|one-run] [--threshold held-out|bonferroni|VALUE]
          [--calibration N] [--canaries M] [--guesses R] [--view informed|expected-batch]
-         [--claimed-noise-multiplier S′ | --claimed-epsilon E]
+         [--sampling poisson|shuffle] [--claimed-noise-multiplier S′ | --claimed-epsilon E]
          [--alpha A] [--seed X] [--threads K] [--shard K/M] [--csv FILE] [--plot FILE.svg]
          [--quiet] [--json]
 
@@ -77,6 +77,9 @@ Crafters (--crafter, a comma list; Nasr et al. Table I):
   gradient-spread-K     ±C/√K on the K least-used coordinates (K even)
   5, dataset-dirac      D relabelled by θ₀, learning rate 0, and the Dirac gradient canary
   dataset-spread-K      the same with the spread canary
+  dataset-opposed       D = N copies of D's first example (least likely label), learning
+                        rate 0, the canary minus that example's clipped gradient (Chua et
+                        al. 2024's instance for shuffled batches: --sampling shuffle)
   all                   example, mislabelled, clipbkd, adaptive, gradient-dirac, dataset-dirac
                         (the default)
 
@@ -99,6 +102,19 @@ Adversary view (--view; what Distinguisher 3 subtracts of D's part of the gradie
                   against it
   expected-batch  K_t = q × D's whole clipped sum: D's batches secret too (weaker under
                   Poisson sampling). Under the full batch both are D's whole sum.
+
+The shuffling pitfall (--sampling shuffle; Chua, Ghazi, Kamath, Kumar, Manurangsi, Sinha,
+Zhang, ICML 2024): the trainer shuffles the N + 1 slots every epoch into (N + 1)/B batches
+of B = Q·(N + 1), as many implementations do, while the claim is the Poisson accountant's
+ε at the same Q (what they report). Only the dataset-* crafters (learning rate 0: the
+releases are exactly the shuffled mechanism's), (N + 1)/B must be an integer and T whole
+epochs, and the view is expected-batch (D's batches would show the canary's slot).
+Distinguisher 3 is then the likelihood ratio of the shuffled pair, epoch by epoch. Printed
+beside it: a lower bound on the shuffled mechanism's ε (Chua et al.'s instance, the max
+test, in closed form): a Poisson ε below it is no guarantee for the shuffled trainer.
+Example (refutes the Poisson ε 0.61 of Q = 0.001, σ = 0.7, T = 1000):
+  reconbound audit --sampling shuffle --crafter dataset-opposed --train-size 1999
+    --sampling-rate 0.001 --steps 1000 --noise-multiplier 0.7 --trials 20000
 
 Claims (auditing a DP-SGD implementation: reproduce its configuration — q, T, C, data —
 with the crate's trainer at the σ it actually uses, and test the ε it claims):
@@ -156,11 +172,13 @@ never change a result.
 JSON keys: command, model, data, train_size, sampling_rate, batch_size, steps, clip, lr,
 delta, epsilon (the target, or null), noise_multiplier, trials, seed, pool_index, crafters,
 distinguishers, estimator, threshold_rule, calibration, fixed_threshold, alpha,
-adversary_view (informed or expected-batch), claim (trainer, noise-multiplier or epsilon),
+adversary_view (informed or expected-batch), trainer_sampling (poisson or shuffle),
+claim (trainer, noise-multiplier or epsilon),
 claim_value (S′, E or null), confidence, epsilon_rdp, epsilon_rdp_order, epsilon_pld,
 epsilon_pld_lower (or null and epsilon_pld_note) — the accountant's ε for S′ with
 --claimed-noise-multiplier, else for the trainer's σ —, epsilon_empirical_max,
-epsilon_claimed, claim_refuted (true/false), claim_error (α × the rows), rows (crafter,
+epsilon_claimed, claim_refuted (true/false), shuffle_epsilon_lower (the shuffled
+mechanism's lower bound, or null), claim_error (α × the rows), rows (crafter,
 crafter_number, distinguisher, distinguisher_number, epsilon_empirical, gdp_mu, threshold,
 threshold_direction, candidates, negatives, false_positives, positives, false_negatives,
 fpr_upper, fnr_upper, canary_steps_mean, above_pld, refutes_claim); with one row its keys
@@ -283,7 +301,7 @@ pub(super) fn parse_crafters(raw: &str) -> Result<Vec<Crafter>, String> {
     for token in raw.split(',').map(str::trim) {
         let c = parse_crafter(token).ok_or_else(|| {
             format!(
-                "flag '--crafter': '{}' is not one of 1, example, 2, mislabelled, clipbkd, 3, adaptive, 4, gradient-dirac, gradient-spread-K, 5, dataset-dirac, dataset-spread-K (K even >= 2), all",
+                "flag '--crafter': '{}' is not one of 1, example, 2, mislabelled, clipbkd, 3, adaptive, 4, gradient-dirac, gradient-spread-K, 5, dataset-dirac, dataset-spread-K (K even >= 2), dataset-opposed, all",
                 token.chars().filter(|c| !c.is_control()).take(30).collect::<String>()
             )
         })?;
@@ -487,6 +505,8 @@ pub(crate) struct AuditRun {
     pub(crate) view: BatchView,
     /// The claim under audit.
     pub(crate) claim: Claim,
+    /// The trainer shuffles (the claim stays the Poisson accountant's at the same q).
+    pub(crate) shuffle: bool,
 }
 
 /// The pool example crafters 1–3 start from: the first example not in D.
@@ -522,6 +542,10 @@ impl AuditRun {
         };
         o.num("alpha", self.alpha);
         o.str("adversary_view", self.view.name());
+        o.str(
+            "trainer_sampling",
+            if self.shuffle { "shuffle" } else { "poisson" },
+        );
         write_claim(self.claim, &mut o);
         o
     }
@@ -568,6 +592,13 @@ impl AuditRun {
             view: BatchView::from_name(o.get_str("adversary_view")?)
                 .ok_or_else(|| String::from("unknown adversary_view"))?,
             claim: read_claim(o)?,
+            // Shards written before shuffled audits have no key: Poisson.
+            shuffle: match o.get("trainer_sampling") {
+                None => false,
+                Some(Value::Str(v)) if v == "poisson" => false,
+                Some(Value::Str(v)) if v == "shuffle" => true,
+                Some(_) => return Err(String::from("unknown trainer_sampling")),
+            },
         };
         c.check()?;
         Ok(c)
@@ -622,7 +653,63 @@ impl AuditRun {
                 "a claim (--claimed-*) does not apply with '--estimator gdp'",
             ));
         }
-        check_claim(self.claim)
+        check_claim(self.claim)?;
+        if self.shuffle {
+            self.check_shuffle()?;
+        }
+        Ok(())
+    }
+
+    /// What `--sampling shuffle` needs (the core checks the same, naming its parameters).
+    fn check_shuffle(&self) -> Result<(), String> {
+        if self.run.sampling_rate >= 1.0 {
+            return Err(String::from(
+                "--sampling shuffle needs --sampling-rate below 1 (the full batch has nothing to shuffle)",
+            ));
+        }
+        if let Some(c) = self.crafters.iter().find(|c| !c.freezes_parameters()) {
+            return Err(format!(
+                "flag '--crafter': {} does not apply with '--sampling shuffle' (only dataset-dirac, dataset-spread-K, dataset-opposed: learning rate 0, the releases exactly the shuffled mechanism's)",
+                c.name()
+            ));
+        }
+        if self.view != BatchView::ExpectedBatch {
+            return Err(String::from(
+                "--view informed does not apply with '--sampling shuffle': D's batches would show which batch holds the canary's slot, which the shuffled mechanism does not release",
+            ));
+        }
+        let slots = self.run.train_size + 1;
+        let per_epoch = slots / self.run.batch_size.max(1);
+        if self.run.batch_size == 0 || slots % self.run.batch_size != 0 {
+            return Err(format!(
+                "--sampling-rate = {} is out of range with '--sampling shuffle': B = {} must divide --train-size + 1 = {slots} (every slot in a batch each epoch)",
+                shown(self.run.sampling_rate),
+                self.run.batch_size
+            ));
+        }
+        if self.run.steps % per_epoch != 0 {
+            return Err(format!(
+                "--steps = {} is out of range with '--sampling shuffle': must be a multiple of (--train-size + 1)/B = {per_epoch} (whole epochs)",
+                self.run.steps
+            ));
+        }
+        Ok(())
+    }
+
+    /// The lower bound on the shuffled mechanism's ε at the trainer's σ (`None` unless the
+    /// trainer shuffles; the configuration was checked).
+    fn shuffle_lower(&self) -> Result<Option<f64>, Failure> {
+        if !self.shuffle {
+            return Ok(None);
+        }
+        let per_epoch = (self.run.train_size + 1) / self.run.batch_size.max(1);
+        let b = reconbound::accounting::shuffle_lower::epsilon_lower_bound(
+            self.noise_multiplier,
+            per_epoch,
+            self.run.steps / per_epoch.max(1),
+            self.run.delta,
+        )?;
+        Ok(Some(b.epsilon))
     }
 
     /// The table rows: (crafter index, distinguisher), crafters in order.
@@ -636,8 +723,12 @@ impl AuditRun {
 
     /// The trainer's configuration of every trial (crafter 5 sets its learning rate to 0).
     fn audit_config(&self) -> AuditConfig {
+        let mut dpsgd = self.run.dpsgd(self.noise_multiplier);
+        if self.shuffle {
+            dpsgd.sampling = reconbound::train::sampling::Sampling::Shuffle;
+        }
         AuditConfig {
-            dpsgd: self.run.dpsgd(self.noise_multiplier),
+            dpsgd,
             init_seed: self.seed,
             pool_index: POOL_INDEX as usize,
             adaptive: AdaptiveConfig::default(),
@@ -771,7 +862,26 @@ fn parse_audit(f: &Flags) -> Result<AuditRun, Failure> {
         )));
     }
     let claim = parse_claim(f, estimator == Estimator::Gdp)?;
-    let view = parse_view(f)?;
+    let shuffle = match f.raw("sampling").map(str::trim) {
+        None | Some("poisson") => false,
+        Some("shuffle") => true,
+        Some(other) => {
+            return Err(usage(format!(
+                "flag '--sampling': '{}' is not one of poisson, shuffle",
+                other
+                    .chars()
+                    .filter(|c| !c.is_control())
+                    .take(30)
+                    .collect::<String>()
+            )))
+        }
+    };
+    // Shuffled batches: D's batches stay secret (the default view there).
+    let view = if shuffle && !f.has("view") {
+        BatchView::ExpectedBatch
+    } else {
+        parse_view(f)?
+    };
     AuditRun {
         run: r.run,
         epsilon,
@@ -785,6 +895,7 @@ fn parse_audit(f: &Flags) -> Result<AuditRun, Failure> {
         alpha: f.f64("alpha")?.unwrap_or(defaults::ALPHA),
         view,
         claim,
+        shuffle,
     }
     .checked()
 }
@@ -806,6 +917,7 @@ fn audit_flags() -> Vec<Spec> {
         v("canaries"),
         v("guesses"),
         v("view"),
+        v("sampling"),
         v("claimed-noise-multiplier"),
         v("claimed-epsilon"),
     ])
@@ -1027,6 +1139,8 @@ pub(crate) struct AuditSummary {
     rows: Vec<Row>,
     /// The largest empirical ε the trials can give ([`ceiling`]).
     max: f64,
+    /// The lower bound on the shuffled mechanism's ε (`--sampling shuffle`).
+    shuffle_lower: Option<f64>,
 }
 
 impl AuditSummary {
@@ -1044,6 +1158,7 @@ impl AuditSummary {
             outcomes,
             rows,
             max,
+            shuffle_lower: c.shuffle_lower()?,
         })
     }
 
@@ -1084,7 +1199,7 @@ impl AuditSummary {
         if outputs.json {
             return Ok(line(&self.to_json()));
         }
-        Ok(table(c, theory, &self.rows, self.max))
+        Ok(table(c, theory, &self.rows, self.max, self.shuffle_lower))
     }
 
     /// The object `audit --json` prints.
@@ -1099,6 +1214,10 @@ impl AuditSummary {
         o.num("confidence", 1.0 - c.alpha);
         write_theory(theory, &mut o);
         o.num("epsilon_empirical_max", self.max);
+        match self.shuffle_lower {
+            Some(v) => o.num("shuffle_epsilon_lower", v),
+            None => o.put("shuffle_epsilon_lower", Value::Null),
+        };
         // A GDP estimate is no lower bound: it refutes nothing at any confidence, so the
         // verdicts are null (an explicit claim is refused with gdp before any work).
         let gdp = c.estimator == Estimator::Gdp;
@@ -1134,7 +1253,13 @@ impl AuditSummary {
     }
 }
 
-fn table(c: &AuditRun, theory: &Theory, rows: &[Row], max: f64) -> String {
+fn table(
+    c: &AuditRun,
+    theory: &Theory,
+    rows: &[Row],
+    max: f64,
+    shuffle_lower: Option<f64>,
+) -> String {
     let mut t = String::new();
     t.push_str(
         "privacy audit (Nasr, Song, Thakurta, Papernot, Carlini 2021) of the crate's DP-SGD\n",
@@ -1148,7 +1273,15 @@ fn table(c: &AuditRun, theory: &Theory, rows: &[Row], max: f64) -> String {
     ));
     t.push_str(&format!(
         "  {}, σ = {}{}, T = {}, C = {}\n  δ = {}, α = {}, {} trials per world, seed {}\n",
-        c.run.batch_label(),
+        if c.shuffle {
+            format!(
+                "SHUFFLED batches of B = {} (the claim: Poisson q = {})",
+                c.run.batch_size,
+                shown(c.run.sampling_rate)
+            )
+        } else {
+            c.run.batch_label()
+        },
         sig(c.noise_multiplier, 6, Side::Nearest),
         c.epsilon.map_or(String::new(), |e| format!(
             " (calibrated to ε = {} by RDP)",
@@ -1161,9 +1294,24 @@ fn table(c: &AuditRun, theory: &Theory, rows: &[Row], max: f64) -> String {
         c.trials,
         c.seed
     ));
-    t.push_str(&view_line(c.view, c.run.sampling_rate == 1.0));
+    if c.shuffle {
+        t.push_str("  adversary view expected-batch (Distinguisher 3): K = B × the mean of D's projections (D known, its\n    batches secret: under shuffling they would show the canary's slot); the shuffled pair's likelihood ratio\n");
+    } else {
+        t.push_str(&view_line(c.view, c.run.sampling_rate == 1.0));
+    }
     t.push_str(&claim_line(c.claim, c.noise_multiplier));
     t.push_str(&theory_line(theory));
+    if let Some(lower) = shuffle_lower {
+        t.push_str(&format!(
+            "  the trainer SHUFFLES (B = {}, {} batches per epoch) while the accountant above is Poisson's at the same q —
+  the pitfall of Chua et al. 2024: the shuffled mechanism's ε ≥ {} at δ = {} (their instance, max test),
+  so the Poisson ε is no guarantee for this trainer\n",
+            c.run.batch_size,
+            (c.run.train_size + 1) / c.run.batch_size.max(1),
+            sig(lower, 4, Side::Down),
+            shown(c.run.delta)
+        ));
+    }
     let gdp = c.estimator == Estimator::Gdp;
     let level = format!("{} %", shown(100.0 * (1.0 - c.alpha)));
     let threat = |r: &Row| {
@@ -1259,7 +1407,11 @@ fn table(c: &AuditRun, theory: &Theory, rows: &[Row], max: f64) -> String {
             sig(max, 4, Side::Nearest)
         ));
     }
-    if above > 0 {
+    if above > 0 && shuffle_lower.is_some() {
+        t.push_str(&format!(
+            "\n  {above} row(s) above the Poisson accountant's ε: the shuffled trainer is not as private as its Poisson\n    claim (the pitfall, shown with probability ≥ 1 − α per row; the shuffled mechanism's own ε is not\n    certified by the crate — only bounded below, above)\n"
+        ));
+    } else if above > 0 {
         t.push_str(&above_note(gdp, above));
     }
     t.push_str(&verdict);

@@ -323,6 +323,7 @@ impl Config {
             alpha: audit::defaults::ALPHA,
             view: BatchView::Informed,
             claim: Claim::Trainer,
+            shuffle: false,
         }
         .checked()
     }
