@@ -292,7 +292,7 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
     // 5. Summary.
     h.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n<div class=\"summary\"><ul>\n");
     h.push_str(&format!(
-        "<li>How well could someone tell whether a record was in the training set? No membership attack on this run reaches a true-positive rate above {tpr} at a false-positive rate of {fpr} (a blind guess has {fpr}), and no attack's TPR − FPR exceeds {adv} (<a href=\"#tradeoff\">§4</a>, the certified trade-off curve). The audit's attack reached FPR ≤ {afpr} with TPR ≥ {atpr} at 95 % confidence — a point under the curve, as it must be.</li>\n",
+        "<li>How well could someone tell whether a record was in the training set? No membership attack on this run reaches a true-positive rate above {tpr} at a false-positive rate of {fpr} (a blind guess has a true-positive rate of {fpr}), and no attack's TPR − FPR exceeds {adv} (<a href=\"#tradeoff\">§4</a>, the certified trade-off curve). The audit's attack reached FPR ≤ {afpr} with TPR ≥ {atpr} at 95 % confidence — a point under the curve, as it must be.</li>\n",
         tpr = p.n("summary.membership_tpr", 3, Side::Up, "tradeoff"),
         fpr = p.n("summary.membership_fpr", 3, Side::Nearest, "tradeoff"),
         adv = p.n("summary.advantage", 3, Side::Up, "tradeoff"),
@@ -404,9 +404,12 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
     h.push_str("<p>With a uniform prior over m candidates (κ = 1/m), no adversary who knows everything but which candidate was trained on — the other training examples, every released gradient, the prior — reconstructs it exactly with probability above γ: Hayes et al. 2023 <a href=\"#ref-hayes\">[1]</a> (certified numerical value) and Balle et al. 2022 Thm 2 from RDP <a href=\"#ref-balle\">[2]</a>.</p>\n");
     h.push_str(&figure(
         figures.rero,
-        "γ against the prior size; the marker is the attack's success rate at m = M with its 95 % Clopper–Pearson interval.",
+        &format!(
+            "γ against the prior size; the marker is the attack's success rate at m = {} with its 95 % Clopper–Pearson interval.",
+            p.n("config.prior_size", 1, Side::Nearest, "attack")
+        ),
     ));
-    h.push_str("<table>\n<tr><th>m</th><th>κ</th><th>γ Hayes (certified)</th><th>γ Balle (RDP)</th></tr>\n");
+    h.push_str("<table>\n<tr><th>m</th><th>κ</th><th>γ Hayes, certified: ≤ its bound (≥ the lower end of its bracket)</th><th>γ Balle (RDP)</th></tr>\n");
     let points = match at(r, "rero_curve") {
         Some(Value::Arr(a)) => a.len(),
         _ => 0,

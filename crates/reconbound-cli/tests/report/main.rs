@@ -239,6 +239,9 @@ fn same_seed_gives_the_same_page_apart_from_the_wall_time_and_the_json_holds_its
         "Reading these numbers.",
         "a measured rate with sampling noise",
         "<tr><th>clipping norm C (hard clipping)</th>",
+        "(≥ the lower end of its bracket)",
+        "a blind guess has a true-positive rate of",
+        "success rate at m = <a class=\"num\"",
     ] {
         assert!(b.contains(needle), "the page lacks {needle:?}");
     }
