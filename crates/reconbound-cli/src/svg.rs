@@ -1008,7 +1008,18 @@ pub(crate) fn curve_plot_svg(plot: &CurvePlot<'_>) -> String {
                 c.stroke.colour
             ));
         }
-        legend_line(&mut s, legend_y, c.stroke, &c.label);
+        if shown.len() == 1 {
+            // its legend shows the marker it is drawn as
+            s.push_str(&format!(
+                "<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"/>\n",
+                num(lx + 12.0),
+                num(legend_y - 4.0),
+                c.stroke.colour
+            ));
+            legend_text(&mut s, legend_y, &c.label);
+        } else {
+            legend_line(&mut s, legend_y, c.stroke, &c.label);
+        }
         legend_y += LEGEND_ROW;
     }
     // Series side by side around each x (8 px apart), so that equal rates stay visible.
@@ -1887,6 +1898,11 @@ mod tests {
         );
         let fills = attr_values(&svg, "<circle class=\"curve-point\"", "fill");
         assert_eq!(fills, [CERTIFIED.colour, FROM_RDP.colour]);
+        // their legend rows show a marker too (the curve without a point keeps its line)
+        assert_eq!(
+            attr_values(&svg, "<circle cx=", "fill"),
+            [CERTIFIED.colour, FROM_RDP.colour]
+        );
         // Two points: a line, no marker.
         let two = CurvePlot {
             curves: vec![Curve {
