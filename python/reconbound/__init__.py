@@ -889,6 +889,11 @@ def empirical_epsilon(
     """
     out = _finite("scores_out", scores_out)
     inn = _finite("scores_in", scores_in)
+    for name, values in (("scores_out", out), ("scores_in", inn)):
+        if not values:
+            raise UsageError(
+                f"{name} is empty: each world needs at least one score", 2, name, []
+            )
     if (split_out is None) != (split_in is None):
         raise UsageError("give both split_out and split_in, or neither", 2, "split_in", None)
     so = si = None

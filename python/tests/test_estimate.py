@@ -87,3 +87,14 @@ def test_bad_scores_raise():
         reconbound.one_run_epsilon([1, -1], [1], delta=1e-5)
     with pytest.raises(TypeError, match=r"guesses\[0\]"):
         reconbound.one_run_epsilon([0.5], [1], delta=1e-5)
+
+
+def test_an_empty_world_is_named_by_its_argument():
+    # issue 31: an empty list was reported as "the scores has 0 rows of world 0" (before
+    # that, a temporary file's name), naming neither argument.
+    for out, inn, name in [([], [1.0, 2.0], "scores_out"), ([0.0], [], "scores_in"),
+                           ([], [], "scores_out")]:
+        with pytest.raises(reconbound.UsageError, match=rf"^{name} is empty") as e:
+            reconbound.empirical_epsilon(out, inn, delta=1e-5)
+        assert e.value.parameter == name
+        assert e.value.value == []

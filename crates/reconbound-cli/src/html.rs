@@ -67,6 +67,80 @@ fn shown(x: f64, digits: usize, side: Side) -> String {
     }
 }
 
+/// `word` as one shell word: as it is when it has only characters no POSIX shell treats
+/// specially, else in single quotes (a `'` inside as `'\''`).
+pub(crate) fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        return String::from(word);
+    }
+    format!("'{}'", word.replace('\'', "'\\''"))
+}
+
+/// The shell words of `line` (words separated by spaces, single-quoted words kept whole and
+/// quoted, as [`shell_word`] writes them).
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                cur.push(c);
+            }
+            ' ' if !quoted => {
+                if !cur.is_empty() {
+                    words.push(core::mem::take(&mut cur));
+                }
+            }
+            _ => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
+
+/// Characters of a line of the page's command, its continuation ` \` included.
+const COMMAND_WIDTH: usize = 80;
+
+/// A command line as the page prints it: broken only between a flag's value and the next
+/// flag, each break a shell line continuation (` \`, then four spaces), lines of at most
+/// [`COMMAND_WIDTH`] characters where the words allow — so it pastes into a shell as shown.
+fn command_lines(words: &[String]) -> String {
+    // groups: the program and its subcommand, then each flag with its values
+    let mut groups: Vec<String> = Vec::new();
+    for w in words {
+        match groups.last_mut() {
+            Some(g) if !w.starts_with("--") => {
+                g.push(' ');
+                g.push_str(w);
+            }
+            _ => groups.push(w.clone()),
+        }
+    }
+    let mut out = String::new();
+    let mut line_len = 0;
+    for g in groups {
+        let len = g.chars().count();
+        if line_len == 0 {
+            out.push_str(&g);
+            line_len = len;
+        } else if line_len + 1 + len + 2 <= COMMAND_WIDTH {
+            out.push(' ');
+            out.push_str(&g);
+            line_len += 1 + len;
+        } else {
+            out.push_str(" \\\n    ");
+            out.push_str(&g);
+            line_len = 4 + len;
+        }
+    }
+    out
+}
+
 /// What the page shows for one number of the report.
 struct Page<'a> {
     r: &'a Object,
@@ -99,6 +173,25 @@ impl Page<'_> {
         }
     }
 
+    /// The number at `path`, if it is one.
+    fn f(&self, path: &str) -> Option<f64> {
+        at(self.r, path).and_then(Value::as_f64)
+    }
+
+    /// The reproducing command: `command_line` (its words quoted as [`shell_word`] quotes
+    /// them) and `--out` with the page's path, as [`command_lines`] breaks it, escaped.
+    fn command(&self) -> String {
+        let mut words = match at(self.r, "command_line") {
+            Some(Value::Str(line)) => shell_words(line),
+            _ => Vec::new(),
+        };
+        if let Some(Value::Str(out)) = at(self.r, "out") {
+            words.push(String::from("--out"));
+            words.push(shell_word(out));
+        }
+        escape(&command_lines(&words))
+    }
+
     fn has(&self, path: &str) -> bool {
         matches!(at(self.r, path), Some(Value::Num(_) | Value::Int(_)))
     }
@@ -121,7 +214,7 @@ a.num { color: #1a4f8b; text-decoration: none; border-bottom: 1px dotted #1a4f8b
 figure { margin: 10px 0; page-break-inside: avoid; }
 svg { max-width: 100%; height: auto; display: block; }
 code, pre { font-family: 'DejaVu Sans Mono', monospace; font-size: 0.9em; }
-pre { background: #f6f6f6; padding: 8px; white-space: pre-wrap; word-break: break-all; }
+pre { background: #f6f6f6; padding: 8px; white-space: pre-wrap; overflow-wrap: anywhere; }
 @media print { body { max-width: none; margin: 0; } a.num { border-bottom: none; color: #000; }
   h2 { page-break-after: avoid; } }
 ";
@@ -142,6 +235,16 @@ fn figure(svg: &str, caption: &str) -> String {
         "<figure>{}<figcaption class=\"note\">{caption}</figcaption></figure>\n",
         inline_svg(svg)
     )
+}
+
+/// A yes/no field of the JSON (`"true"` or `"false"` as [`Page::t`] renders it) in words:
+/// `no` for false, `yes` for true, the field as it is otherwise.
+fn verdict(field: &str, no: &str, yes: &str) -> String {
+    match field {
+        "false" => String::from(no),
+        "true" => String::from(yes),
+        other => format!("({other})"),
+    }
 }
 
 /// The score names of `attack prior-aware`, as the papers name them.
@@ -189,15 +292,22 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
     // 5. Summary.
     h.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n<div class=\"summary\"><ul>\n");
     h.push_str(&format!(
-        "<li>How well could someone tell whether a record was in the training set? No membership attack on this run reaches a true-positive rate above {tpr} at a false-positive rate of {fpr} (a blind guess has {fpr}), and no attack's TPR − FPR exceeds {adv} (<a href=\"#tradeoff\">§4</a>, the certified trade-off curve). The audit's attack reached FPR ≤ {afpr} with TPR ≥ {atpr} at 95 % confidence — a point under the curve, as it must be.</li>\n",
+        "<li>How well could someone tell whether a record was in the training set? No membership attack on this run reaches a true-positive rate above {tpr} at a false-positive rate of {fpr} (a blind guess has a true-positive rate of {fpr}), and no attack's TPR − FPR exceeds {adv} (<a href=\"#tradeoff\">§4</a>, the certified trade-off curve). The audit's attack reached FPR ≤ {afpr} with TPR ≥ {atpr} at 95 % confidence — a point under the curve, as it must be.</li>\n",
         tpr = p.n("summary.membership_tpr", 3, Side::Up, "tradeoff"),
         fpr = p.n("summary.membership_fpr", 3, Side::Nearest, "tradeoff"),
         adv = p.n("summary.advantage", 3, Side::Up, "tradeoff"),
         afpr = p.n("summary.audit_fpr_upper", 3, Side::Up, "tradeoff"),
         atpr = p.n("summary.audit_tpr_lower", 3, Side::Down, "tradeoff"),
     ));
+    // The attack's rate is measured: say what its interval means where it matters.
+    let gamma = p.f("summary.gamma");
+    let noise = match (p.f("summary.attack_success_rate"), p.f("summary.attack_success_lower"), gamma) {
+        (Some(_), Some(lo), Some(g)) if lo > g => " The whole interval is above γ, which no attack can beat: that contradicts the bound — a bug; please report it.",
+        (Some(rate), Some(_), Some(g)) if rate > g => " It is above γ only by sampling noise: the interval contains γ, and γ bounds the attack's true rate, of which these trials give an estimate; only a whole interval above γ would contradict the bound.",
+        _ => "",
+    };
     h.push_str(&format!(
-        "<li>How well could someone reconstruct it? Any attack picks the right one of {m} equally likely candidates with probability ≤ {g} (<a href=\"#rero\">§2</a>, Hayes et al. 2023 <a href=\"#ref-hayes\">[1]</a>; the baseline of guessing is 1/{m}). The attack we ran, the prior-aware attack with its {score} score (fixed before the trials), picked it {rate} of the time (95 % interval [{lo}, {up}], {k} of {n} trials).</li>\n",
+        "<li>How well could someone reconstruct it? Any attack picks the right one of {m} equally likely candidates with probability ≤ {g} (<a href=\"#rero\">§2</a>, Hayes et al. 2023 <a href=\"#ref-hayes\">[1]</a>; the baseline of guessing is 1/{m}). The attack we ran, the prior-aware attack with its {score} score (fixed before the trials), picked it {rate} of the time: {k} of {n} trials, a measured rate with sampling noise (95 % interval [{lo}, {up}]).{noise}</li>\n",
         m = p.n("summary.prior_size", 1, Side::Nearest, "rero"),
         g = p.n("summary.gamma", 3, Side::Up, "rero"),
         score = score_label(&p.t("summary.attack_score")),
@@ -208,15 +318,25 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
         n = p.n("summary.attack_trials", 1, Side::Nearest, "attack"),
     ));
     h.push_str(&format!(
-        "<li>The training run is ({eps}, δ)-differentially private by the certified PLD accountant (true ε ≥ {lo}; ≤ {rdp} by RDP) (<a href=\"#config\">§1</a>, <a href=\"#ref-pld\">[5]</a>, <a href=\"#ref-rdp\">[6]</a>). The audit's strongest threat model showed ε ≥ {emp} at 95 % confidence — the most its trials could show is {max} (<a href=\"#audit\">§4</a>, Nasr et al. 2021 <a href=\"#ref-nasr\">[4]</a>).</li>\n",
+        "<li>The training run is ({eps}, δ)-differentially private by the certified PLD accountant (true ε ≥ {lo}; ≤ {rdp} by RDP) (<a href=\"#config\">§1</a>, <a href=\"#ref-pld\">[5]</a>, <a href=\"#ref-rdp\">[6]</a>). The audit's strongest threat model showed ε ≥ {emp} at 95 % confidence{nothing} — the most its trials could show is {max} (<a href=\"#audit\">§4</a>, Nasr et al. 2021 <a href=\"#ref-nasr\">[4]</a>).</li>\n",
+        nothing = if p.f("summary.epsilon_empirical") == Some(0.0) {
+            ", that is nothing: its trials could not tell the runs with and without the canary apart"
+        } else {
+            ""
+        },
         eps = p.n("summary.epsilon_pld", 4, Side::Up, "config"),
         lo = p.n("summary.epsilon_pld_lower", 4, Side::Down, "config"),
         rdp = p.n("summary.epsilon_rdp", 4, Side::Up, "config"),
-        emp = p.n("summary.epsilon_empirical", 3, Side::Down, "audit"),
-        max = p.n("summary.epsilon_empirical_max", 3, Side::Nearest, "audit"),
+        emp = p.n("summary.epsilon_empirical", 4, Side::Down, "audit"),
+        max = p.n("summary.epsilon_empirical_max", 4, Side::Up, "audit"),
     ));
+    let above_one = if p.f("summary.fil_mse_bound_median").is_some_and(|x| x > 1.0) {
+        ", more than any guess with pixels in [0, 1] can err"
+    } else {
+        ""
+    };
     h.push_str(&format!(
-        "<li>Any unbiased reconstruction of a training image (pixels in [0, 1]) has mean squared error ≥ {mse} per pixel (<a href=\"#mse\">§3</a>, Guo et al. 2022 Thm 1 <a href=\"#ref-guo\">[3]</a>); this run's Fisher information leakage estimates the median training image's bound at {fil}.</li>\n",
+        "<li>How close could a reconstruction come? An unbiased reconstruction of a training image (pixels in [0, 1]) — one that uses no prior knowledge of what the images look like (<a href=\"#mse-reading\">§3</a>) — has mean squared error ≥ {mse} per pixel in the worst case over all images (certified; Guo et al. 2022 Thm 1 <a href=\"#ref-guo\">[3]</a>); for this run's own median training image the Fisher information leakage estimates ≥ {fil}{above_one}. An attack that knows the candidates, like the prior-aware attack above, is not unbiased: these bounds do not cover it, γ does.</li>\n",
         mse = p.n("summary.mse_lower_bound", 3, Side::Down, "mse"),
         fil = p.n("summary.fil_mse_bound_median", 3, Side::Down, "fil"),
     ));
@@ -225,7 +345,7 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
     // 1. Configuration and accounting.
     h.push_str("<section id=\"config\">\n<h2>1. Configuration and the accountant's ε</h2>\n");
     h.push_str("<p>One DP-SGD configuration: the training run of the prior-aware attack (§2) and of the audit (§4), and the run whose Fisher information leakage is accounted (§3). Every bound on this page is for its (q, σ, T, δ). (<code>reconbound bound</code>'s default — q = 256/60000, T = 14063 — is another configuration.)</p>\n<table>\n");
-    let rows: [(&str, String); 9] = [
+    let rows: [(&str, String); 10] = [
         ("model", p.t("config.model")),
         ("data", p.t("config.data")),
         (
@@ -238,12 +358,12 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
         ),
         ("steps T", p.n("config.steps", 1, Side::Nearest, "config")),
         (
-            "clipping norm C (hard), learning rate, momentum 0",
-            format!(
-                "{}, {}",
-                p.n("config.clip", 6, Side::Nearest, "config"),
-                p.n("config.lr", 6, Side::Nearest, "config")
-            ),
+            "clipping norm C (hard clipping)",
+            p.n("config.clip", 6, Side::Nearest, "config"),
+        ),
+        (
+            "learning rate (plain SGD, no momentum)",
+            p.n("config.lr", 6, Side::Nearest, "config"),
         ),
         (
             "noise multiplier σ",
@@ -284,9 +404,12 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
     h.push_str("<p>With a uniform prior over m candidates (κ = 1/m), no adversary who knows everything but which candidate was trained on — the other training examples, every released gradient, the prior — reconstructs it exactly with probability above γ: Hayes et al. 2023 <a href=\"#ref-hayes\">[1]</a> (certified numerical value) and Balle et al. 2022 Thm 2 from RDP <a href=\"#ref-balle\">[2]</a>.</p>\n");
     h.push_str(&figure(
         figures.rero,
-        "γ against the prior size; the marker is the attack's success rate at m = M with its 95 % Clopper–Pearson interval.",
+        &format!(
+            "γ against the prior size; the marker is the attack's success rate at m = {} with its 95 % Clopper–Pearson interval.",
+            p.n("config.prior_size", 1, Side::Nearest, "attack")
+        ),
     ));
-    h.push_str("<table>\n<tr><th>m</th><th>κ</th><th>γ Hayes (certified)</th><th>γ Balle (RDP)</th></tr>\n");
+    h.push_str("<table>\n<tr><th>m</th><th>κ</th><th>γ Hayes, certified: ≤ its bound (≥ the lower end of its bracket)</th><th>γ Balle (RDP)</th></tr>\n");
     let points = match at(r, "rero_curve") {
         Some(Value::Arr(a)) => a.len(),
         _ => 0,
@@ -331,8 +454,12 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
         ));
     }
     h.push_str(&format!(
-        "</table>\n<p class=\"note\">Any whole interval above γ: {}.</p>\n</section>\n",
-        p.t("attack.above_bound")
+        "</table>\n<p class=\"note\">{}</p>\n</section>\n",
+        verdict(
+            &p.t("attack.above_bound"),
+            "No interval lies wholly above γ, as none may.",
+            "An interval lies wholly above γ: that contradicts the bound — a bug; please report it.",
+        )
     ));
 
     // 3. MSE.
@@ -362,7 +489,11 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
     ));
     h.push_str(&figure(
         figures.histogram,
-        "Per-example MSE lower bounds from the FIL, with the RDP bound of Thm 1 and MSE = 1 marked (Guo et al. Fig. 2).",
+        "Per-example MSE lower bounds from the FIL, with the RDP bound of Thm 1 and MSE = 1 marked (Guo et al. Fig. 2): right of MSE = 1 an unbiased reconstruction errs more than any guess in [0, 1].",
+    ));
+    h.push_str(&format!(
+        "<p class=\"note\" id=\"mse-reading\"><b>Reading these numbers.</b> Both MSE bounds are for <em>unbiased</em> reconstructions: ones that, averaged over the training's randomness, return the true image whatever it is — an attacker with no prior knowledge of what the images look like. Thm 1 holds for every image of every run of this configuration (a certified worst case); the FIL bounds are this run's own images' (estimates, not certified), far larger because these images move the released gradients far less than the worst case allows. A bound above 1 — right of the MSE = 1 line — is more than any guess with pixels in [0, 1] can err: an unbiased reconstruction of that image does worse than guessing (Guo et al.'s “perfect privacy”). Attacks that use prior knowledge are biased and not covered: the prior-aware attack of §2, which knows the m candidates, reconstructs the target exactly {} of the time, within γ, the bound that covers it.</p>\n",
+        p.n("summary.attack_success_rate", 3, Side::Nearest, "attack"),
     ));
     h.push_str(&figure(
         figures.images,
@@ -411,7 +542,7 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
         "The audit showed nothing (ε ≥ 0): its trials could not tell the two worlds apart at this confidence."
     };
     h.push_str(&format!(
-        "<table>\n<tr><th>threat model</th><td>{} / {}</td></tr>\n<tr><th>false positives / trials without the canary</th><td>{} / {} (rate ≤ {})</td></tr>\n<tr><th>false negatives / trials with the canary</th><td>{} / {} (rate ≤ {})</td></tr>\n{mu_row}<tr><th>empirical ε (95 % lower bound)</th><td><b>≥ {}</b></td></tr>\n<tr><th>the most these trials could show (no error at all)</th><td>{}</td></tr>\n<tr><th>the accountant's ε (PLD, certified; RDP)</th><td>≤ {}; ≤ {}</td></tr>\n</table>\n<p class=\"note\">Empirical ε above the accountant's: {}. {gap}</p>\n</section>\n",
+        "<table>\n<tr><th>threat model</th><td>{} / {}</td></tr>\n<tr><th>false positives / trials without the canary</th><td>{} / {} (rate ≤ {})</td></tr>\n<tr><th>false negatives / trials with the canary</th><td>{} / {} (rate ≤ {})</td></tr>\n{mu_row}<tr><th>empirical ε (95 % lower bound)</th><td><b>≥ {}</b></td></tr>\n<tr><th>the most these trials could show (no error at all)</th><td>{}</td></tr>\n<tr><th>the accountant's ε (PLD, certified; RDP)</th><td>≤ {}; ≤ {}</td></tr>\n</table>\n<p class=\"note\">{} {gap}</p>\n</section>\n",
         p.t("audit.crafter"),
         p.t("audit.distinguisher"),
         p.n("audit.false_positives", 1, Side::Nearest, "audit"),
@@ -421,10 +552,14 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
         p.n("audit.positives", 1, Side::Nearest, "audit"),
         p.n("audit.fnr_upper", 3, Side::Up, "audit"),
         p.n("audit.epsilon_empirical", 4, Side::Down, "audit"),
-        p.n("audit.epsilon_empirical_max", 4, Side::Nearest, "audit"),
+        p.n("audit.epsilon_empirical_max", 4, Side::Up, "audit"),
         p.n("audit.epsilon_pld", 4, Side::Up, "config"),
         p.n("audit.epsilon_rdp", 4, Side::Up, "config"),
-        p.t("audit.above_pld"),
+        verdict(
+            &p.t("audit.above_pld"),
+            "The empirical ε is not above the accountant's, as it must not be.",
+            "The empirical ε is above the accountant's: that contradicts the bound — a bug; please report it.",
+        ),
     ));
 
     // 5. RecoNN (with --reconn K).
@@ -462,9 +597,8 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
     // 6. Reproduce.
     h.push_str("<section id=\"reproduce\">\n<h2>How to reproduce this page</h2>\n");
     h.push_str(&format!(
-        "<pre>{} --out {}</pre>\n<p>Seed {}, reconbound {}, wall time {} s. Every number but the wall time is the same for the same command (and for its <code>--shard K/M</code> files merged by <code>reconbound merge … --out FILE</code>); <code>--json</code> prints every number of this page.</p>\n</section>\n",
-        p.t("command_line"),
-        p.t("out"),
+        "<pre>{}</pre>\n<p>Seed {}, reconbound {}, wall time {} s. Every number but the wall time is the same for the same command (and for its <code>--shard K/M</code> files merged by <code>reconbound merge … --out FILE</code>); <code>--json</code> prints every number of this page.</p>\n</section>\n",
+        p.command(),
         p.n("config.seed", 1, Side::Nearest, "reproduce"),
         p.t("version"),
         p.n("seconds", 3, Side::Nearest, "reproduce"),
@@ -484,4 +618,148 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
     }
     h.push_str("</ol>\n</section>\n</body>\n</html>\n");
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::parse;
+
+    const FIGURES: Figures<'static> = Figures {
+        rero: "",
+        tradeoff: "",
+        histogram: "",
+        images: "",
+        reconn_images: "",
+    };
+
+    /// A report object with the summary of issue 31's m = 100 page: γ ≤ 0.0422, the attack
+    /// 0.05 [0.006, 0.170] (5 of 100), and the default run's MSE numbers.
+    fn report(rate: f64, lower: f64, fil_median: f64, out: &str) -> Object {
+        let text = format!(
+            r#"{{"command_line": "reconbound report --data embedded --train-size 999 --sampling-rate 1 --steps 100 --clip 0.1 --lr 10 --epsilon 8 --delta 0.00001 --prior-size 100 --trials 100 --audit-trials 150 --fil-coords 50 --seed 0",
+            "out": {out:?},
+            "config": {{"clip": 0.1, "lr": 10, "sampling_rate": 1, "prior_size": 100}},
+            "summary": {{"prior_size": 100, "gamma": 0.04219, "attack_score": "sum",
+              "attack_trials": 100, "attack_successes": 5, "attack_success_rate": {rate},
+              "attack_success_lower": {lower}, "attack_success_upper": 0.1696,
+              "mse_lower_bound": 3.905e-6, "fil_mse_bound_median": {fil_median}}}}}"#
+        );
+        match parse(&text) {
+            Ok(Value::Obj(o)) => o,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Issue 31: "any attack ≤ 0.0422" then "picked it 0.05 of the time" with no word on
+    /// sampling noise; the page says the rate is measured and why being above γ is no
+    /// contradiction while the interval holds γ — and that a whole interval above is a bug.
+    #[test]
+    fn a_measured_rate_above_gamma_is_explained_as_sampling_noise() {
+        let page = super::page(&report(0.05, 0.0164, 40.45, "r.html"), &FIGURES);
+        assert!(page.contains("sampling noise"), "{page}");
+        assert!(page.contains("above γ only by sampling noise"), "{page}");
+        let inside = super::page(&report(0.03, 0.006, 40.45, "r.html"), &FIGURES);
+        assert!(inside.contains("sampling noise") && !inside.contains("above γ only by"));
+        let bug = super::page(&report(0.2, 0.11, 40.45, "r.html"), &FIGURES);
+        assert!(bug.contains("whole interval is above γ") && bug.contains("a bug"));
+    }
+
+    /// Issue 31: "MSE ≥ 3.90e-6" beside "the median image's bound at 40.4", a histogram right
+    /// of MSE = 1 and exact reconstructions in §2: the page says what "unbiased" means, why
+    /// the two MSE bounds differ, what a bound above 1 means, and that the prior-aware attack
+    /// is not covered by them.
+    #[test]
+    fn the_mse_bounds_are_reconciled_with_the_attack_in_plain_words() {
+        let page = super::page(&report(0.05, 0.0164, 40.45, "r.html"), &FIGURES);
+        let summary =
+            &page[page.find("id=\"summary\"").unwrap()..page.find("id=\"config\"").unwrap()];
+        for needle in [
+            "no prior knowledge",
+            "worst case",
+            "more than any guess",
+            "not unbiased",
+        ] {
+            assert!(
+                summary.contains(needle),
+                "summary lacks {needle:?}: {summary}"
+            );
+        }
+        let mse = &page[page.find("id=\"mse\"").unwrap()..page.find("id=\"audit\"").unwrap()];
+        assert!(mse.contains("Reading these numbers"), "{mse}");
+        assert!(mse.contains("perfect privacy"), "{mse}");
+        // a median below 1 is not said to be above it
+        let low = super::page(&report(0.05, 0.0164, 0.2, "r.html"), &FIGURES);
+        let low_summary =
+            &low[low.find("id=\"summary\"").unwrap()..low.find("id=\"config\"").unwrap()];
+        assert!(
+            !low_summary.contains("more than any guess"),
+            "{low_summary}"
+        );
+    }
+
+    /// Issue 31: one row showed "0.1, 10" for "clipping norm C (hard), learning rate,
+    /// momentum 0": one value per row.
+    #[test]
+    fn clipping_norm_and_learning_rate_have_a_row_each() {
+        let page = super::page(&report(0.05, 0.0164, 40.45, "r.html"), &FIGURES);
+        assert!(!page.contains("learning rate, momentum 0"));
+        let row = |label: &str| {
+            let i = page
+                .find(&format!("<tr><th>{label}</th><td>"))
+                .unwrap_or_else(|| panic!("{label}"));
+            let rest = &page[i..];
+            String::from(&rest[..rest.find("</tr>").unwrap()])
+        };
+        assert!(row("clipping norm C (hard clipping)").contains("data-key=\"config.clip\""));
+        assert!(!row("clipping norm C (hard clipping)").contains("config.lr"));
+        assert!(row("learning rate (plain SGD, no momentum)").contains("data-key=\"config.lr\""));
+    }
+
+    /// Issue 31: the reproduce command wrapped mid-word (`/tm` `p/…`, CSS break-all). It is
+    /// now broken only between arguments, with shell line continuations, so it pastes into a
+    /// shell as printed; a path with a space is quoted.
+    #[test]
+    fn the_reproduce_command_breaks_between_arguments_and_pastes_into_a_shell() {
+        let page = super::page(
+            &report(0.05, 0.0164, 40.45, "/tmp/my pages/r.html"),
+            &FIGURES,
+        );
+        assert!(!page.contains("break-all"));
+        let i = page.find("<pre>").unwrap() + 5;
+        let pre = &page[i..i + page[i..].find("</pre>").unwrap()];
+        let lines: Vec<&str> = pre.lines().collect();
+        assert!(lines.len() > 1, "{pre}");
+        for (k, l) in lines.iter().enumerate() {
+            assert!(
+                l.chars().count() <= 80,
+                "line of {} characters: {l}",
+                l.chars().count()
+            );
+            assert_eq!(l.ends_with(" \\"), k + 1 < lines.len(), "{l}");
+        }
+        let joined = pre.replace(" \\\n    ", " ").replace("&apos;", "'");
+        assert_eq!(
+            joined,
+            "reconbound report --data embedded --train-size 999 --sampling-rate 1 --steps 100 --clip 0.1 --lr 10 --epsilon 8 --delta 0.00001 --prior-size 100 --trials 100 --audit-trials 150 --fil-coords 50 --seed 0 --out '/tmp/my pages/r.html'"
+        );
+        // every flag starts a line or follows its predecessor's value on the same line
+        assert!(
+            lines.iter().skip(1).all(|l| l.starts_with("    --")),
+            "{pre}"
+        );
+    }
+
+    #[test]
+    fn shell_words_are_quoted_only_when_needed() {
+        assert_eq!(shell_word("--seed"), "--seed");
+        assert_eq!(
+            shell_word("/tmp/a-b_c.d/x=1,2:3@4%5+6"),
+            "/tmp/a-b_c.d/x=1,2:3@4%5+6"
+        );
+        assert_eq!(shell_word("a b"), "'a b'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word("$HOME"), "'$HOME'");
+        assert_eq!(shell_word(""), "''");
+    }
 }

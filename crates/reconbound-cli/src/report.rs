@@ -663,12 +663,13 @@ impl Report {
     }
 }
 
-/// The page's command: `reconbound` and the canonical flags.
+/// The page's command: `reconbound` and the canonical flags, each a shell word (a value
+/// with a space or a shell character quoted, [`html::shell_word`]).
 fn command_line(c: &Config) -> String {
     let mut s = String::from("reconbound");
     for a in c.canonical_args() {
         s.push(' ');
-        s.push_str(&a);
+        s.push_str(&html::shell_word(&a));
     }
     s
 }

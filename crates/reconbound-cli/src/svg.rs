@@ -979,7 +979,13 @@ pub(crate) fn curve_plot_svg(plot: &CurvePlot<'_>) -> String {
     let lx = LEFT + 10.0;
     for c in &plot.curves {
         let mut d = String::new();
-        for &(x, y) in c.points.iter().filter(|p| drawable(p.0) && p.1.is_finite()) {
+        let shown: Vec<(f64, f64)> = c
+            .points
+            .iter()
+            .copied()
+            .filter(|p| drawable(p.0) && p.1.is_finite())
+            .collect();
+        for &(x, y) in &shown {
             d.push_str(&format!(
                 "{}{} {}",
                 if d.is_empty() { "M" } else { "L" },
@@ -988,13 +994,32 @@ pub(crate) fn curve_plot_svg(plot: &CurvePlot<'_>) -> String {
             ));
         }
         let dash = dash_attr(c.stroke.dash);
-        if !d.is_empty() {
+        if let [(x, y)] = shown[..] {
+            // a path of one point draws nothing: a marker instead
+            s.push_str(&format!(
+                "<circle class=\"curve-point\" data-y=\"{y}\" cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"/>\n",
+                num(px(x)),
+                num(py(y)),
+                c.stroke.colour
+            ));
+        } else if !d.is_empty() {
             s.push_str(&format!(
                 "<path class=\"curve\" d=\"{d}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{dash}/>\n",
                 c.stroke.colour
             ));
         }
-        legend_line(&mut s, legend_y, c.stroke, &c.label);
+        if shown.len() == 1 {
+            // its legend shows the marker it is drawn as
+            s.push_str(&format!(
+                "<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"/>\n",
+                num(lx + 12.0),
+                num(legend_y - 4.0),
+                c.stroke.colour
+            ));
+            legend_text(&mut s, legend_y, &c.label);
+        } else {
+            legend_line(&mut s, legend_y, c.stroke, &c.label);
+        }
         legend_y += LEGEND_ROW;
     }
     // Series side by side around each x (8 px apart), so that equal rates stay visible.
@@ -1835,5 +1860,61 @@ mod tests {
             }],
         };
         assert!(image_grid_svg(&short).is_err());
+    }
+
+    /// Issue 31: `attack reconn --plot` with one K drew three one-point paths (`M x y`), which
+    /// draw nothing — an empty chart. A curve with a single drawable point gets a marker at
+    /// it in its colour; a curve of two or more points is a line only.
+    #[test]
+    fn a_curve_of_one_point_is_drawn_as_a_marker() {
+        let one = |y: f64, stroke: Stroke| Curve {
+            label: format!("at {y}"),
+            points: vec![(100.0, y)],
+            stroke,
+        };
+        let plot = CurvePlot {
+            decades: false,
+            y_max: 1.0,
+            titles: Titles {
+                title: "t",
+                subtitle: "s",
+                x_label: "x",
+                y_label: "y",
+            },
+            curves: vec![
+                one(0.5, CERTIFIED),
+                one(0.25, FROM_RDP),
+                one(f64::NAN, REFERENCE),
+            ],
+            estimates: Vec::new(),
+        };
+        let svg = curve_plot_svg(&plot);
+        check_well_formed(&svg).unwrap();
+        let ys = attr_values(&svg, "<circle class=\"curve-point\"", "data-y");
+        assert_eq!(
+            ys,
+            ["0.5", "0.25"],
+            "one marker per curve with a finite point"
+        );
+        let fills = attr_values(&svg, "<circle class=\"curve-point\"", "fill");
+        assert_eq!(fills, [CERTIFIED.colour, FROM_RDP.colour]);
+        // their legend rows show a marker too (the curve without a point keeps its line)
+        assert_eq!(
+            attr_values(&svg, "<circle cx=", "fill"),
+            [CERTIFIED.colour, FROM_RDP.colour]
+        );
+        // Two points: a line, no marker.
+        let two = CurvePlot {
+            curves: vec![Curve {
+                label: String::from("two"),
+                points: vec![(10.0, 0.1), (100.0, 0.2)],
+                stroke: CERTIFIED,
+            }],
+            ..plot
+        };
+        let svg = curve_plot_svg(&two);
+        assert!(!svg.contains("curve-point"));
+        let d = attr_values(&svg, "<path class=\"curve\"", "d");
+        assert!(d.len() == 1 && d[0].matches('L').count() == 1, "{d:?}");
     }
 }

@@ -337,3 +337,53 @@ fn reconn_shadow_set_shards_merge_exactly_and_foreign_sets_are_refused() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 31: `--plot` with one K wrote a chart with axes and a legend but nothing in it (each
+/// series was a one-point line). Each of its three series — the reconstructions, the NN
+/// oracle, the mean image — is now a marker at its mean MSE. A tiny run (K = 10, R = 2, about
+/// a third of a second).
+#[test]
+fn reconn_plot_of_one_k_shows_each_series_as_a_point() {
+    let dir = crate::common::temp_dir("reconn", "plot-one-k");
+    let plot = dir.join("one.svg");
+    let plot_s = plot.to_string_lossy().into_owned();
+    let (code, out, err) = crate::common::run_cli(&[
+        "attack",
+        "reconn",
+        "--shadow-models",
+        "10",
+        "--released",
+        "2",
+        "--train-size",
+        "19",
+        "--steps",
+        "5",
+        "--hidden",
+        "8",
+        "--epochs",
+        "2",
+        "--seed",
+        "3",
+        "--quiet",
+        "--json",
+        "--plot",
+        &plot_s,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    let json = crate::common::json_object(&out);
+    let ys: Vec<f64> = svg
+        .lines()
+        .filter(|l| l.starts_with("<circle class=\"curve-point\""))
+        .map(|l| {
+            let i = l.find("data-y=\"").unwrap() + 8;
+            l[i..i + l[i..].find('"').unwrap()].parse().unwrap()
+        })
+        .collect();
+    let want: Vec<f64> = ["mse_mean", "nn_oracle_mse_mean", "baseline_mse_mean"]
+        .iter()
+        .map(|k| crate::common::json_number(&json, k))
+        .collect();
+    assert_eq!(ys, want, "one marker per series at its JSON value");
+    let _ = std::fs::remove_dir_all(&dir);
+}

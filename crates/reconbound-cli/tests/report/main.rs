@@ -131,8 +131,42 @@ fn shows(x: f64, shown: &str) -> bool {
     })
 }
 
+/// Which way the page must round the number at `key`: a lower bound down, an upper bound up
+/// (issue 31: lower bounds were printed rounded up), a plain value (an input, a rate, a
+/// count) either way.
+fn safe_side(key: &str) -> Side {
+    let last = key.rsplit('.').next().unwrap_or(key);
+    let lower = last.ends_with("_lower")
+        || last.starts_with("fil_mse_bound_")
+        || matches!(
+            last,
+            "epsilon_empirical" | "gdp_mu" | "mse_lower_bound" | "mse_lower_bound_rdp"
+        );
+    let upper = last.ends_with("_upper")
+        || matches!(
+            last,
+            "gamma"
+                | "gamma_balle"
+                | "epsilon_pld"
+                | "epsilon_rdp"
+                | "fano_success_bound"
+                | "rdp_order2_substitution"
+                | "membership_tpr"
+                | "advantage"
+                | "fil_dfil_max"
+                | "fil_kappa"
+                | "epsilon_empirical_max"
+        );
+    match (lower, upper) {
+        (true, false) => Side::Down,
+        (false, true) => Side::Up,
+        _ => Side::Nearest,
+    }
+}
+
 /// Every number of the page is the JSON's number at its key, exactly (data-value), and shown
-/// as the page rounds it (3 to 6 significant digits, to either side; integers exactly).
+/// as the page rounds it (3 to 6 significant digits; integers exactly): a lower bound never
+/// above its value, an upper bound never below.
 fn assert_page_numbers_are_the_json(page: &str, json: &Object) -> usize {
     let found = numbers(page);
     for (key, value, shown) in &found {
@@ -140,6 +174,12 @@ fn assert_page_numbers_are_the_json(page: &str, json: &Object) -> usize {
             Value::Num(x) => {
                 assert_eq!(value, &number(*x), "{key}: the page's data-value");
                 assert!(shows(*x, shown), "{key}: shows {shown} for {x}");
+                let s: f64 = shown.parse().unwrap_or_else(|_| panic!("{key}: {shown}"));
+                match safe_side(key) {
+                    Side::Down => assert!(s <= *x, "{key}: lower bound {x} shown as {shown}"),
+                    Side::Up => assert!(s >= *x, "{key}: upper bound {x} shown as {shown}"),
+                    Side::Nearest => {}
+                }
             }
             Value::Int(n) => {
                 assert_eq!(value, &n.to_string(), "{key}: the page's data-value");
@@ -174,6 +214,10 @@ fn same_seed_gives_the_same_page_apart_from_the_wall_time_and_the_json_holds_its
         .and_then(reconbound_cli::json::Value::as_f64);
     assert_eq!(shown, Some(0.0), "this configuration's audit shows nothing");
     assert!(b.contains("The audit showed nothing (ε ≥ 0)"));
+    assert!(
+        b.contains("that is nothing: its trials could not tell"),
+        "the summary says so too"
+    );
     assert!(!b.contains("mostly the trial count"));
     assert!(n > 100, "only {n} numbers on the page");
     // Self-contained: no scripts, no images or styles fetched, inline SVG figures.
@@ -189,12 +233,26 @@ fn same_seed_gives_the_same_page_apart_from_the_wall_time_and_the_json_holds_its
         "four inline figures: ReRo, the trade-off curve, FIL histogram, images"
     );
     assert!(!b.contains("<?xml"), "SVG prologs stripped");
-    // Another seed changes the numbers.
-    let (c, _) = report(&d, "c.html", &["--seed", "4"]);
+    // Issue 31: what "unbiased" means and why the MSE bounds do not contradict §2, in words.
+    for needle in [
+        "uses no prior knowledge",
+        "Reading these numbers.",
+        "a measured rate with sampling noise",
+        "<tr><th>clipping norm C (hard clipping)</th>",
+        "(≥ the lower end of its bracket)",
+        "a blind guess has a true-positive rate of",
+        "success rate at m = <a class=\"num\"",
+    ] {
+        assert!(b.contains(needle), "the page lacks {needle:?}");
+    }
+    // Another seed changes the numbers; an --out with a space is quoted in the command.
+    let (c, _) = report(&d, "c d.html", &["--seed", "4"]);
     assert_ne!(
         without_wall_time(&c),
-        without_wall_time(&b).replace("b.html", "c.html")
+        without_wall_time(&b).replace("b.html", "c d.html")
     );
+    let quoted = format!("--out &apos;{}&apos;", d.join("c d.html").display());
+    assert!(c.contains(&quoted), "{quoted}");
 }
 
 /// The command for `args` (SMALL's configuration) with `--json --quiet`, as an object.
@@ -578,6 +636,8 @@ fn the_page_check_catches_a_number_that_is_not_the_json_s() {
     assert_eq!(assert_page_numbers_are_the_json(good, &json), 2);
     for bad in [
         good.replace(">0.613<", ">0.615<"),
+        // an upper bound rounded down
+        good.replace(">0.613<", ">0.612<"),
         good.replace(">0.613<", ">0.6<"),
         good.replace("0.6128125570358315\"", "0.6128125570358316\""),
         good.replace(">400<", ">401<"),
