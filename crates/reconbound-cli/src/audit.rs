@@ -126,8 +126,11 @@ with the crate's trainer at the σ it actually uses, and test the ε it claims):
   The claim is refuted when some row's empirical lower bound exceeds the claimed ε; each
   row holds at 1 − α, so a refutation is wrong with probability at most α × the rows
   (claim_error). A claim that is not refuted is not proven. Without a claim the claim is
-  the trainer's own σ. The flags exclude each other and are refused with --estimator gdp:
-  a GDP estimate is no lower bound, so a value above a claim refutes it at no confidence.
+  the trainer's own σ. The flags exclude each other. With --estimator gdp a GDP estimate
+  is no lower bound on ε, but on the full batch the claimed curve is μ-GDP (μ = √T/σ′, or
+  the trainer's σ) and a row whose μ̂ exceeds μ refutes it for any mechanism (its CP limits
+  put the test below the claimed curve); --claimed-epsilon and Poisson claims are refused
+  with gdp (no Gaussian curve to refute).
 
 Empirical ε: FP of N₀ and FN of N₁ at a threshold (score >= τ guesses 'in'), their one-sided
 Clopper–Pearson upper limits FPR̄, FNR̄, then (Nasr et al. Eqs. 4–5)
@@ -427,14 +430,9 @@ pub(super) fn parse_claim(f: &Flags, gdp: bool) -> Result<Claim, Failure> {
         (None, Some(e)) => Claim::Epsilon(e),
         (None, None) => Claim::Trainer,
     };
-    if gdp && claim != Claim::Trainer {
-        let flag = if s.is_some() {
-            "claimed-noise-multiplier"
-        } else {
-            "claimed-epsilon"
-        };
-        return Err(usage(format!(
-            "flag '--{flag}' does not apply with '--estimator gdp': a GDP estimate is no lower bound, so a value above the claim refutes it at no confidence (use cp or one-run)"
+    if gdp && matches!(claim, Claim::Epsilon(_)) {
+        return Err(usage(String::from(
+            "flag '--claimed-epsilon' does not apply with '--estimator gdp': a GDP estimate is no lower bound on ε, so an ε above the claim refutes it at no confidence (use cp or one-run; --claimed-noise-multiplier on the full batch is a Gaussian curve the GDP μ̂ can refute)",
         )));
     }
     check_claim(claim).map_err(usage)?;
@@ -648,9 +646,12 @@ impl AuditRun {
                 shown(self.noise_multiplier)
             ));
         }
-        if self.estimator == Estimator::Gdp && self.claim != Claim::Trainer {
+        if self.estimator == Estimator::Gdp
+            && self.claim != Claim::Trainer
+            && self.gdp_mu_claimed().is_none()
+        {
             return Err(String::from(
-                "a claim (--claimed-*) does not apply with '--estimator gdp'",
+                "flag '--claimed-noise-multiplier' applies with '--estimator gdp' only on the full batch (--sampling-rate 1), whose claimed curve is Gaussian; --claimed-epsilon not at all (a GDP estimate is no lower bound on ε)",
             ));
         }
         check_claim(self.claim)?;
@@ -710,6 +711,45 @@ impl AuditRun {
             self.run.delta,
         )?;
         Ok(Some(b.epsilon))
+    }
+
+    /// The claimed curve's μ when it is Gaussian and the estimator is GDP (the full batch).
+    fn gdp_mu_claimed(&self) -> Option<f64> {
+        if self.estimator != Estimator::Gdp || self.shuffle {
+            return None;
+        }
+        claim::claimed_gdp_mu(
+            self.claim,
+            self.noise_multiplier,
+            self.run.sampling_rate,
+            self.run.steps,
+        )
+    }
+
+    /// The verdict on the claim: by the rows' lower bounds on ε, by their μ̂ against a
+    /// Gaussian claimed curve (GDP on the full batch, [`claim::gdp_verdict`]), or none (a GDP
+    /// estimate under Poisson sampling).
+    fn verdict(&self, upper: f64, rows: &[Row]) -> Verdict {
+        let gdp = self.estimator == Estimator::Gdp;
+        match self.gdp_mu_claimed() {
+            Some(mu_c) => {
+                let mus: Vec<f64> = rows.iter().map(|r| r.e.mu.unwrap_or(0.0)).collect();
+                claim::gdp_verdict(upper, mu_c, &mus, self.alpha)
+            }
+            None => {
+                let eps: Vec<f64> = rows.iter().map(|r| r.e.epsilon).collect();
+                claim::verdict(self.claim, upper, &eps, self.alpha, gdp)
+            }
+        }
+    }
+
+    /// Whether `row` refutes the claim of `v` (`None` when the estimator refutes nothing).
+    fn row_refutes(&self, v: &Verdict, row: &Row) -> Option<bool> {
+        match (self.gdp_mu_claimed(), v.refuted) {
+            (Some(mu_c), _) => Some(row.e.mu.unwrap_or(0.0) > mu_c),
+            (None, Some(_)) => Some(row.e.epsilon > v.claimed),
+            (None, None) => None,
+        }
     }
 
     /// The table rows: (crafter index, distinguisher), crafters in order.
@@ -1218,19 +1258,9 @@ impl AuditSummary {
             Some(v) => o.num("shuffle_epsilon_lower", v),
             None => o.put("shuffle_epsilon_lower", Value::Null),
         };
-        // A GDP estimate is no lower bound: it refutes nothing at any confidence, so the
-        // verdicts are null (an explicit claim is refused with gdp before any work).
-        let gdp = c.estimator == Estimator::Gdp;
-        let eps: Vec<f64> = self.rows.iter().map(|r| r.e.epsilon).collect();
-        let v = claim::verdict(c.claim, upper, &eps, c.alpha, gdp);
-        let claimed = v.claimed;
-        let verdict = |refuted: bool| {
-            if gdp {
-                Value::Null
-            } else {
-                Value::Bool(refuted)
-            }
-        };
+        // A GDP estimate is no lower bound on ε: under Poisson sampling it refutes nothing
+        // and the verdicts are null; on the full batch its μ̂ refutes a Gaussian claimed curve.
+        let v = c.verdict(upper, &self.rows);
         write_claim_verdict(&mut o, &v);
         let arr: Vec<Object> = self
             .rows
@@ -1245,7 +1275,10 @@ impl AuditSummary {
                 empirical_json(&mut ro, e)
                     .num("canary_steps_mean", r.canary_steps_mean)
                     .put("above_pld", Value::Bool(e.epsilon > upper))
-                    .put("refutes_claim", verdict(e.epsilon > claimed));
+                    .put(
+                        "refutes_claim",
+                        c.row_refutes(&v, r).map_or(Value::Null, Value::Bool),
+                    );
                 ro
             })
             .collect();
@@ -1346,15 +1379,13 @@ fn table(
         "ε PLD"
     ));
     let upper = theory.upper();
-    let eps: Vec<f64> = rows.iter().map(|r| r.e.epsilon).collect();
-    let v = claim::verdict(c.claim, upper, &eps, c.alpha, gdp);
-    let claimed = v.claimed;
+    let v = c.verdict(upper, rows);
     let explicit = c.claim != Claim::Trainer;
     let mut above = 0usize;
     for r in rows {
         let e = &r.e;
         let flag = if explicit {
-            if e.epsilon > claimed {
+            if c.row_refutes(&v, r) == Some(true) {
                 "  REFUTES"
             } else {
                 ""
@@ -1415,6 +1446,12 @@ fn table(
         t.push_str(&above_note(gdp, above));
     }
     t.push_str(&verdict);
+    if let Some(mu_c) = c.gdp_mu_claimed() {
+        t.push_str(&format!(
+            "  (GDP on the full batch: a row refutes when its μ̂ exceeds the claimed curve's μ = {} — its\n    Clopper–Pearson limits then put the test below that curve, for any mechanism)\n",
+            sig(mu_c, 4, Side::Up)
+        ));
+    }
     t
 }
 

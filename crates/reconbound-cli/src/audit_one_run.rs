@@ -14,8 +14,8 @@ use super::json::{Object, Value};
 use super::shard::parse_threads;
 use reconbound::accounting::calibrate::{self, Target};
 use reconbound::attacks::audit::canary::{AdaptiveConfig, Crafter, GradientShape};
-use reconbound::attacks::audit::claim::{self, Claim, Theory};
-use reconbound::attacks::audit::epsilon::one_run_fdp_epsilon;
+use reconbound::attacks::audit::claim::{self, Claim, ClaimedCurve, Theory};
+use reconbound::attacks::audit::epsilon::{one_run_fdp_epsilon, FdpVerdict};
 use reconbound::attacks::audit::one_run::{one_run_estimate, OneRunAudit, OneRunEstimate};
 use reconbound::attacks::audit::run::{AuditConfig, BatchView, Distinguisher};
 use reconbound::attacks::trial::run_trials;
@@ -205,6 +205,10 @@ pub(crate) fn one_run(f: &Flags) -> Result<String, Failure> {
             rows.push((c, d, e, fdp));
         }
     }
+    // The f-DP test of every row's counts against the curve the claim asserts.
+    let counts: Vec<_> = rows.iter().map(|(_, _, e, _)| e.counts).collect();
+    let curve = ClaimedCurve::new(claim, sigma, q, r.run.steps, delta)?;
+    let fdp_verdicts = curve.verdicts(&counts, alpha)?;
     let header = Header {
         model: r.run.model_label().to_string(),
         data: r.run.data.clone(),
@@ -226,9 +230,9 @@ pub(crate) fn one_run(f: &Flags) -> Result<String, Failure> {
         claim,
     };
     if f.has("json") {
-        Ok(json(&header, &theory, &rows))
+        Ok(json(&header, &theory, &rows, &fdp_verdicts))
     } else {
-        Ok(text(&header, &theory, &rows))
+        Ok(text(&header, &theory, &rows, &fdp_verdicts))
     }
 }
 
@@ -257,7 +261,7 @@ struct Header {
 /// A row: the threat model, the one-run estimate and the f-DP ε of its counts.
 type Row = (Crafter, Distinguisher, OneRunEstimate, Option<f64>);
 
-fn text(h: &Header, theory: &Theory, rows: &[Row]) -> String {
+fn text(h: &Header, theory: &Theory, rows: &[Row], fdp: &[FdpVerdict]) -> String {
     let mut t = String::new();
     t.push_str("one-run privacy audit (Steinke, Nasr, Jagielski 2023) of the crate's DP-SGD\n");
     t.push_str(&format!(
@@ -303,19 +307,26 @@ fn text(h: &Header, theory: &Theory, rows: &[Row]) -> String {
     let claimed = v.claimed;
     let explicit = h.claim != Claim::Trainer;
     let mut above = 0;
-    for (c, d, e, fdp) in rows {
-        let flag = if explicit {
+    for ((c, d, e, fdp), f) in rows.iter().zip(fdp) {
+        let mut flag = if explicit {
             if e.epsilon > claimed {
-                "  ← refutes the claim"
+                String::from("  ← refutes the claim")
             } else {
-                ""
+                String::new()
             }
         } else if e.epsilon > upper {
             above += 1;
-            "  ← above the accountant"
+            String::from("  ← above the accountant")
         } else {
-            ""
+            String::new()
         };
+        if f.refuted {
+            flag.push_str(if explicit {
+                "  ← f-DP refutes the claim's curve"
+            } else {
+                "  ← f-DP refutes the accountant's curve"
+            });
+        }
         t.push_str(&format!(
             "  {:<40} {:>9} {:>14} {:>10} {:>10}{flag}\n",
             format!("{} {} / {} {}", c.number(), c.name(), d.number(), d.name()),
@@ -330,17 +341,43 @@ fn text(h: &Header, theory: &Theory, rows: &[Row]) -> String {
         shown(100.0 * (1.0 - h.alpha)),
         shown(2.0 * h.m as f64 * h.delta)
     ));
-    t.push_str("  ε f-DP: the same counts against the (ε, δ) Gaussian mechanism's trade-off curve (Mahloujifar,\n    Melis, Chaudhuri 2025): a lower bound only if the curve is Gaussian; not in the verdict.\n");
+    t.push_str("  ε f-DP: the same counts against the (ε, δ) Gaussian mechanism's trade-off curve (Mahloujifar,\n    Melis, Chaudhuri 2025): a lower bound only if the curve is Gaussian.\n");
     if above > 0 {
         t.push_str(&format!(
             "  {above} row(s) above the accountant's ε: a bug, or a chance of at most α per row.\n"
         ));
     }
     t.push_str(&verdict_text(h.claim, &v, h.alpha));
+    t.push_str(&fdp_verdict_text(h.claim, fdp, h.alpha));
     t
 }
 
-fn json(h: &Header, theory: &Theory, rows: &[Row]) -> String {
+/// The f-DP verdict: the counts tested against the claim's own trade-off curve (valid for
+/// any mechanism), with the union bound over the rows.
+fn fdp_verdict_text(claim: Claim, fdp: &[FdpVerdict], alpha: f64) -> String {
+    let refuting = fdp.iter().filter(|v| v.refuted).count();
+    let curve = match claim {
+        Claim::Epsilon(_) => "the (ε, δ)-DP curve of the claimed ε",
+        Claim::NoiseMultiplier(_) => "the accountant's certified curve at σ′",
+        Claim::Trainer => "the accountant's certified curve at the trainer's σ",
+    };
+    let p = fdp.iter().map(|v| v.p_value).fold(1.0f64, f64::min);
+    if refuting > 0 {
+        format!(
+            "  f-DP (Mahloujifar et al. 2025) against {curve}: REFUTED — {refuting} of {} row(s) at level α;\n    wrong with probability at most {} (α × the rows); smallest p-value {}\n",
+            fdp.len(),
+            shown(claim::claim_error(alpha, fdp.len())),
+            sig(p, 3, Side::Up)
+        )
+    } else {
+        format!(
+            "  f-DP (Mahloujifar et al. 2025) against {curve}: not refuted (smallest p-value {}; not a proof)\n",
+            sig(p, 3, Side::Up)
+        )
+    }
+}
+
+fn json(h: &Header, theory: &Theory, rows: &[Row], fdp: &[FdpVerdict]) -> String {
     let mut o = Object::new();
     o.str("command", "audit")
         .str("estimator", "one-run")
@@ -371,9 +408,15 @@ fn json(h: &Header, theory: &Theory, rows: &[Row]) -> String {
     let v = claim::verdict(h.claim, upper, &eps, h.alpha, false);
     let claimed = v.claimed;
     write_claim_verdict(&mut o, &v);
+    o.put(
+        "claim_refuted_fdp",
+        Value::Bool(fdp.iter().any(|v| v.refuted)),
+    )
+    .num("claim_error_fdp", claim::claim_error(h.alpha, fdp.len()));
     let list: Vec<Value> = rows
         .iter()
-        .map(|(c, d, e, fdp)| {
+        .zip(fdp)
+        .map(|((c, d, e, fdp), f)| {
             let mut r = Object::new();
             r.str("crafter", &c.name())
                 .int("crafter_number", u64::from(c.number()))
@@ -384,7 +427,9 @@ fn json(h: &Header, theory: &Theory, rows: &[Row]) -> String {
                 .num("epsilon_empirical", e.epsilon)
                 .put("above_pld", Value::Bool(e.epsilon > upper))
                 .put("refutes_claim", Value::Bool(e.epsilon > claimed))
-                .put("epsilon_fdp", fdp.map_or(Value::Null, Value::Num));
+                .put("epsilon_fdp", fdp.map_or(Value::Null, Value::Num))
+                .put("refutes_claim_fdp", Value::Bool(f.refuted))
+                .num("p_value_fdp", f.p_value);
             Value::Obj(r)
         })
         .collect();

@@ -6,7 +6,10 @@
 //! σ′ at the same (q, T, δ), or a given ε — and refutes it when some row's lower bound is
 //! above the claimed ε. With k rows, each wrong with probability ≤ α, a refutation by any of
 //! them is wrong with probability ≤ k·α (the union bound, [`claim_error`]). A GDP estimate
-//! is no lower bound: it refutes nothing ([`Verdict::refuted`] is `None`).
+//! is no lower bound on ε: it refutes nothing by its ε ([`Verdict::refuted`] is `None`) —
+//! but its μ̂ refutes a claimed **curve** μ_c-GDP when μ̂ > μ_c, for any mechanism
+//! ([`gdp_verdict`]; full-batch claims, [`claimed_gdp_mu`]). The f-DP one-run test refutes a
+//! claimed curve directly ([`ClaimedCurve`]).
 //!
 //! # Examples
 //! ```
@@ -23,10 +26,15 @@
 //! # Ok::<(), reconbound::Error>(())
 //! ```
 
+use super::epsilon::OneRunCounts;
+use super::one_run_fdp::{one_run_fdp_p_value, one_run_fdp_refutes, CurveClaim, FdpVerdict};
 use crate::accounting::pld;
 use crate::accounting::rdp::{self, Conversion};
 use crate::accounting::run::{self, Run, Unsupported};
+use crate::accounting::schedule::{Phase, Schedule};
+use crate::accounting::tradeoff::TradeoffCurve;
 use crate::error::{invalid, Result};
+use alloc::vec::Vec;
 
 /// What an audit tests: the claim whose ε an empirical lower bound above it refutes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -170,6 +178,145 @@ pub fn verdict(
     }
 }
 
+/// The trade-off curve a [`Claim`] asserts for a run at (q, T, δ), which the f-DP one-run
+/// test ([`super::one_run_fdp`]) can refute directly — sharper than comparing ε's, and valid
+/// for any mechanism, Gaussian or not (Mahloujifar, Melis & Chaudhuri, ICML 2025):
+/// - [`Claim::Trainer`], [`Claim::NoiseMultiplier`]: the accountant's certified curve at the
+///   trainer's σ or at σ′ ([`TradeoffCurve::of_schedule`], μ-GDP in closed form for the
+///   full batch; for Poisson sampling the PLD envelope, made convex by [`CurveClaim`]);
+/// - [`Claim::Epsilon`]: the (ε, δ)-DP curve max(0, 1 − δ − e^ε·α, e^{−ε}(1 − δ − α)).
+#[derive(Clone, Debug)]
+pub enum ClaimedCurve {
+    /// The accountant's certified curve.
+    Accountant(TradeoffCurve),
+    /// The (ε, δ)-DP curve.
+    EpsilonDelta {
+        /// ε.
+        epsilon: f64,
+        /// δ.
+        delta: f64,
+    },
+}
+
+/// The resolution of the accountant's curve a claim asserts (the lower bracket is certified
+/// at any resolution; this one keeps it within about 1e-3 of the curve).
+const CLAIM_RESOLUTION: f64 = 1e-3;
+
+impl ClaimedCurve {
+    /// The curve `claim` asserts for T = `steps` steps at sampling rate q, the trainer at σ =
+    /// `trainer_sigma`, at δ.
+    ///
+    /// # Errors
+    ///
+    /// Invalid (q, σ, T, δ); the accountant's errors (a PLD grid too large).
+    pub fn new(
+        claim: Claim,
+        trainer_sigma: f64,
+        sampling_rate: f64,
+        steps: u64,
+        delta: f64,
+    ) -> Result<Self> {
+        match claim.checked()? {
+            Claim::Epsilon(epsilon) => {
+                if !(0.0..1.0).contains(&delta) {
+                    return invalid("delta", delta, "in [0, 1)");
+                }
+                Ok(ClaimedCurve::EpsilonDelta { epsilon, delta })
+            }
+            c => {
+                let phase = Phase {
+                    sampling_rate,
+                    noise_multiplier: c.accountant_noise_multiplier(trainer_sigma),
+                    steps,
+                };
+                let schedule = Schedule::single(phase)?;
+                Ok(ClaimedCurve::Accountant(TradeoffCurve::of_schedule(
+                    &schedule,
+                    CLAIM_RESOLUTION,
+                    &pld::PldConfig::default(),
+                )?))
+            }
+        }
+    }
+
+    /// The f-DP one-run verdict of each of `counts` on this curve at level α (one
+    /// [`FdpVerdict`] per entry, in order).
+    ///
+    /// # Errors
+    ///
+    /// As [`one_run_fdp_refutes`].
+    pub fn verdicts(&self, counts: &[OneRunCounts], alpha: f64) -> Result<Vec<FdpVerdict>> {
+        let mut out = Vec::with_capacity(counts.len());
+        match self {
+            ClaimedCurve::Accountant(curve) => {
+                let claim = CurveClaim::new(curve)?;
+                for &c in counts {
+                    out.push(FdpVerdict {
+                        refuted: one_run_fdp_refutes(c, alpha, |x| claim.beta_lower(x))?,
+                        p_value: one_run_fdp_p_value(c, |x| claim.beta_lower(x))?,
+                    });
+                }
+            }
+            &ClaimedCurve::EpsilonDelta { epsilon, delta } => {
+                let f = |x: f64| Ok(epsilon_delta_beta(epsilon, delta, x));
+                for &c in counts {
+                    out.push(FdpVerdict {
+                        refuted: one_run_fdp_refutes(c, alpha, f)?,
+                        p_value: one_run_fdp_p_value(c, f)?,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The (ε, δ)-DP trade-off curve at α, moved down by 4 units in the last place so that
+/// rounding never puts it above the curve.
+fn epsilon_delta_beta(epsilon: f64, delta: f64, alpha: f64) -> f64 {
+    let a = 1.0 - delta - libm::exp(epsilon) * alpha;
+    let b = libm::exp(-epsilon) * (1.0 - delta - alpha);
+    (a.max(b) * (1.0 - 4.0 * f64::EPSILON)).max(0.0)
+}
+
+/// The μ of the Gaussian-DP curve a claim asserts: √T/σ (σ′, or the trainer's σ) for the
+/// full batch (q = 1), whose accountant's curve is exactly μ-GDP; `None` for Poisson sampling
+/// (its curve is not Gaussian) and for an ε claim.
+pub fn claimed_gdp_mu(
+    claim: Claim,
+    trainer_sigma: f64,
+    sampling_rate: f64,
+    steps: u64,
+) -> Option<f64> {
+    match claim {
+        Claim::Epsilon(_) => None,
+        c if sampling_rate == 1.0 => {
+            let sigma = c.accountant_noise_multiplier(trainer_sigma);
+            (sigma > 0.0 && sigma.is_finite()).then(|| libm::sqrt(steps as f64) / sigma)
+        }
+        _ => None,
+    }
+}
+
+/// The verdict of rows with GDP estimates `mus` (μ̂ = Φ⁻¹(1 − FPR̄) − Φ⁻¹(FNR̄) from
+/// Clopper–Pearson upper limits at α/2 each) on a claim of `mu_claimed`-GDP: a row refutes
+/// when μ̂ > μ_c. Valid for any mechanism, Gaussian or not: with probability ≥ 1 − α the
+/// true rates satisfy FPR ≤ FPR̄ and FNR ≤ FNR̄, and μ̂ > μ_c means FNR̄ < G(FPR̄), G(x) =
+/// Φ(Φ⁻¹(1 − x) − μ_c) the claimed curve, so FNR ≤ FNR̄ < G(FPR̄) ≤ G(FPR) (G decreases):
+/// a test below the claimed curve, which no μ_c-GDP mechanism has (Nasr, Hayes, Steinke et
+/// al. 2023; Dong, Roth & Su 2022). `claimed` is the accountant's ε of the claim, shown
+/// beside it.
+pub fn gdp_verdict(accountant_upper: f64, mu_claimed: f64, mus: &[f64], alpha: f64) -> Verdict {
+    let refuting = mus.iter().filter(|&&m| m > mu_claimed).count();
+    Verdict {
+        claimed: accountant_upper,
+        refuting,
+        rows: mus.len(),
+        refuted: Some(refuting > 0),
+        error: Some(claim_error(alpha, mus.len())),
+    }
+}
+
 /// The probability that a refutation by any of `rows` rows, each a lower bound at level α,
 /// is wrong: at most rows·α (the union bound), capped at 1.
 pub fn claim_error(alpha: f64, rows: usize) -> f64 {
@@ -211,6 +358,50 @@ mod tests {
             }
         }
         assert_eq!(Claim::Epsilon(0.0).checked(), Ok(Claim::Epsilon(0.0)));
+    }
+
+    /// The f-DP verdicts on a claimed curve: one full-batch step at σ = 1 is 1-GDP. 100 of
+    /// 100 correct among 1,000 canaries refute 1-GDP (jax_privacy's f-DP ε for these counts is
+    /// 5.549 > 4.378) but not 3-GDP (σ′ = 1/3); an (ε, δ) claim at ε = 6 is not refuted,
+    /// at ε = 3 it is. Half the guesses right refutes nothing (p = 1).
+    #[test]
+    fn claimed_curves_are_refuted_by_counts_beyond_them_only() {
+        let all = OneRunCounts {
+            canaries: 1000,
+            guesses: 100,
+            correct: 100,
+        };
+        let chance = OneRunCounts { correct: 50, ..all };
+        let v = |claim, counts| {
+            ClaimedCurve::new(claim, 1.0, 1.0, 1, 1e-5)
+                .unwrap()
+                .verdicts(&[counts], 0.05)
+                .unwrap()[0]
+        };
+        assert!(v(Claim::Trainer, all).refuted);
+        assert!(v(Claim::Trainer, all).p_value < 0.05);
+        assert!(!v(Claim::NoiseMultiplier(1.0 / 3.0), all).refuted);
+        assert!(!v(Claim::Epsilon(6.0), all).refuted);
+        assert!(v(Claim::Epsilon(3.0), all).refuted);
+        let c = v(Claim::Trainer, chance);
+        assert!(!c.refuted && c.p_value > 0.5, "{c:?}");
+        assert!(ClaimedCurve::new(Claim::Epsilon(-1.0), 1.0, 1.0, 1, 1e-5).is_err());
+    }
+
+    /// A GDP claim exists for the full batch only; a row refutes above μ_c alone.
+    #[test]
+    fn gdp_claims_are_full_batch_curves_refuted_above_their_mu() {
+        assert_eq!(claimed_gdp_mu(Claim::Trainer, 0.5, 1.0, 4), Some(4.0));
+        assert_eq!(
+            claimed_gdp_mu(Claim::NoiseMultiplier(2.0), 0.5, 1.0, 4),
+            Some(1.0)
+        );
+        assert_eq!(claimed_gdp_mu(Claim::Trainer, 0.5, 0.1, 4), None);
+        assert_eq!(claimed_gdp_mu(Claim::Epsilon(1.0), 0.5, 1.0, 4), None);
+        let v = gdp_verdict(4.378, 1.0, &[0.9, 1.0, 1.2], 0.05);
+        assert_eq!((v.refuting, v.refuted), (1, Some(true)));
+        assert!((v.error.unwrap() - 0.15).abs() < 1e-15);
+        assert_eq!(gdp_verdict(4.378, 1.0, &[0.99], 0.05).refuted, Some(false));
     }
 
     /// The accountant of a claim is the run's own accountant, bit for bit.

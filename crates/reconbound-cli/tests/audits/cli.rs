@@ -135,9 +135,24 @@ fn audit_json_has_its_keys_and_its_rows_stay_below_the_pld_epsilon_smoke() {
     // K = 2(N₀ + N₁ − 1) candidate rules over all 20 + 20 trials.
     assert_eq!(number(&o, "candidates"), 78.0);
     assert!(matches!(o.get("gdp_mu"), Some(Value::Num(_))));
-    // A GDP estimate is no lower bound: it refutes no claim, at any confidence.
+    // On the full batch the trainer's own curve is Gaussian (μ = √3/0.5): μ̂ refutes it only
+    // above μ, which 20 trials cannot show (the verdict is false, not null).
+    assert_eq!(o.get("claim_refuted"), Some(&Value::Bool(false)), "{o:?}");
+    assert_eq!(o.get("refutes_claim"), Some(&Value::Bool(false)), "{o:?}");
+    assert!(number(&o, "gdp_mu") < 3.0f64.sqrt() / 0.5);
+    // Under Poisson sampling a GDP estimate refutes nothing: the verdicts are null.
+    let p = json_run(&[
+        "--crafter",
+        "5",
+        "--sampling-rate",
+        "0.5",
+        "--train-size",
+        "51",
+        "--estimator",
+        "gdp",
+    ]);
     for key in ["claim_refuted", "claim_error", "refutes_claim"] {
-        assert_eq!(o.get(key), Some(&Value::Null), "{key}: {o:?}");
+        assert_eq!(p.get(key), Some(&Value::Null), "{key}: {p:?}");
     }
     let e = number(&o, "epsilon_empirical");
     assert!(e <= number(&o, "epsilon_pld"), "{o:?}");
@@ -607,6 +622,20 @@ fn bad_audit_input_exits_2_names_the_flag_and_writes_nothing() {
             &["--estimator", "gdp", "--claimed-epsilon", "1"],
             "--claimed-epsilon",
         ),
+        // A Poisson claim is no Gaussian curve for the GDP μ̂ to refute.
+        (
+            &[
+                "--estimator",
+                "gdp",
+                "--sampling-rate",
+                "0.5",
+                "--train-size",
+                "51",
+                "--claimed-noise-multiplier",
+                "1",
+            ],
+            "--claimed-noise-multiplier",
+        ),
     ];
     assert_sharded_run_refusals(&SMALL, cases);
     let (code, out, _) = run(&["audit", "--help"]);
@@ -704,4 +733,95 @@ fn shuffled_audit_refuses_what_it_cannot_score_naming_the_flag() {
         assert_eq!(code, 2, "{extra:?}: {out}");
         assert!(err.contains(needle), "{extra:?}: {err}");
     }
+}
+
+#[test]
+fn gdp_and_one_run_fdp_refute_a_trainer_at_half_the_claimed_noise_and_never_the_honest_one() {
+    // White box, full batch, T = 1, claim σ′ = 1 (1-GDP, ε 4.378 at δ = 1e-5), crafter 5 and
+    // Distinguisher 3:
+    // - GDP, 1,000 trials per world, the likelihood-ratio threshold 0 fixed in advance,
+    //   α = 1e-6: a row refutes when μ̂ > 1 (valid for any mechanism). Honest σ = 1: μ̂ ≈ 0.6
+    //   (seed 0: ε 3.86 at α = 0.05); σ = 0.5 (μ = 2): FPR = FNR ≈ 0.16, whose limits at
+    //   α/2 = 5e-7 stay below 0.23, so μ̂ > 1.4.
+    // - one run, 1,000 Dirac canaries, 100 guesses, the f-DP test against the claim's curve:
+    //   honest at α = 1e-6 never refuted (measured p = 1); at σ = 0.5, 100 of 100 right gives
+    //   p = 0.0085 (one run's floor with 1,000 canaries: 198 of 200 give 0.0045), so the
+    //   control is at α = 0.05. Steinke et al.'s ε (3.465 at most with 100 guesses) cannot
+    //   refute 4.378: only the f-DP test does.
+    let base = [
+        "audit",
+        "--crafter",
+        "dataset-dirac",
+        "--steps",
+        "1",
+        "--sampling-rate",
+        "1",
+        "--claimed-noise-multiplier",
+        "1",
+        "--json",
+        "--quiet",
+    ];
+    let gdp = |sigma: &str| {
+        let extra = [
+            "--noise-multiplier",
+            sigma,
+            "--trials",
+            "1000",
+            "--estimator",
+            "gdp",
+            "--threshold",
+            "0",
+            "--alpha",
+            "1e-6",
+        ];
+        let (code, out, err) = run_s(&args_with(&base, &extra));
+        assert_eq!(code, 0, "{err}");
+        object(&out)
+    };
+    let one_run = |sigma: &str, alpha: &str| {
+        let extra = [
+            "--noise-multiplier",
+            sigma,
+            "--estimator",
+            "one-run",
+            "--canaries",
+            "1000",
+            "--guesses",
+            "100",
+            "--alpha",
+            alpha,
+            "--delta",
+            "1e-10",
+        ];
+        let (code, out, err) = run_s(&args_with(&base, &extra));
+        assert_eq!(code, 0, "{err}");
+        object(&out)
+    };
+    let honest = gdp("1");
+    let half = gdp("0.5");
+    println!(
+        "GDP μ̂: honest {}, half {}",
+        number(&rows(&honest)[0], "gdp_mu"),
+        number(&rows(&half)[0], "gdp_mu")
+    );
+    assert_eq!(honest.get("claim_refuted"), Some(&Value::Bool(false)));
+    assert_eq!(half.get("claim_refuted"), Some(&Value::Bool(true)));
+    assert!(number(&rows(&half)[0], "gdp_mu") > 1.0);
+    assert_eq!(
+        rows(&half)[0].get("refutes_claim"),
+        Some(&Value::Bool(true))
+    );
+    let honest = one_run("1", "1e-6");
+    assert_eq!(honest.get("claim_refuted_fdp"), Some(&Value::Bool(false)));
+    assert_eq!(honest.get("claim_refuted"), Some(&Value::Bool(false)));
+    let half = one_run("0.5", "0.05");
+    let row = &rows(&half)[0];
+    println!(
+        "one run at σ = 0.5: {} of 100, p = {}",
+        number(row, "correct"),
+        number(row, "p_value_fdp")
+    );
+    assert_eq!(half.get("claim_refuted_fdp"), Some(&Value::Bool(true)));
+    assert_eq!(row.get("refutes_claim_fdp"), Some(&Value::Bool(true)));
+    assert_eq!(half.get("claim_refuted"), Some(&Value::Bool(false)));
 }
