@@ -186,7 +186,11 @@ crafter_number, distinguisher, distinguisher_number, epsilon_empirical, gdp_mu, 
 threshold_direction, candidates, negatives, false_positives, positives, false_negatives,
 fpr_upper, fnr_upper, canary_steps_mean, above_pld, refutes_claim); with one row its keys
 are also at the top level. The one-run audit prints adversary_view, claim, claim_value,
-epsilon_claimed, claim_refuted, claim_error and per row refutes_claim too.
+epsilon_claimed, claim_refuted, claim_error and per row refutes_claim too, and the f-DP
+test of each row's counts against the claim's own certified trade-off curve (Mahloujifar,
+Melis, Chaudhuri 2025; the accountant's curve at σ′ or the trainer's σ, or the (ε, δ)-DP
+curve of --claimed-epsilon; valid for any mechanism): claim_refuted_fdp, claim_error_fdp,
+per row epsilon_fdp (the f-DP ε against Gaussian curves), refutes_claim_fdp, p_value_fdp.
 CSV (--csv): crafter,trial,world,final_loss,max_loss,mean_loss,gradient,canary_steps
 (world 0 without the canary, 1 with it; scores in round-trip precision).
 ";
