@@ -817,7 +817,7 @@ fn init_name(i: Init) -> &'static str {
 }
 
 fn above_bound(m: &Measured) -> Option<bool> {
-    m.outcome.rero.map(|r| r.success.lower > r.gamma)
+    m.outcome.rero.map(|r| r.above_bound())
 }
 
 fn point_json(o: &mut Object, m: &Measured) {
@@ -850,7 +850,7 @@ fn point_json(o: &mut Object, m: &Measured) {
                 .num("success_rate", c.success.rate)
                 .num("success_lower", c.success.lower)
                 .num("success_upper", c.success.upper)
-                .put("above_bound", Value::Bool(c.success.lower > c.gamma));
+                .put("above_bound", Value::Bool(c.above_bound()));
         }
         None => {
             for k in [
