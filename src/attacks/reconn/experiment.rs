@@ -74,8 +74,8 @@ pub enum Features {
     /// White box: the flattened parameters (7,960), standardised per coordinate by the
     /// shadow set.
     Params,
-    /// Black box: the logits on [`LOGIT_PROBES`] fixed images of D̄ (the first ones),
-    /// standardised per coordinate by the shadow set.
+    /// Black box: the logits on [`LOGIT_PROBES`] fixed images of D̄ ([`logit_probes`]: the
+    /// last ones, never a shadow target), standardised per coordinate by the shadow set.
     Logits,
 }
 
@@ -270,6 +270,28 @@ pub fn check_shadow_count(splits: &Splits, k: usize) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// The black-box probes (Balle et al. 2022 §VI-C: 200 images of D̄): the last
+/// [`LOGIT_PROBES`] images of D̄. Shadow model i's target is `splits.aux[i]`, i < K, so the
+/// probes are none of the K shadow targets — a probe that is also a shadow target (as the
+/// first 200 were before issue 31) gives that shadow model's features a trace of its own
+/// target that no released model's features have (their targets are not in D̄). The same
+/// probes for every K.
+///
+/// # Errors
+/// [`Error::InvalidCount`] `shadow_models` above |D̄| − [`LOGIT_PROBES`] (then no 200 images
+/// of D̄ are left beyond the shadow targets).
+pub fn logit_probes(splits: &Splits, shadow_models: usize) -> Result<&[usize]> {
+    let n = splits.aux.len();
+    match n.checked_sub(LOGIT_PROBES) {
+        Some(start) if shadow_models <= start => Ok(&splits.aux[start..]),
+        _ => Err(Error::InvalidCount {
+            name: "shadow_models",
+            value: shadow_models as u64,
+            expected: "<= |D-bar| - 200 with logit features (the 200 probes are images of D-bar beyond the shadow targets)",
+        }),
+    }
 }
 
 /// Per-coordinate standardisation fitted on the shadow set: (x − mean)/(sd + 1e-8), sd the
@@ -545,7 +567,8 @@ pub fn ball_count_bound(samples: &[&[f64]], eta: f64, threads: usize) -> Result<
 ///
 /// # Errors
 /// [`Error::InvalidCount`] `released` above the released split or 0, `shadow_models`
-/// mismatch; the training's errors.
+/// mismatch or, with logit features, above |D̄| − [`LOGIT_PROBES`] ([`logit_probes`]); the
+/// training's errors.
 pub fn attack(
     data: &Dataset,
     splits: &Splits,
@@ -554,6 +577,9 @@ pub fn attack(
     progress: Progress<'_>,
 ) -> Result<ReconnOutcome> {
     check_shadow_count(splits, config.shadow_models)?;
+    if config.features == Features::Logits {
+        logit_probes(splits, config.shadow_models)?;
+    }
     if config.released == 0 {
         return Err(Error::InvalidCount {
             name: "released",
@@ -655,7 +681,10 @@ pub fn attack_released(
     }
     let k = config.shadow_models;
     let trainer = ModelTrainer::new(data, &splits.d_minus, config.training, config.seed)?;
-    let probes = &splits.aux[..LOGIT_PROBES.min(splits.aux.len())];
+    let probes: &[usize] = match config.features {
+        Features::Logits => logit_probes(splits, k)?,
+        Features::Params => &[],
+    };
     let (mut feats, width) = features_of(&trainer, config.features, probes, &shadows.params[..k])?;
     let stdz = Standardiser::fit(&feats, width)?;
     stdz.apply(&mut feats);
@@ -1003,6 +1032,32 @@ mod tests {
         }
         let ragged = [&[0.0, 1.0][..], &[0.0][..]];
         assert!(ball_count_bound(&ragged, 0.01, 1).is_err());
+    }
+
+    /// The logit probes are the last 200 images of D̄, none of them a shadow target
+    /// (`aux[..K]`) for any K the check lets through, the same for every K; K beyond
+    /// |D̄| − 200 is refused naming `shadow_models`.
+    #[test]
+    fn logit_probes_are_never_shadow_targets() {
+        let splits = Splits::draw(10_000, 999, 1).unwrap();
+        let n = splits.aux.len();
+        assert_eq!(n, 8001);
+        let last = logit_probes(&splits, n - LOGIT_PROBES).unwrap();
+        assert_eq!(last.len(), LOGIT_PROBES);
+        for k in [10, 1000, n - LOGIT_PROBES] {
+            let probes = logit_probes(&splits, k).unwrap();
+            assert_eq!(probes, last, "K = {k}");
+            assert!(
+                probes.iter().all(|p| !splits.aux[..k].contains(p)),
+                "K = {k}"
+            );
+        }
+        let e = logit_probes(&splits, n - LOGIT_PROBES + 1).unwrap_err();
+        assert_eq!(crate::error::error_name(e), "shadow_models");
+        // A D̄ of fewer than 200 images has no probes to spare.
+        let small = Splits::draw(200, 10, 1).unwrap();
+        assert!(small.aux.len() < LOGIT_PROBES);
+        assert!(logit_probes(&small, 10).is_err());
     }
 
     /// `above_bound` is the 95 % interval's lower end strictly above γ.

@@ -155,6 +155,12 @@ fn reconn_cli_refuses_bad_input_naming_the_flag() {
         (&["--shadow-models", "9"], "--shadow-models = 9"),
         (&["--shadow-models", "100,x"], "--shadow-models"),
         (&["--shadow-models", "9000"], "--shadow-models = 9000"),
+        // issue 31: the logit probes are the last 200 images of D̄ (8,001 at these
+        // defaults), beyond every shadow target
+        (
+            &["--features", "logits", "--shadow-models", "7802"],
+            "--shadow-models = 7802 is out of range with --features logits: at most 7801",
+        ),
         (&["--released", "1001"], "--released = 1001"),
         (&["--released", "0"], "--released = 0"),
         (&["--train-size", "9990"], "--train-size = 9990"),
