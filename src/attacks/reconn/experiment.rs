@@ -942,7 +942,7 @@ mod tests {
     /// orthogonal example above, and MNIST, module docs.)
     #[test]
     fn ball_count_bounds_the_largest_interval_on_the_line() {
-        let mut rng = Rng::for_stream(31, 0x4b41_5050_41, 0);
+        let mut rng = Rng::for_stream(31, 0x004b_4150_5041, 0);
         let mut exact = 0;
         for _ in 0..50 {
             let pts: Vec<Vec<f64>> = (0..60).map(|_| vec![rng.uniform()]).collect();
@@ -971,7 +971,7 @@ mod tests {
     /// and at most the 4η count. Exact integers, no tolerance.
     #[test]
     fn ball_count_bounds_every_disc_in_the_plane() {
-        let mut rng = Rng::for_stream(31, 0x4b41_5050_42, 0);
+        let mut rng = Rng::for_stream(31, 0x004b_4150_5042, 0);
         for _ in 0..20 {
             let pts: Vec<Vec<f64>> = (0..40)
                 .map(|_| vec![rng.uniform(), rng.uniform()])
@@ -1021,7 +1021,7 @@ mod tests {
     /// refused.
     #[test]
     fn ball_count_is_the_same_for_any_thread_count() {
-        let mut rng = Rng::for_stream(31, 0x4b41_5050_43, 0);
+        let mut rng = Rng::for_stream(31, 0x004b_4150_5043, 0);
         let pts: Vec<Vec<f64>> = (0..101)
             .map(|_| (0..4).map(|_| rng.uniform()).collect())
             .collect();
