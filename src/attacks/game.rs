@@ -71,7 +71,8 @@ pub enum PriorDraw {
     },
     /// Hayes et al. App. D with the label known: |D⁻| + 1 pool indices, which of them is the
     /// target (the rest is D⁻), then `others` points among the pool's remaining examples of
-    /// the target's class. The prior is the target followed by the others.
+    /// the target's class. The prior is the target and the others in ascending order, so the
+    /// target's position tells nothing the set does not.
     SameClass {
         /// n − 1, the number of other candidates (≥ 1).
         others: usize,
@@ -99,8 +100,7 @@ pub struct Challenge {
     pub trial: u64,
     /// D⁻: pool indices, ascending.
     pub dminus: Vec<usize>,
-    /// The prior's candidates: pool indices (ascending for [`PriorDraw::Uniform`]; the
-    /// target first for [`PriorDraw::SameClass`]).
+    /// The prior's candidates: pool indices, ascending.
     pub prior: Vec<usize>,
     /// The target's position in [`prior`](Self::prior).
     pub target: usize,
@@ -116,7 +116,7 @@ impl Challenge {
     ///   form the prior (the rest, ascending, is D⁻), the target's position;
     /// - [`PriorDraw::SameClass`]: |D⁻| + 1 pool indices without replacement, which of them is
     ///   the target (the rest is D⁻), the others among the pool's remaining examples of the
-    ///   target's class;
+    ///   target's class (the prior: the target and the others, ascending);
     ///
     /// then the initialisation seed, the DP-SGD seed and the optimiser seed.
     ///
@@ -206,7 +206,12 @@ impl Challenge {
                         .into_iter()
                         .filter_map(|j| eligible.get(j).copied()),
                 );
-                (dminus, prior, 0)
+                // Ascending, as the uniform prior: listed target first, the order named it
+                // (issue 31). Its rank is uniform given the set (target and others are
+                // exchangeable), and sorting draws nothing, so the seeds below are unchanged.
+                prior.sort_unstable();
+                let at = prior.binary_search(&target).unwrap_or(usize::MAX);
+                (dminus, prior, at)
             }
         };
         let seeds = TrialSeeds {
@@ -591,7 +596,7 @@ mod tests {
     }
 
     /// The gradient-matching draw as `GradientMatchingSetup::run_trial` wrote it before the
-    /// game.
+    /// game, with the prior sorted since issue 31 (it listed the target first).
     fn old_same_class(pool: &Dataset, n: usize, k: usize, seed: u64, trial: u64) -> Challenge {
         let mut rng = Rng::for_trial(seed, trial);
         let chosen = rng.subset(pool.len(), n + 1).unwrap();
@@ -610,12 +615,14 @@ mod tests {
                 .iter()
                 .map(|&j| eligible[j]),
         );
+        prior.sort_unstable();
+        let at = prior.iter().position(|&i| i == target).unwrap();
         let (init, train, optimiser) = (rng.next_u64(), rng.next_u64(), rng.next_u64());
         Challenge {
             trial,
             dminus,
             prior,
-            target: 0,
+            target: at,
             seeds: TrialSeeds {
                 init,
                 train,
@@ -636,6 +643,39 @@ mod tests {
             let c = Challenge::draw(&pool, 50, PriorDraw::SameClass { others: 9 }, seed, trial);
             assert_eq!(c.unwrap(), old_same_class(&pool, 50, 9, seed, trial));
         }
+    }
+
+    /// Issue 31: a `SameClass` prior listed the target first, so the candidates' order named
+    /// it. The prior is now ascending, as the uniform one: the target's position is its rank
+    /// in the set — uniform given the set (the target and the others are exchangeable) — and
+    /// the candidate at `target` is the trained secret. Over 200 trials (seed 31, n = 10
+    /// candidates) the position takes at least 5 of the 10 values and is 0 in at most 60
+    /// (binomial(200, 1/10): mean 20, P[≥ 60] < 1e-12; at least 5 values fail with P < 1e-30).
+    #[test]
+    fn same_class_priors_do_not_put_the_target_first() {
+        let pool = embedded_mnist()
+            .unwrap()
+            .subset(&(0..600).collect::<Vec<_>>())
+            .unwrap();
+        let mut seen = [0u32; 10];
+        for trial in 0..200 {
+            let c =
+                Challenge::draw(&pool, 40, PriorDraw::SameClass { others: 9 }, 31, trial).unwrap();
+            assert!(c.prior.windows(2).all(|w| w[0] < w[1]), "ascending");
+            assert_eq!(c, old_same_class(&pool, 40, 9, 31, trial), "the same draw");
+            // The secret is the example the trial drew as its target (not D⁻'s).
+            let mut rng = Rng::for_trial(31, trial);
+            let chosen = rng.subset(pool.len(), 41).unwrap();
+            let drawn = chosen[rng.below(41).unwrap() as usize];
+            assert_eq!(c.prior[c.target], drawn);
+            assert_eq!(
+                c.candidates(&pool).unwrap()[c.target],
+                c.secret(&pool).unwrap()
+            );
+            seen[c.target] += 1;
+        }
+        assert!(seen[0] <= 60, "{seen:?}");
+        assert!(seen.iter().filter(|&&v| v > 0).count() >= 5, "{seen:?}");
     }
 
     #[test]

@@ -1060,13 +1060,23 @@ impl GradientMatchingSetup<'_> {
             ..self.reconstruction
         })?;
         let mut other_x = Vec::with_capacity(k * x.len());
-        for &o in challenge.prior.iter().skip(1) {
+        // every candidate but the target (the prior is ascending: issue 31)
+        for (_, &o) in challenge
+            .prior
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != challenge.target)
+        {
             other_x.extend_from_slice(self.pool.example(o)?.0);
         }
         let score = prior_score(&rec.z, x, &other_x)?;
         Ok(GradientMatchingOutcome {
             trial,
-            target: challenge.prior.first().copied().unwrap_or(usize::MAX),
+            target: challenge
+                .prior
+                .get(challenge.target)
+                .copied()
+                .unwrap_or(usize::MAX),
             score,
             loss: rec.loss,
             reconstruction: rec.z,

@@ -11,7 +11,7 @@ use super::output::{check_writable, write_whole, Progress};
 use super::svg;
 use reconbound::attacks::reconn::experiment::{
     attack_released, released_models, train_shadows, Control, Features, ReconnConfig,
-    ReconnOutcome, ShadowModels,
+    ReconnOutcome, ShadowModels, LOGIT_PROBES,
 };
 use reconbound::attacks::reconn::reconstructor::ReconstructorConfig;
 use reconbound::attacks::reconn::setting::{Batching, Init, Privacy, Splits, Training};
@@ -92,8 +92,8 @@ needs σ > 1e8 is refused naming --epsilon; fresh noise per model).
 Non-private runs may use Poisson mini-batches of expected size B instead (--sampling poisson,
 Balle Fig. 6): the same batches for every model (the adversary knows the sampling seed) or,
 with --unknown-sampling-seed, each model its own.
-Features: the 7,960 parameters (params) or the logits on 200 fixed images of D̄ (logits),
-standardised by the shadow set. One permutation of the data from the seed splits it into D⁻,
+Features: the 7,960 parameters (params) or the logits on the last 200 images of D̄ (logits;
+never a shadow target, so K ≤ |D̄| − 200), standardised by the shadow set. One permutation of the data from the seed splits it into D⁻,
 D̄ and the released pool (n/10, at most 1,000): disjoint, and independent of K and R.
 
 Judged per target by the MSE per pixel, beside the NN oracle (the closest image of D̄: the
@@ -661,6 +661,14 @@ impl ReconnRun {
                 splits.aux.len()
             )));
         }
+        if self.features == Features::Logits && kmax.saturating_add(LOGIT_PROBES) > splits.aux.len()
+        {
+            return Err(usage(format!(
+                "--shadow-models = {kmax} is out of range with --features logits: at most {} (the adversary's data D̄ holds {} images and the {LOGIT_PROBES} logit probes are its last, beyond the shadow targets)",
+                splits.aux.len().saturating_sub(LOGIT_PROBES),
+                splits.aux.len()
+            )));
+        }
         if released > splits.released.len() {
             return Err(usage(format!(
                 "--released = {released} is out of range: the released split holds {} targets (n/10, at most 1,000)",
@@ -817,7 +825,7 @@ fn init_name(i: Init) -> &'static str {
 }
 
 fn above_bound(m: &Measured) -> Option<bool> {
-    m.outcome.rero.map(|r| r.success.lower > r.gamma)
+    m.outcome.rero.map(|r| r.above_bound())
 }
 
 fn point_json(o: &mut Object, m: &Measured) {
@@ -850,7 +858,7 @@ fn point_json(o: &mut Object, m: &Measured) {
                 .num("success_rate", c.success.rate)
                 .num("success_lower", c.success.lower)
                 .num("success_upper", c.success.upper)
-                .put("above_bound", Value::Bool(c.success.lower > c.gamma));
+                .put("above_bound", Value::Bool(c.above_bound()));
         }
         None => {
             for k in [

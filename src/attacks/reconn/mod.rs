@@ -23,7 +23,9 @@
 //! **Judging it.** A reconstruction is only interesting when it is closer to the target than
 //! the NN oracle: that image is available to the adversary without looking at the model.
 //! Controls that must fail: a reconstructor trained on shuffled (feature, target) pairs, and
-//! released models trained without their target.
+//! released models trained without their target ([`experiment::Control`]); and, as tests, an
+//! unknown θ₀ (Balle Table II) and strong DP (Fig. 8, where the success must also stay
+//! below γ at κ(η)).
 
 pub mod experiment;
 pub mod reconstructor;
