@@ -46,4 +46,6 @@ pub use jvp::{jvp_coordinates_in, jvp_directions_in, pass_count, ScalarFn};
 #[cfg(feature = "alloc")]
 pub(crate) use scalar::interleaved_sum;
 pub use scalar::{l2_norm, Scalar};
-pub(crate) use scalar::{tree4, tree8};
+#[cfg(feature = "alloc")]
+pub(crate) use scalar::tree4;
+pub(crate) use scalar::tree8;
