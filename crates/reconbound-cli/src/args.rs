@@ -119,7 +119,7 @@ pub fn parse(args: &[String], specs: &[Spec]) -> Result<Flags, UsageError> {
 }
 
 /// Keep error messages on one line and bounded in length.
-fn printable(s: &str) -> String {
+pub(crate) fn printable(s: &str) -> String {
     let mut out: String = s.chars().filter(|c| !c.is_control()).take(64).collect();
     if s.chars().count() > 64 {
         out.push('…');

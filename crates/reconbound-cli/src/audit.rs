@@ -912,11 +912,7 @@ fn parse_audit(f: &Flags) -> Result<AuditRun, Failure> {
         Some(other) => {
             return Err(usage(format!(
                 "flag '--sampling': '{}' is not one of poisson, shuffle",
-                other
-                    .chars()
-                    .filter(|c| !c.is_control())
-                    .take(30)
-                    .collect::<String>()
+                super::args::printable(other)
             )))
         }
     };
