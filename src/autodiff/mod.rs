@@ -45,7 +45,7 @@ pub use jvp::{jvp_coordinates, jvp_directions};
 pub use jvp::{jvp_coordinates_in, jvp_directions_in, pass_count, ScalarFn};
 #[cfg(feature = "alloc")]
 pub(crate) use scalar::interleaved_sum;
-pub use scalar::{l2_norm, Scalar};
 #[cfg(feature = "alloc")]
 pub(crate) use scalar::tree4;
 pub(crate) use scalar::tree8;
+pub use scalar::{l2_norm, Scalar};

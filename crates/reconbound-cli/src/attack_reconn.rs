@@ -11,7 +11,7 @@ use super::output::{check_writable, write_whole, Progress};
 use super::svg;
 use reconbound::attacks::reconn::experiment::{
     attack_released, released_models, train_shadows, Control, Features, ReconnConfig,
-    ReconnOutcome, ShadowModels, LOGIT_PROBES,
+    ReconnOutcome, ReconnVerdict, ShadowModels, LOGIT_PROBES,
 };
 use reconbound::attacks::reconn::reconstructor::ReconstructorConfig;
 use reconbound::attacks::reconn::setting::{Batching, Init, Privacy, Splits, Training};
@@ -83,23 +83,26 @@ RecoNN (Balle, Cherubin, Hayes 2022 §IV–VI; Hayes et al. 2023 App. A 'model-b
 informed adversary knows D⁻ (N examples), the training algorithm and, unless --unknown-init,
 the initialisation θ₀. It trains K shadow models on D⁻ ∪ {z_i}, z_i from its own data D̄,
 learns a reconstructor MLP (features → H ReLU → 784 sigmoid, H ≤ 4,000, about 1 GB; loss
-MSE + MAE, Adam 1e-3,
-batches of B, early stopping on a held-out tenth, at most E epochs, patience P) and applies it
-to R released models trained on D⁻ ∪ {z_j}, z_j from a split of their own. Every model: MLP
-784-10-10 (ELU), full-batch gradient descent, T steps at learning rate R, non-private or DP-GD
-(C = 1, noise multiplier S in [0, 1e8], or S calibrated by RDP to each ε at δ — an ε that
-needs σ > 1e8 is refused naming --epsilon; fresh noise per model).
+MSE + MAE, Adam 1e-3, batches of B, early stopping on a held-out tenth, at most E epochs,
+patience P) and applies it to R released models trained on D⁻ ∪ {z_j}, z_j from a split of
+their own. Every model: MLP 784-10-10 (ELU), full-batch gradient descent, T steps at
+learning rate R, non-private or DP-GD (C = 1, noise multiplier S in [0, 1e8], or S
+calibrated by RDP to each ε at δ — an ε that needs σ > 1e8 is refused naming --epsilon;
+fresh noise per model).
 Non-private runs may use Poisson mini-batches of expected size B instead (--sampling poisson,
 Balle Fig. 6): the same batches for every model (the adversary knows the sampling seed) or,
 with --unknown-sampling-seed, each model its own.
 Features: the 7,960 parameters (params) or the logits on the last 200 images of D̄ (logits;
-never a shadow target, so K ≤ |D̄| − 200), standardised by the shadow set. One permutation of the data from the seed splits it into D⁻,
-D̄ and the released pool (n/10, at most 1,000): disjoint, and independent of K and R.
+never a shadow target, so K ≤ |D̄| − 200), standardised by the shadow set. One permutation
+of the data from the seed splits it into D⁻, D̄ and the released pool (n/10, at most
+1,000): disjoint, and independent of K and R.
 
 Judged per target by the MSE per pixel, beside the NN oracle (the closest image of D̄: the
 adversary's best guess without the model) and the mean image of D̄; the fraction reconstructed
 closer than the NN oracle gets a 95 % Clopper–Pearson interval. Under DP, Hayes-style success
-(MSE ≤ η) is shown beside γ at κ(η), κ estimated from D̄ (Hayes et al. 2023 App. J).
+(MSE ≤ η) is shown beside γ at κ(η), κ estimated from D̄ (Hayes et al. 2023 App. J). Each
+point ends with a one-line verdict: the attack reconstructs (mean MSE below the mean
+image's and the NN-oracle interval above 0), is better than a blind guess only, or fails.
 A list of K trains the largest set once and a reconstructor on each prefix (Balle Fig. 5c);
 a list of ε trains one shadow set per ε (Fig. 8). --control runs a control that must fail.
 
@@ -113,8 +116,7 @@ non-private, N = 999, T = 100, lr 0.5, E = 60, P = 10, B = 64, H = 1000, η = 0.
 seed 0.
 
 JSON keys: command, attack, data, data_fingerprint, train_size, steps, lr, init, sampling,
-features,
-released, seed, points (one object per point: shadow_models, epsilon, noise_multiplier,
+features, released, seed, points (one object per point: shadow_models, epsilon, noise_multiplier,
 test_accuracy, mse_mean, mse_median, nn_oracle_mse_mean, nn_oracle_mse_median,
 baseline_mse_mean, beats_nn_oracle, beats_nn_oracle_rate, beats_nn_oracle_lower,
 beats_nn_oracle_upper, epochs_run, best_epoch, heldout_mse, eta, kappa, gamma, success,
@@ -1033,6 +1035,35 @@ fn point_text(t: &mut String, m: &Measured) {
     }
     if above_bound(m) == Some(true) {
         t.push_str("  WARNING: the success interval lies above the bound γ — a bug in the bound, the trainer or the attack (or a 2.5 % chance).\n");
+    }
+    t.push_str(&verdict_line(r));
+}
+
+/// The point's one-line verdict (the core's [`ReconnOutcome::verdict`]).
+fn verdict_line(r: &ReconnOutcome) -> String {
+    let b = &r.beats_nn_oracle;
+    let nn = format!(
+        "{} of {} targets closer than the NN oracle, 95 % interval [{}, {}]",
+        b.successes,
+        b.trials,
+        sig(b.lower, 3, Side::Down),
+        sig(b.upper, 3, Side::Up)
+    );
+    let mse = format!(
+        "mean MSE {} against the mean image's {}",
+        sig(r.mse_mean, 4, Side::Nearest),
+        sig(r.baseline_mse_mean, 4, Side::Nearest)
+    );
+    match r.verdict() {
+        ReconnVerdict::Reconstructs => {
+            format!("  verdict: the attack reconstructs — {mse}, {nn}\n")
+        }
+        ReconnVerdict::BeatsTheMeanImageOnly => format!(
+            "  verdict: better than a blind guess only — {mse}, but {nn} (none shown closer)\n"
+        ),
+        ReconnVerdict::Fails => {
+            format!("  verdict: the attack fails — {mse} (no better than a blind guess); {nn}\n")
+        }
     }
 }
 

@@ -461,6 +461,37 @@ pub struct ReconnOutcome {
     pub rero: Option<ReroCheck>,
 }
 
+/// What a RecoNN run shows, in one word: the verdict its output ends with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReconnVerdict {
+    /// Mean MSE below the mean image's, and a 95 % interval of the fraction of targets
+    /// reconstructed closer than the NN oracle that excludes 0: the attack beats both
+    /// baselines.
+    Reconstructs,
+    /// Mean MSE below the mean image's, but no target shown closer than the NN oracle (the
+    /// interval's lower end is 0): better than a blind guess, no better than the adversary's
+    /// own closest image.
+    BeatsTheMeanImageOnly,
+    /// Mean MSE at or above the mean image's: no better than a blind guess.
+    Fails,
+}
+
+impl ReconnOutcome {
+    /// The run's verdict ([`ReconnVerdict`]) from its mean MSE, the mean image's and the
+    /// NN-oracle interval.
+    pub fn verdict(&self) -> ReconnVerdict {
+        let below =
+            self.mse_mean.partial_cmp(&self.baseline_mse_mean) == Some(core::cmp::Ordering::Less);
+        if !below {
+            ReconnVerdict::Fails
+        } else if self.beats_nn_oracle.lower > 0.0 {
+            ReconnVerdict::Reconstructs
+        } else {
+            ReconnVerdict::BeatsTheMeanImageOnly
+        }
+    }
+}
+
 /// The closest image of `pool` to `z` by MSE (ties: the first) and that MSE.
 pub fn nn_oracle(data: &Dataset, pool: &[usize], z: &[f64]) -> Result<(usize, f64)> {
     let mut best = (usize::MAX, f64::INFINITY);
@@ -799,6 +830,34 @@ mod tests {
     use super::*;
     use crate::attacks::trial::success_rate;
     use crate::rng::Rng;
+
+    /// The verdict: worse than (or equal to) the mean image fails whatever the NN count;
+    /// below it, reconstructs only when the NN-oracle interval excludes 0 (k ≥ 1).
+    #[test]
+    fn verdict_needs_both_baselines_beaten_to_say_reconstructs() {
+        let outcome = |mse_mean: f64, k: u64| ReconnOutcome {
+            targets: Vec::new(),
+            mse_mean,
+            mse_median: mse_mean,
+            nn_oracle_mse_mean: 0.03,
+            nn_oracle_mse_median: 0.03,
+            baseline_mse_mean: 0.0645,
+            beats_nn_oracle: success_rate(k, 100, 0.95).unwrap(),
+            test_accuracy: 0.9,
+            reconstructor_epochs: (1, 1, 0.0),
+            feature_width: 7960,
+            rero: None,
+        };
+        assert_eq!(outcome(0.0995, 0).verdict(), ReconnVerdict::Fails);
+        assert_eq!(outcome(0.0995, 40).verdict(), ReconnVerdict::Fails);
+        assert_eq!(outcome(0.0645, 40).verdict(), ReconnVerdict::Fails);
+        assert_eq!(
+            outcome(0.04, 0).verdict(),
+            ReconnVerdict::BeatsTheMeanImageOnly
+        );
+        assert_eq!(outcome(0.037, 1).verdict(), ReconnVerdict::Reconstructs);
+        assert_eq!(outcome(f64::NAN, 50).verdict(), ReconnVerdict::Fails);
+    }
 
     /// The 4η count this module used before issue 31: for each sample, the samples within
     /// MSE 4η of it; the largest. Valid but loose: the tests compare against it.

@@ -13,7 +13,7 @@
 //! mean over 100 targets (per-target MSE sd ≈ 0.02).
 
 use reconbound::attacks::reconn::experiment::{
-    attack, attack_released, released_models, train_shadows, Control, ReconnConfig,
+    attack, attack_released, released_models, train_shadows, Control, ReconnConfig, ReconnVerdict,
 };
 use reconbound::attacks::reconn::reconstructor::ReconstructorConfig;
 use reconbound::attacks::reconn::setting::{Splits, Training};
@@ -85,7 +85,9 @@ fn balle22_reconn_beats_the_mean_image_and_its_controls_fail() {
         real.beats_nn_oracle.lower > 0.05,
         "some targets closer than the NN oracle"
     );
+    assert_eq!(real.verdict(), ReconnVerdict::Reconstructs);
     for (name, o) in [("shuffled pairs", &shuffled), ("without target", &without)] {
+        assert_ne!(o.verdict(), ReconnVerdict::Reconstructs, "{name}");
         assert!(
             o.mse_mean > 0.9 * base,
             "control '{name}' must fail: {}",
@@ -496,4 +498,34 @@ fn reconn_plot_of_one_k_shows_each_series_as_a_point() {
         .collect();
     assert_eq!(ys, want, "one marker per series at its JSON value");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every point's text ends with the one-line verdict (issue 31): a tiny run (K = 10, two
+/// epochs of a reconstructor with 8 hidden units) is no better than a blind guess, and says so.
+#[test]
+fn reconn_text_ends_with_a_one_line_verdict() {
+    let (code, out, err) = crate::common::run_cli(&[
+        "attack",
+        "reconn",
+        "--shadow-models",
+        "10",
+        "--released",
+        "2",
+        "--train-size",
+        "19",
+        "--steps",
+        "5",
+        "--hidden",
+        "8",
+        "--epochs",
+        "2",
+        "--seed",
+        "3",
+        "--quiet",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let last = out.trim_end().lines().last().unwrap_or_default();
+    assert!(last.starts_with("  verdict: "), "{out}");
+    assert!(last.contains("mean image's"), "{last}");
+    assert!(last.contains("closer than the NN oracle"), "{last}");
 }
