@@ -116,10 +116,10 @@ non-private, N = 999, T = 100, lr 0.5, E = 60, P = 10, B = 64, H = 1000, η = 0.
 seed 0.
 
 JSON keys: command, attack, data, data_fingerprint, train_size, steps, lr, init, sampling,
-features, released, seed, points (one object per point: shadow_models, epsilon, noise_multiplier,
-test_accuracy, mse_mean, mse_median, nn_oracle_mse_mean, nn_oracle_mse_median,
-baseline_mse_mean, beats_nn_oracle, beats_nn_oracle_rate, beats_nn_oracle_lower,
-beats_nn_oracle_upper, epochs_run, best_epoch, heldout_mse, eta, kappa, gamma, success,
+features, released, seed, points (one object per point: shadow_models, epsilon,
+noise_multiplier, test_accuracy, mse_mean, mse_median, nn_oracle_mse_mean,
+nn_oracle_mse_median, baseline_mse_mean, beats_nn_oracle, beats_nn_oracle_rate,
+beats_nn_oracle_lower, beats_nn_oracle_upper, epochs_run, best_epoch, heldout_mse, eta, kappa, gamma, success,
 success_rate, success_lower, success_upper, above_bound); with one point its keys also at the
 top level.
 CSV (--csv): shadow_models,epsilon,noise_multiplier,index,target,mse,nn_oracle_mse,nn_index,
