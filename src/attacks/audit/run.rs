@@ -386,7 +386,9 @@ impl<'a> Audit<'a> {
     /// # Errors
     ///
     /// [`Error::InvalidParameter`] `clip_norm` if clipping is off, `noise_multiplier` unless
-    /// positive, `sampling` unless Poisson or full batch; as [`DpSgdConfig::validate`],
+    /// positive, `sampling` unless Poisson, full batch or (crafter 5 only) shuffled, `view`
+    /// informed with shuffled batches, [`Error::InvalidCount`] `batch_size` not dividing
+    /// n + 1 or `steps` not whole epochs with shuffled batches; as [`DpSgdConfig::validate`],
     /// [`craft`] and [`DpSgd::with_secret`] (e.g. `batch_size` out of range).
     pub fn new(
         model: &'a Sequential,
