@@ -78,6 +78,19 @@ fn epsilon_pld(c: &mut Criterion) {
             .unwrap()
         })
     });
+    // issue 32: the second δ of the comparison with dp_accounting
+    g.bench_function("epsilon_pld_mnist_dpsgd_delta1e-10", |b| {
+        b.iter(|| {
+            pld::epsilon(
+                black_box(Q),
+                black_box(SIGMA),
+                black_box(STEPS),
+                black_box(1e-10),
+                &pld::PldConfig::default(),
+            )
+            .unwrap()
+        })
+    });
     // issue 13.1: a small δ chooses its own truncation, grid and tilt; goal ≤ 2× δ = 1e-5
     g.bench_function("epsilon_pld_mnist_dpsgd_delta1e-12", |b| {
         b.iter(|| {
@@ -159,6 +172,17 @@ fn tradeoff_curve(c: &mut Criterion) {
         b.iter(|| curve.tpr(black_box(0.01)).unwrap())
     });
     g.bench_function("advantage", |b| b.iter(|| black_box(&curve).advantage()));
+    // one risk from nothing (what riskcal's get_beta_for_dpsgd does per call): the curve,
+    // then the TPR at one FPR
+    g.sample_size(20).measurement_time(Duration::from_secs(10));
+    g.bench_function("curve_and_tpr_at_fpr_0.01", |b| {
+        b.iter(|| {
+            TradeoffCurve::of_schedule(black_box(&one), 1e-3, &pld::PldConfig::default())
+                .unwrap()
+                .tpr(0.01)
+                .unwrap()
+        })
+    });
     g.finish();
 }
 
