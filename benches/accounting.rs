@@ -2,10 +2,18 @@
 //! - ε by RDP for DP-SGD on MNIST (q = 256/60000, σ = 1.1, T = 14063, δ = 1e-5), default
 //!   order grid, improved conversion — goal < 0.2 ms (dp_accounting 0.6.0: 19 ms);
 //! - ε by PLD for the same, default config — goal < 34.9 ms at equal or better accuracy
-//!   (dp_accounting 0.6.0, grid 1e-4: 2.381779 in 349 ms; ours: certified [2.381583, 2.381744],
-//!   three compositions: pessimistic Add and Remove, optimistic for the worse direction);
-//!   and the same at δ = 1e-12 (issue 13: at most 2× the time of δ = 1e-5). Measured on
-//!   the 2-core machine: 30.6 ms at δ = 1e-5, 47.9 ms at δ = 1e-12 (1.56×);
+//!   (dp_accounting 0.6.0, grid 1e-4: 2.381779 in 349 ms; ours: certified [2.381583, 2.381744]);
+//!   and the same at δ = 1e-12 (issue 13: at most 2× the time of δ = 1e-5). Issue 32: the
+//!   add direction's pair (pessimistic and optimistic in lockstep) and a 4× coarser scout of
+//!   the remove direction (its full pair only if the scout does not show it to be the
+//!   smaller), instead of three full compositions; also δ = 1e-10. Measured 2026-11-27 on
+//!   the 2-core machine, loaded by other sessions (load 2–6), one core (taskset), old and
+//!   new binaries interleaved, medians of three criterion runs: δ = 1e-5 25.4 → 18.0 ms,
+//!   δ = 1e-10 18.3 ms, δ = 1e-12 41.2 → 32.1 ms. dp_accounting 0.6.0 (grid 1e-4) in the
+//!   same session: 222 ms warm at 1e-5, 290 ms at 1e-10; on a fresh process (interleaved
+//!   with our command line, nine runs): 323 / 311 ms against `reconbound epsilon
+//!   --accountant pld` 25.8 / 29.5 ms for the whole process (12.5× / 10.5×; before: 35.7 /
+//!   41.6 ms, 9.1× / 7.5×) and a fresh Python's `reconbound.epsilon` call 19.3 / 26.0 ms.
 //! - Hayes γ, certified numerical composition, (q = 0.01, σ = 1, T = 100, κ = 0.1) — goal
 //!   < 50 ms at error ≤ 1e-5;
 //! - Hayes γ by Monte Carlo, same configuration, 10⁶ samples (numpy reference: 2.6 s);
@@ -15,10 +23,15 @@
 //!   (2q, 1.3, 3063) against the one-phase MNIST run above (issue 13 item 3). Measured on
 //!   the 2-core machine: one phase 30.7 ms, three phases 83.5 ms (2.7×: three compositions
 //!   per direction on a grid chosen for the finest phase, plus two convolutions).
-//! - The certified trade-off curve of the MNIST run (issue 29): the four compositions
-//!   (pessimistic and optimistic, both directions), and each risk read from it (TPR at one
-//!   FPR, the advantage). riskcal 1.5.1 on the same machine: 194 ms per β, ~200 ms per
-//!   advantage, each composing its own PLD.
+//! - The certified trade-off curve of the MNIST run (issue 29): the add direction's pair
+//!   and the remove direction's pessimistic PLD on a 4× coarser grid (the other bounds of
+//!   each direction read from the add pair in the other order, `tradeoff`'s module docs),
+//!   and each risk read from it (TPR at one FPR, the advantage), and one TPR from nothing
+//!   (curve + TPR, what riskcal's `get_beta_for_dpsgd` does per call). Measured 2026-11-27
+//!   as above (interleaved, medians of three runs): curve 27.2 → 19.6 ms, TPR 0.94 → 1.38
+//!   ms (six Neyman–Pearson scans instead of four), advantage 0.163 → 0.111 ms, curve + TPR
+//!   17.3 ms. riskcal 1.5.1 in the same session (warm, median of seven): 282 ms per curve
+//!   (100 α), 274 ms per β, 422 ms per advantage — 14×, 16× and 21× from nothing.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use reconbound::accounting::schedule::{Phase, Schedule};

@@ -59,8 +59,8 @@ pub(crate) fn composed_pair_in(
 /// # Cost (issue 32)
 /// The add direction's pair (pessimistic and optimistic, composed in lockstep, two real
 /// products per complex transform) and a *scout* of the remove direction: its pessimistic
-/// PLD alone on a grid [`SCOUT_COARSENING`]× coarser with a cap as much smaller
-/// ([`scout_config`]), a quarter of a chain's cost. The scout's ε is a certified upper
+/// PLD alone on a grid 4× coarser with a cap 4× smaller (`scout_config`), a quarter of a
+/// chain's cost. The scout's ε is a certified upper
 /// bound on the remove direction's ε like any pessimistic PLD's; when it is at most the
 /// add direction's pessimistic ε, the maximum is the add direction's and `value`, `lower`
 /// are the add pair's. Otherwise the remove direction's pair is composed on the full grid
