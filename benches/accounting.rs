@@ -28,9 +28,11 @@
 //!   each direction read from the add pair in the other order, `tradeoff`'s module docs),
 //!   and each risk read from it (TPR at one FPR, the advantage), and one TPR from nothing
 //!   (curve + TPR, what riskcal's `get_beta_for_dpsgd` does per call). Measured 2026-11-27
-//!   as above (interleaved, medians of three runs): curve 27.2 → 19.6 ms, TPR 0.94 → 1.38
-//!   ms (six Neyman–Pearson scans instead of four), advantage 0.163 → 0.111 ms, curve + TPR
-//!   17.3 ms. riskcal 1.5.1 in the same session (warm, median of seven): 282 ms per curve
+//!   as above (interleaved, medians of three runs): curve 27.2 → 19.6 ms, advantage 0.163 →
+//!   0.111 ms, curve + TPR 17.3 ms; TPR 0.94 → 1.38 ms with six Neyman–Pearson scans where
+//!   four were, then 1.15–1.23 → 0.81–1.09 ms (two runs, interleaved) once the scan of a
+//!   direction's lower bound is skipped when its upper bound shows it cannot be the maximum.
+//!   A second session (load 5–6) gave curve 36.5–40.2 → 21.1–23.9 ms. riskcal 1.5.1 in the same session (warm, median of seven): 282 ms per curve
 //!   (100 α), 274 ms per β, 422 ms per advantage — 14×, 16× and 21× from nothing.
 
 use criterion::{criterion_group, criterion_main, Criterion};

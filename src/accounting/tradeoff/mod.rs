@@ -359,19 +359,33 @@ impl TradeoffCurve {
             Kind::Pld { add, remove, .. } => {
                 let (up, lo) = (&add.0, &add.1);
                 // each direction from its own PLDs and from the other's reversed
-                let a = Bracket {
-                    lower: finite_or(lo.neyman_pearson(alpha), alpha),
-                    upper: finite_or(up.neyman_pearson(alpha), 1.0)
-                        .min(finite_or(remove.neyman_pearson_reversed(alpha), 1.0)),
-                };
-                let r = Bracket {
-                    lower: finite_or(lo.neyman_pearson_reversed(alpha), alpha),
-                    upper: finite_or(remove.neyman_pearson(alpha), 1.0)
-                        .min(finite_or(up.neyman_pearson_reversed(alpha), 1.0)),
+                let a_hi = finite_or(up.neyman_pearson(alpha), 1.0)
+                    .min(finite_or(remove.neyman_pearson_reversed(alpha), 1.0));
+                let r_hi = finite_or(remove.neyman_pearson(alpha), 1.0)
+                    .min(finite_or(up.neyman_pearson_reversed(alpha), 1.0));
+                let a_lo = || finite_or(lo.neyman_pearson(alpha), alpha);
+                let r_lo = || finite_or(lo.neyman_pearson_reversed(alpha), alpha);
+                // a direction's lower bound is at most its upper bound, so when that is
+                // below the other direction's lower bound it cannot be the maximum: its
+                // scan is skipped (the same value as taking the maximum of both)
+                let lower = if r_hi >= a_hi {
+                    let r = r_lo();
+                    if a_hi <= r {
+                        r
+                    } else {
+                        a_lo().max(r)
+                    }
+                } else {
+                    let a = a_lo();
+                    if r_hi <= a {
+                        a
+                    } else {
+                        a.max(r_lo())
+                    }
                 };
                 Bracket {
-                    lower: a.lower.max(r.lower),
-                    upper: a.upper.max(r.upper),
+                    lower,
+                    upper: a_hi.max(r_hi),
                 }
                 .clamped(alpha, 1.0)
             }
