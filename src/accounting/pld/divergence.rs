@@ -286,11 +286,20 @@ impl Pld {
                 raw - r - slack
             }
         };
-        // g at x = ℓ_k, v = e^{−ℓ_k}, from a certified δ: 1 + v(α − 1 + δ), rounded to the
-        // safe side (each operation within 2u relative of its operands' magnitudes)
+        // g at x = ℓ_k from v ≈ e^{−ℓ_k} (libm's exp, within an ulp) and a certified δ:
+        // 1 + v(α − 1 + δ) moved to the safe side. v is widened by 4u towards the side that
+        // moves g outward (up for a pessimistic PLD when α − 1 + δ ≥ 0, …), and the
+        // arithmetic (four roundings, each within u of its operands' magnitudes, with
+        // |α − 1 + δ| ≤ α + 1 + |δ|) is covered by 16u·(1 + v(α + 1 + |δ|)).
         let g_at = |v: f64, d: f64| -> f64 {
-            let g = 1.0 + v * (a1 + d);
-            let slack = 8.0 * U * (1.0 + v * (alpha + 1.0 + d.abs()));
+            let c = a1 + d;
+            let vv = if (c >= 0.0) == pess {
+                v * (1.0 + 4.0 * U)
+            } else {
+                v * (1.0 - 4.0 * U)
+            };
+            let g = 1.0 + vv * c;
+            let slack = 16.0 * U * (1.0 + vv * (alpha + 1.0 + d.abs()));
             if pess {
                 g + slack
             } else {
@@ -303,7 +312,7 @@ impl Pld {
             let mut best = 1.0f64;
             for k in (0..n).rev() {
                 let lk = self.loss(k);
-                let v = libm::exp(-lk) * (1.0 + 4.0 * U);
+                let v = libm::exp(-lk);
                 if v.is_finite() {
                     best = best.min(g_at(v, delta_at(lk, s1, s2)));
                 }
@@ -321,19 +330,31 @@ impl Pld {
         let mut v_up: Option<f64> = None;
         for k in (0..n).rev() {
             let lk = self.loss(k);
-            let v = libm::exp(-lk) * (1.0 - 4.0 * U);
+            let ve = libm::exp(-lk);
+            // v ≤ e^{−ℓ_k} (rounded down): as the lower end of the next piece and as v₀ below
+            // the bottom it only enlarges the range the lower bounds are taken over
+            let v = ve * (1.0 - 4.0 * U);
             let d = delta_at(lk, s1, s2);
             let g_k = if v.is_finite() {
-                g_at(v, d)
+                g_at(ve, d)
             } else {
                 f64::NEG_INFINITY
             };
             let piece = match v_up {
                 // above the top: δ ≥ 0, g ≥ 1 − v(1 − α) for v ≤ e^{−ℓ_top}
-                None => (1.0 - v * (1.0 + 4.0 * U) * (1.0 - alpha)) * (1.0 - 4.0 * U),
+                None => 1.0 - ve * (1.0 + 4.0 * U) * (1.0 - alpha) - 4.0 * U * (1.0 + 2.0 * ve),
                 Some(vu) => {
                     let direct = g_up.map_or(g_k, |g| g.min(g_k));
-                    let lin = |w: f64| (1.0 + w * (a1 + m_run)) - 8.0 * U * (1.0 + w * 2.0);
+                    // 1 + w(α − 1 + M) at an end w, w widened to the side that lowers it
+                    let c = a1 + m_run;
+                    let lin = |w: f64| {
+                        let ww = if c >= 0.0 {
+                            w * (1.0 - 4.0 * U)
+                        } else {
+                            w * (1.0 + 8.0 * U)
+                        };
+                        (1.0 + ww * c) - 16.0 * U * (1.0 + ww * 2.0)
+                    };
                     let mono = lin(v).min(lin(vu));
                     let trivial = vu * alpha * (1.0 - 4.0 * U);
                     direct.max(mono).max(trivial)
