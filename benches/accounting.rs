@@ -7,13 +7,16 @@
 //!   add direction's pair (pessimistic and optimistic in lockstep) and a 4× coarser scout of
 //!   the remove direction (its full pair only if the scout does not show it to be the
 //!   smaller), instead of three full compositions; also δ = 1e-10. Measured 2026-11-27 on
-//!   the 2-core machine, loaded by other sessions (load 2–6), one core (taskset), old and
-//!   new binaries interleaved, medians of three criterion runs: δ = 1e-5 25.4 → 18.0 ms,
-//!   δ = 1e-10 18.3 ms, δ = 1e-12 41.2 → 32.1 ms. dp_accounting 0.6.0 (grid 1e-4) in the
-//!   same session: 222 ms warm at 1e-5, 290 ms at 1e-10; on a fresh process (interleaved
-//!   with our command line, nine runs): 323 / 311 ms against `reconbound epsilon
-//!   --accountant pld` 25.8 / 29.5 ms for the whole process (12.5× / 10.5×; before: 35.7 /
-//!   41.6 ms, 9.1× / 7.5×) and a fresh Python's `reconbound.epsilon` call 19.3 / 26.0 ms.
+//!   the 2-core machine (load ≈ 3 from other sessions), one core (taskset), old and new
+//!   binaries interleaved: δ = 1e-5 19.2 → 14.2 ms, δ = 1e-10 17.0 ms, δ = 1e-12 31.1 →
+//!   22.9 ms. dp_accounting 0.6.0 (grid 1e-4) in the same session: 204 ms warm at both δ
+//!   (14× / 12×); on a fresh process, interleaved (eleven runs, medians): its call 225 ms
+//!   (δ = 1e-5) / 220 ms (1e-10) against `reconbound epsilon --accountant pld` 17.6 / 20.7 ms
+//!   for the whole process (12.8× / 10.6×; the old build 23.6 / 28.1 ms, 9.5× / 7.8×) and a
+//!   fresh Python's `reconbound.epsilon` call 15.4 / 18.8 ms (14.6× / 11.7×). A fresh
+//!   call's first-call costs before the composition (δ = 1e-5 / 1e-10): tilt search 0.95 /
+//!   1.05 ms, one-step PLDs 2.3 / 3.1 ms (warm 1.4 / 2.2), FFT tables to 2¹⁵ 0.36 ms (warm
+//!   0.24); the process itself ≈ 4–5 ms (`--accountant rdp`).
 //! - Hayes γ, certified numerical composition, (q = 0.01, σ = 1, T = 100, κ = 0.1) — goal
 //!   < 50 ms at error ≤ 1e-5;
 //! - Hayes γ by Monte Carlo, same configuration, 10⁶ samples (numpy reference: 2.6 s);
@@ -28,12 +31,11 @@
 //!   each direction read from the add pair in the other order, `tradeoff`'s module docs),
 //!   and each risk read from it (TPR at one FPR, the advantage), and one TPR from nothing
 //!   (curve + TPR, what riskcal's `get_beta_for_dpsgd` does per call). Measured 2026-11-27
-//!   as above (interleaved, medians of three runs): curve 27.2 → 19.6 ms, advantage 0.163 →
-//!   0.111 ms, curve + TPR 17.3 ms; TPR 0.94 → 1.38 ms with six Neyman–Pearson scans where
-//!   four were, then 1.15–1.23 → 0.81–1.09 ms (two runs, interleaved) once the scan of a
-//!   direction's lower bound is skipped when its upper bound shows it cannot be the maximum.
-//!   A second session (load 5–6) gave curve 36.5–40.2 → 21.1–23.9 ms. riskcal 1.5.1 in the same session (warm, median of seven): 282 ms per curve
-//!   (100 α), 274 ms per β, 422 ms per advantage — 14×, 16× and 21× from nothing.
+//!   as above (interleaved, three runs): curve 25.6 → 14.4 ms, TPR 0.77 → 0.72 ms (five
+//!   Neyman–Pearson scans where four were: a direction's lower-bound scan is skipped when its
+//!   upper bound shows it cannot be the maximum), advantage 0.130 → 0.076 ms, curve + TPR
+//!   15.0 ms. riskcal 1.5.1 in the same session (warm, median of seven): 196 ms per curve
+//!   (100 α), 191 ms per β, 295 ms per advantage — 13.6×, 12.7× and 20× from nothing.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use reconbound::accounting::schedule::{Phase, Schedule};
