@@ -2,10 +2,21 @@
 //! - ε by RDP for DP-SGD on MNIST (q = 256/60000, σ = 1.1, T = 14063, δ = 1e-5), default
 //!   order grid, improved conversion — goal < 0.2 ms (dp_accounting 0.6.0: 19 ms);
 //! - ε by PLD for the same, default config — goal < 34.9 ms at equal or better accuracy
-//!   (dp_accounting 0.6.0, grid 1e-4: 2.381779 in 349 ms; ours: certified [2.381583, 2.381744],
-//!   three compositions: pessimistic Add and Remove, optimistic for the worse direction);
-//!   and the same at δ = 1e-12 (issue 13: at most 2× the time of δ = 1e-5). Measured on
-//!   the 2-core machine: 30.6 ms at δ = 1e-5, 47.9 ms at δ = 1e-12 (1.56×);
+//!   (dp_accounting 0.6.0, grid 1e-4: 2.381779 in 349 ms; ours: certified [2.381583, 2.381744]);
+//!   and the same at δ = 1e-12 (issue 13: at most 2× the time of δ = 1e-5). Issue 32: the
+//!   add direction's pair (pessimistic and optimistic in lockstep) and a 4× coarser scout of
+//!   the remove direction (its full pair only if the scout does not show it to be the
+//!   smaller), instead of three full compositions; also δ = 1e-10. Measured 2026-11-27 on
+//!   the 2-core machine (load ≈ 3 from other sessions), one core (taskset), old and new
+//!   binaries interleaved: δ = 1e-5 19.2 → 14.2 ms, δ = 1e-10 17.0 ms, δ = 1e-12 31.1 →
+//!   22.9 ms. dp_accounting 0.6.0 (grid 1e-4) in the same session: 204 ms warm at both δ
+//!   (14× / 12×); on a fresh process, interleaved (eleven runs, medians): its call 225 ms
+//!   (δ = 1e-5) / 220 ms (1e-10) against `reconbound epsilon --accountant pld` 17.6 / 20.7 ms
+//!   for the whole process (12.8× / 10.6×; the old build 23.6 / 28.1 ms, 9.5× / 7.8×) and a
+//!   fresh Python's `reconbound.epsilon` call 15.4 / 18.8 ms (14.6× / 11.7×). A fresh
+//!   call's first-call costs before the composition (δ = 1e-5 / 1e-10): tilt search 0.95 /
+//!   1.05 ms, one-step PLDs 2.3 / 3.1 ms (warm 1.4 / 2.2), FFT tables to 2¹⁵ 0.36 ms (warm
+//!   0.24); the process itself ≈ 4–5 ms (`--accountant rdp`).
 //! - Hayes γ, certified numerical composition, (q = 0.01, σ = 1, T = 100, κ = 0.1) — goal
 //!   < 50 ms at error ≤ 1e-5;
 //! - Hayes γ by Monte Carlo, same configuration, 10⁶ samples (numpy reference: 2.6 s);
@@ -15,10 +26,16 @@
 //!   (2q, 1.3, 3063) against the one-phase MNIST run above (issue 13 item 3). Measured on
 //!   the 2-core machine: one phase 30.7 ms, three phases 83.5 ms (2.7×: three compositions
 //!   per direction on a grid chosen for the finest phase, plus two convolutions).
-//! - The certified trade-off curve of the MNIST run (issue 29): the four compositions
-//!   (pessimistic and optimistic, both directions), and each risk read from it (TPR at one
-//!   FPR, the advantage). riskcal 1.5.1 on the same machine: 194 ms per β, ~200 ms per
-//!   advantage, each composing its own PLD.
+//! - The certified trade-off curve of the MNIST run (issue 29): the add direction's pair
+//!   and the remove direction's pessimistic PLD on a 4× coarser grid (the other bounds of
+//!   each direction read from the add pair in the other order, `tradeoff`'s module docs),
+//!   and each risk read from it (TPR at one FPR, the advantage), and one TPR from nothing
+//!   (curve + TPR, what riskcal's `get_beta_for_dpsgd` does per call). Measured 2026-11-27
+//!   as above (interleaved, three runs): curve 25.6 → 14.4 ms, TPR 0.77 → 0.72 ms (five
+//!   Neyman–Pearson scans where four were: a direction's lower-bound scan is skipped when its
+//!   upper bound shows it cannot be the maximum), advantage 0.130 → 0.076 ms, curve + TPR
+//!   15.0 ms. riskcal 1.5.1 in the same session (warm, median of seven): 196 ms per curve
+//!   (100 α), 191 ms per β, 295 ms per advantage — 13.6×, 12.7× and 20× from nothing.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use reconbound::accounting::schedule::{Phase, Schedule};
@@ -73,6 +90,19 @@ fn epsilon_pld(c: &mut Criterion) {
                 black_box(SIGMA),
                 black_box(STEPS),
                 black_box(DELTA),
+                &pld::PldConfig::default(),
+            )
+            .unwrap()
+        })
+    });
+    // issue 32: the second δ of the comparison with dp_accounting
+    g.bench_function("epsilon_pld_mnist_dpsgd_delta1e-10", |b| {
+        b.iter(|| {
+            pld::epsilon(
+                black_box(Q),
+                black_box(SIGMA),
+                black_box(STEPS),
+                black_box(1e-10),
                 &pld::PldConfig::default(),
             )
             .unwrap()
@@ -159,6 +189,17 @@ fn tradeoff_curve(c: &mut Criterion) {
         b.iter(|| curve.tpr(black_box(0.01)).unwrap())
     });
     g.bench_function("advantage", |b| b.iter(|| black_box(&curve).advantage()));
+    // one risk from nothing (what riskcal's get_beta_for_dpsgd does per call): the curve,
+    // then the TPR at one FPR
+    g.sample_size(20).measurement_time(Duration::from_secs(10));
+    g.bench_function("curve_and_tpr_at_fpr_0.01", |b| {
+        b.iter(|| {
+            TradeoffCurve::of_schedule(black_box(&one), 1e-3, &pld::PldConfig::default())
+                .unwrap()
+                .tpr(0.01)
+                .unwrap()
+        })
+    });
     g.finish();
 }
 

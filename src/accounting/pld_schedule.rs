@@ -288,6 +288,63 @@ pub(crate) fn composed_pairs(
     Ok(out)
 }
 
+/// The PLDs of the trade-off curve's envelope ([`crate::accounting::tradeoff`]): the add
+/// direction's (pessimistic, optimistic) pair of [`composed_pairs`] at `target` (the same
+/// bits), and the remove direction's pessimistic PLD alone on the scout grid
+/// ([`pld::scout_config`]: 4× coarser, a quarter of the cap), at the same tilt and tail
+/// mass. A full-batch phase composes its add PLD in the remove chain too (its loss law is
+/// symmetric). Every PLD is certified on its side; how the curve reads both directions
+/// from these three is in the tradeoff module's docs.
+pub(crate) fn composed_envelope(
+    schedule: &Schedule,
+    target: f64,
+    config: &PldConfig,
+) -> Result<((Pld, Pld), Pld)> {
+    let (_, _, forced) = config.validate()?;
+    let phases = distinct(schedule)?;
+    let config = &schedule_config(&phases, config, target);
+    let tilt = forced.unwrap_or_else(|| {
+        pld::chernoff_tilt_for_kappa(&tuples(&phases), target, config.tail_mass)
+    });
+    let split = use_split(forced, tilt);
+    let mut ws = Workspace::default();
+    let (mut up, mut lo) = (None, None);
+    for p in &phases {
+        let (u, l) = Pld::subsampled_gaussian_pair(
+            p.sampling_rate,
+            p.noise_multiplier,
+            pld::Direction::Add,
+            config,
+            tilt,
+            split,
+        )?;
+        let (u, l) = pld::composed_pair_in(u, l, p.steps, config.max_points, split, &mut ws)?;
+        fold_in(&mut up, u, config.max_points)?;
+        fold_in(&mut lo, l, config.max_points)?;
+    }
+    let scout = pld::scout_config(config);
+    let mut rem = None;
+    for p in &phases {
+        let d = if p.sampling_rate >= 1.0 {
+            pld::Direction::Add
+        } else {
+            pld::Direction::Remove
+        };
+        let r = pld::scout_upper(
+            p.sampling_rate,
+            p.noise_multiplier,
+            p.steps,
+            d,
+            config,
+            tilt,
+            split,
+            &mut ws,
+        )?;
+        fold_in(&mut rem, r, scout.max_points)?;
+    }
+    Ok(((folded(up)?, folded(lo)?), folded(rem)?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,14 +36,23 @@ impl Pld {
         let tb_own = b.tail.as_ref().map(on);
         let mut parts: Vec<(Vec<f64>, i64)> = Vec::new();
         let mut err = 0.0;
+        // a square (a is b) needs its fine part's lattice image once, not twice
+        let same = core::ptr::eq(a, b);
+        let mut a_image: Option<(Vec<f64>, i64)> = None;
         if let Some(tb) = tb_own.as_ref() {
             let (ac, ao) = a.lattice_image(r);
             let ((m, e), _) = ws.products(&ac, &tb.masses, fft::Products::Ab)?;
             err += e + 8.0 * U * m.iter().sum::<f64>();
             parts.push((m, ao + tb.offset));
+            if same {
+                a_image = Some((ac, ao));
+            }
         }
         if let Some(ta) = ta_own.as_ref() {
-            let (mut bc, mut bo) = b.lattice_image(r);
+            let (mut bc, mut bo) = match a_image.take() {
+                Some(img) => img,
+                None => b.lattice_image(r),
+            };
             if let Some(tb) = tb_own.as_ref() {
                 // bc + tb on the lattice
                 let lo = bo.min(tb.offset);

@@ -277,6 +277,32 @@ impl Pld {
         tilt: f64,
         split: bool,
     ) -> Result<(Pld, Pld)> {
+        let (up, lo) = Self::subsampled_gaussian_bounds(
+            sampling_rate,
+            noise_multiplier,
+            direction,
+            config,
+            tilt,
+            split,
+            true,
+        )?;
+        match lo {
+            Some(lo) => Ok((up, lo)),
+            None => numerical("PLD one-step construction produced nothing", sampling_rate),
+        }
+    }
+
+    /// [`Pld::subsampled_gaussian_pair`], the optimistic PLD only if `optimistic` (the same
+    /// bits either way: the pessimistic PLD does not depend on it).
+    pub(crate) fn subsampled_gaussian_bounds(
+        sampling_rate: f64,
+        noise_multiplier: f64,
+        direction: Direction,
+        config: &PldConfig,
+        tilt: f64,
+        split: bool,
+        optimistic: bool,
+    ) -> Result<(Pld, Option<Pld>)> {
         let q = check_unit_rate("sampling_rate", sampling_rate)?;
         let sigma = check_positive("noise_multiplier", noise_multiplier)?;
         let (delta_grid, tail, _) = config.validate()?;
@@ -429,12 +455,19 @@ impl Pld {
                 }
             }
             let up = place(&bins, width, Bound::Pessimistic);
-            let lo = place(&bins, width, Bound::Optimistic);
-            for (t, (&u, &l)) in up.iter().zip(lo.iter()).enumerate() {
+            for (t, &u) in up.iter().enumerate() {
                 let g = (idx[start] - i_lo) as usize + t * step as usize;
-                if let (Some(x), Some(y)) = (up_masses.get_mut(g), lo_masses.get_mut(g)) {
+                if let Some(x) = up_masses.get_mut(g) {
                     *x += u;
-                    *y += l;
+                }
+            }
+            if optimistic {
+                let lo = place(&bins, width, Bound::Optimistic);
+                for (t, &l) in lo.iter().enumerate() {
+                    let g = (idx[start] - i_lo) as usize + t * step as usize;
+                    if let Some(y) = lo_masses.get_mut(g) {
+                        *y += l;
+                    }
                 }
             }
             start = end;
@@ -458,16 +491,18 @@ impl Pld {
             Bound::Pessimistic,
             tail,
         );
-        let lo = Pld::from_untilted(
-            &lo_masses,
-            &err,
-            i_lo,
-            delta_grid,
-            tilt,
-            0.0,
-            Bound::Optimistic,
-            tail,
-        );
+        let lo = optimistic.then(|| {
+            Pld::from_untilted(
+                &lo_masses,
+                &err,
+                i_lo,
+                delta_grid,
+                tilt,
+                0.0,
+                Bound::Optimistic,
+                tail,
+            )
+        });
         Ok((up, lo))
     }
 

@@ -237,3 +237,152 @@ impl Pld {
         }
     }
 }
+
+// ---- The reversed pair (issue 29): the other direction of add/remove from this PLD ----
+
+impl Pld {
+    /// The power 1 − T(Q, P)(α) of the *reversed* pair, read from this PLD of P‖Q: a
+    /// certified upper bound for a pessimistic PLD, a lower bound for an optimistic one.
+    /// With P‖Q = μ_T‖ν_T (add) this is the remove direction ν_T‖μ_T, so one composed pair
+    /// brackets both directions of add/remove adjacency.
+    ///
+    /// # Formula
+    /// For probability laws P, Q and every real ε,
+    /// H_{e^ε}(Q‖P) = ∫(dQ − e^ε dP)₊ = 1 − e^ε + e^ε H_{e^{−ε}}(P‖Q) (write
+    /// (dQ − e^ε dP)₊ = (dQ − e^ε dP) + (e^ε dP − dQ)₊), so with u = e^ε, x = −ε
+    /// (Dong, Roth & Su 2022, T(Q, P) = T(P, Q)⁻¹, in hockey-stick form):
+    /// 1 − T(Q, P)(α) = min_ε [e^ε α + H_{e^ε}(Q‖P)] = inf_{x ∈ ℝ} g(x),
+    /// g(x) = 1 + e^{−x}(α − 1 + δ(x)), δ(x) = H_{e^x}(P‖Q).
+    /// g is increasing in δ(x), and this PLD's certified δ lies above (pessimistic) or below
+    /// (optimistic) the true δ at every real x (module docs of [`crate::accounting::pld`]),
+    /// so the bracket carries over:
+    /// - pessimistic: any x gives an upper bound; the grid points x = ℓ_k are tried (and
+    ///   x → ∞, value 1).
+    /// - optimistic: on a piece x ∈ [ℓ_k, ℓ_{k+1}] with v = e^{−x}, the certified lower
+    ///   δ_lo(x) = s₁ − e^x s₂ − K c e^{−λx} (suffix sums over the atoms above x) makes
+    ///   g ≥ 1 − s₂ + v(α − 1 + s₁) − K c v^{1+λ}, concave in v, so at least its smaller end
+    ///   value; the true δ is non-increasing, so δ(x) ≥ M = max_{j > k} δ_lo(ℓ_j) and
+    ///   g ≥ 1 + v(α − 1 + M), linear in v (least at an end); δ ≥ 1 − e^x (P, Q
+    ///   probability laws) gives g ≥ vα ≥ e^{−ℓ_{k+1}}α; δ ≥ 0 gives g ≥ 1 − v(1 − α).
+    ///   Each is a lower bound on the whole piece, so their maximum is; the minimum over
+    ///   the pieces (and the two unbounded ends, see the code) bounds the infimum.
+    ///
+    /// Not clamped; `alpha` is not validated here.
+    pub fn neyman_pearson_reversed(&self, alpha: f64) -> f64 {
+        let pess = self.bound == Bound::Pessimistic;
+        let p_inf = if pess { self.infinity_mass } else { 0.0 };
+        let n = self.masses.len();
+        let rel = (n as f64 + 16.0) * 2.0 * U;
+        let a1 = alpha - 1.0;
+        // certified δ at ℓ_k from the suffix sums over j > k, moved to the safe side
+        let delta_at = |lk: f64, s1: f64, s2: f64| -> f64 {
+            let e = libm::exp(lk);
+            let r = self.error_term(lk);
+            let raw = p_inf + s1 - e * s2;
+            let slack = rel * (s1 + e * s2) + 4.0 * U * (p_inf + r + raw.abs());
+            if pess {
+                raw + r + slack
+            } else {
+                raw - r - slack
+            }
+        };
+        // g at x = ℓ_k from v ≈ e^{−ℓ_k} (libm's exp, within an ulp) and a certified δ:
+        // 1 + v(α − 1 + δ) moved to the safe side. v is widened by 4u towards the side that
+        // moves g outward (up for a pessimistic PLD when α − 1 + δ ≥ 0, …), and the
+        // arithmetic (four roundings, each within u of its operands' magnitudes, with
+        // |α − 1 + δ| ≤ α + 1 + |δ|) is covered by 16u·(1 + v(α + 1 + |δ|)).
+        let g_at = |v: f64, d: f64| -> f64 {
+            let c = a1 + d;
+            let vv = if (c >= 0.0) == pess {
+                v * (1.0 + 4.0 * U)
+            } else {
+                v * (1.0 - 4.0 * U)
+            };
+            let g = 1.0 + vv * c;
+            let slack = 16.0 * U * (1.0 + vv * (alpha + 1.0 + d.abs()));
+            if pess {
+                g + slack
+            } else {
+                g - slack
+            }
+        };
+        let mut s1 = 0.0;
+        let mut s2 = 0.0;
+        if pess {
+            let mut best = 1.0f64;
+            for k in (0..n).rev() {
+                let lk = self.loss(k);
+                let v = libm::exp(-lk);
+                if v.is_finite() {
+                    best = best.min(g_at(v, delta_at(lk, s1, s2)));
+                }
+                let p = self.untilted(k);
+                s1 += p;
+                s2 += p * libm::exp(-lk);
+            }
+            return best * (1.0 + 16.0 * U);
+        }
+        // optimistic: walk down; `g_up` is the direct bound at the point above, `m_run` the
+        // running max of δ_lo at the points above
+        let mut best = f64::INFINITY;
+        let mut m_run = 0.0f64;
+        let mut g_up: Option<f64> = None;
+        let mut v_up: Option<f64> = None;
+        for k in (0..n).rev() {
+            let lk = self.loss(k);
+            let ve = libm::exp(-lk);
+            // v ≤ e^{−ℓ_k} (rounded down): as the lower end of the next piece and as v₀ below
+            // the bottom it only enlarges the range the lower bounds are taken over
+            let v = ve * (1.0 - 4.0 * U);
+            let d = delta_at(lk, s1, s2);
+            let g_k = if v.is_finite() {
+                g_at(ve, d)
+            } else {
+                f64::NEG_INFINITY
+            };
+            let piece = match v_up {
+                // above the top: δ ≥ 0, g ≥ 1 − v(1 − α) for v ≤ e^{−ℓ_top}
+                None => 1.0 - ve * (1.0 + 4.0 * U) * (1.0 - alpha) - 4.0 * U * (1.0 + 2.0 * ve),
+                Some(vu) => {
+                    let direct = g_up.map_or(g_k, |g| g.min(g_k));
+                    // 1 + w(α − 1 + M) at an end w, w widened to the side that lowers it
+                    let c = a1 + m_run;
+                    let lin = |w: f64| {
+                        let ww = if c >= 0.0 {
+                            w * (1.0 - 4.0 * U)
+                        } else {
+                            w * (1.0 + 8.0 * U)
+                        };
+                        (1.0 + ww * c) - 16.0 * U * (1.0 + ww * 2.0)
+                    };
+                    let mono = lin(v).min(lin(vu));
+                    let trivial = vu * alpha * (1.0 - 4.0 * U);
+                    direct.max(mono).max(trivial)
+                }
+            };
+            best = best.min(piece);
+            m_run = m_run.max(d);
+            g_up = Some(g_k);
+            v_up = Some(v);
+            let p = self.untilted(k);
+            s1 += p;
+            s2 += p * libm::exp(-lk);
+        }
+        // below the bottom (v ≥ v₀ = e^{−ℓ_0}): δ ≥ max(M, 1 − 1/v), so
+        // g ≥ max(1 + v(α − 1 + M), vα); both increase in v unless α − 1 + M < 0, when the
+        // first falls until they meet at v* = 1/(1 − M)
+        if let Some(v0) = v_up {
+            let c = a1 + m_run;
+            let low = if c < 0.0 && m_run < 1.0 && 1.0 / (1.0 - m_run) >= v0 {
+                // the crossing, where both equal α/(1 − M)
+                alpha / (1.0 - m_run) * (1.0 - 8.0 * U)
+            } else {
+                ((1.0 + v0 * c) - 8.0 * U * (1.0 + v0 * 2.0)).max(v0 * alpha * (1.0 - 4.0 * U))
+            };
+            best = best.min(low);
+        } else {
+            best = best.min(alpha * (1.0 - 4.0 * U));
+        }
+        best * (1.0 - 16.0 * U)
+    }
+}

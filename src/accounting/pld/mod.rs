@@ -83,8 +83,12 @@
 //! hockey-stick functions); the types and this proof stay here.
 //!
 //! # Add/remove adjacency
-//! [`epsilon`] and [`delta`] compose both directions and report the worse one (for q = 1 both
-//! coincide and one is computed). ReRo (Hayes et al. 2023) uses the single direction μ‖ν via
+//! [`epsilon`] and [`delta`] bound both directions and report the worse one (for q = 1 both
+//! coincide and one is computed); [`epsilon`] composes the remove direction first on a
+//! coarser scout grid and in full only if the scout does not show it to be the smaller
+//! (its docs). The two directions are one pair in both orders, T(ν, μ) = T(μ, ν)⁻¹:
+//! [`Pld::neyman_pearson_reversed`] reads a PLD of μ‖ν as one of ν‖μ (the trade-off
+//! curve uses it, [`crate::accounting::tradeoff`]). ReRo (Hayes et al. 2023) uses the single direction μ‖ν via
 //! [`Pld::neyman_pearson`].
 
 use alloc::vec::Vec;
@@ -274,7 +278,7 @@ mod tests;
 mod tilt;
 
 pub(crate) use compose::{compose_many, compose_one, use_split, Workspace};
-pub(crate) use entry::{composed_pair_in, one_steps};
+pub(crate) use entry::{composed_pair_in, one_steps, scout_config, scout_upper};
 pub use entry::{delta, epsilon, hockey_stick};
 pub(crate) use loss::{step_loss, StepLoss};
 pub(crate) use tilt::{

@@ -116,3 +116,118 @@ fn masses_sum_to_at_most_one_plus_roundoff() {
         }
     }
 }
+
+#[test]
+fn reversed_neyman_pearson_brackets_the_gaussian_power_of_the_other_order() {
+    // Full batch, σ = 2, T = 4: μ = 1, and both orders of the pair have the power
+    // Φ(Φ⁻¹(α) + 1). A tilted (λ = 0.5) composed add pair read reversed must bracket it at
+    // every α (Φ to 1e-14: tolerance 1e-12), narrowly (< 1e-5) where the tilt keeps the
+    // lower tail precise; dropping the identity's 1 − e^ε term or its sign puts the value
+    // far outside.
+    let c = PldConfig {
+        tilt: Some(0.5),
+        ..PldConfig::default()
+    };
+    let up = Pld::subsampled_gaussian(1.0, 2.0, Direction::Add, Bound::Pessimistic, &c)
+        .unwrap()
+        .compose(4, 1 << 13)
+        .unwrap();
+    let lo = Pld::subsampled_gaussian(1.0, 2.0, Direction::Add, Bound::Optimistic, &c)
+        .unwrap()
+        .compose(4, 1 << 13)
+        .unwrap();
+    for a in [
+        1e-6, 1e-4, 1e-3, 0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99, 0.999999,
+    ] {
+        let exact = normal::cdf(normal::quantile(a).unwrap() + 1.0);
+        let (h, l) = (up.neyman_pearson_reversed(a), lo.neyman_pearson_reversed(a));
+        assert!(
+            l <= exact + 1e-12 && exact <= h + 1e-12,
+            "α {a}: [{l}, {h}] vs {exact}"
+        );
+        if a >= 1e-4 {
+            assert!(h - l < 1e-5, "α {a}: [{l}, {h}]");
+        }
+    }
+}
+
+#[test]
+fn reversed_add_pair_and_remove_pair_bracket_the_same_power() {
+    // Subsampled (q < 1): T(ν, μ) = T(μ, ν)⁻¹, so the add pair read reversed and the remove
+    // pair read directly both certify the remove direction's power: their brackets must
+    // overlap at every α (exact comparison: both are certified bounds of one number), on
+    // grids and tilts chosen independently of each other.
+    let c = PldConfig::default();
+    for (q, sigma, steps) in [(0.01, 1.0, 100u64), (0.2, 0.9, 30), (0.05, 2.0, 400)] {
+        let pair = |d: Direction| {
+            let (u, l) = Pld::subsampled_gaussian_pair(q, sigma, d, &c, 0.0, false).unwrap();
+            composed_pair_from(u, l, steps, c.max_points, false).unwrap()
+        };
+        let (au, al) = pair(Direction::Add);
+        let (ru, rl) = pair(Direction::Remove);
+        for a in [1e-5, 1e-3, 0.01, 0.1, 0.3, 0.5, 0.8, 0.95, 0.999] {
+            let (h, l) = (au.neyman_pearson_reversed(a), al.neyman_pearson_reversed(a));
+            let (h2, l2) = (ru.neyman_pearson(a), rl.neyman_pearson(a));
+            assert!(
+                l <= h2 && l2 <= h,
+                "{q} {sigma} {steps} α {a}: [{l}, {h}] [{l2}, {h2}]"
+            );
+            // and the same the other way round: the remove pair reversed is the add order
+            let (h3, l3) = (ru.neyman_pearson_reversed(a), rl.neyman_pearson_reversed(a));
+            let (h4, l4) = (au.neyman_pearson(a), al.neyman_pearson(a));
+            assert!(
+                l3 <= h4 && l4 <= h3,
+                "{q} {sigma} {steps} α {a}: [{l3}, {h3}] [{l4}, {h4}]"
+            );
+        }
+    }
+}
+
+#[test]
+fn epsilon_with_the_remove_scout_is_the_full_maximum_within_its_bracket() {
+    // ε(δ) composes the remove direction on the 4× coarser scout grid and its full pair only
+    // when the scout does not settle the maximum. The answer must overlap the maximum of
+    // both directions' full pairs (exact comparison: certified brackets of one number),
+    // and stay as narrow (width ≤ 1e-3·ε, the accountant's goal); the configurations
+    // include ones where the directions are close (large σ, q = 0.5), where the fallback
+    // runs.
+    let c = PldConfig::default();
+    for (q, sigma, steps, delta) in [
+        (256.0 / 60000.0, 1.1, 14063u64, 1e-5),
+        (0.01, 1.0, 1000, 1e-8),
+        (0.5, 5.0, 10, 1e-5),
+        (0.3, 20.0, 50, 1e-6),
+    ] {
+        let e = epsilon(q, sigma, steps, delta, &c).unwrap();
+        let cfg = config_for_target(&c, q, sigma, steps, delta);
+        let tilt = auto_tilt_for_delta(q, sigma, steps, delta, cfg.tail_mass);
+        let mut hi: f64 = 0.0;
+        let mut lo: f64 = 0.0;
+        for d in [Direction::Add, Direction::Remove] {
+            let (u, l) = Pld::subsampled_gaussian_pair(q, sigma, d, &cfg, tilt, true).unwrap();
+            let (u, l) = composed_pair_from(u, l, steps, cfg.max_points, true).unwrap();
+            hi = hi.max(u.epsilon(delta).unwrap());
+            lo = lo.max(l.epsilon(delta).unwrap());
+        }
+        assert!(
+            e.lower <= hi && lo <= e.value,
+            "{q} {sigma} {steps}: {e:?} [{lo}, {hi}]"
+        );
+        assert!(
+            e.value - e.lower <= 1e-3 * e.value,
+            "{q} {sigma} {steps}: {e:?}"
+        );
+        // the fallback: the remove pair first and the add direction scouted (its scout
+        // exceeds the remove ε, so the add pair is composed as well), the same bracket
+        let (split, (a, r)) = (true, (Direction::Add, Direction::Remove));
+        let f = epsilon_scouted(q, sigma, steps, delta, &cfg, tilt, split, r, a).unwrap();
+        assert!(
+            f.lower <= hi && lo <= f.value,
+            "{q} {sigma} {steps}: {f:?} [{lo}, {hi}]"
+        );
+        assert!(
+            f.value - f.lower <= 1e-3 * f.value,
+            "{q} {sigma} {steps}: {f:?}"
+        );
+    }
+}

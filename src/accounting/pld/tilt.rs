@@ -201,9 +201,17 @@ pub(crate) fn chernoff_tilt_for_epsilon(
     tail_mass: f64,
 ) -> (f64, f64) {
     let (tables, q_full) = step_mgfs(phases, tail_mass);
+    let s: Vec<(f64, f64)> = tilt_candidates()
+        .map(|lam| (lam, composed_log_mgf(&tables, q_full, lam)))
+        .collect();
+    tilt_for_epsilon_from(&s, eps)
+}
+
+/// [`chernoff_tilt_for_epsilon`] from the candidates' (λ, s(λ)) computed once.
+fn tilt_for_epsilon_from(s: &[(f64, f64)], eps: f64) -> (f64, f64) {
     let mut best = (0.0, 0.0);
-    for lam in tilt_candidates() {
-        let v = composed_log_mgf(&tables, q_full, lam) + libm::log(tilt_weight(lam)) - lam * eps;
+    for &(lam, sl) in s {
+        let v = sl + libm::log(tilt_weight(lam)) - lam * eps;
         if v < best.1 {
             best = (lam, v);
         }
@@ -216,7 +224,8 @@ pub(crate) fn chernoff_tilt_for_epsilon(
 /// the Chernoff bound ν(L > ε) ≤ e^{s(λ) − (λ+1)ε} (E_ν[e^{(λ+1)L}] = E_μ[e^{λL}]) as
 /// ε* = min_λ (s(λ) − ln κ)/(λ + 1); the tilt is then [`chernoff_tilt_for_epsilon`] at ε*,
 /// or 0 when ε* ≤ 0 (large κ: the minimum sits at small losses, where an untilted budget is
-/// tightest).
+/// tightest). The composed log-moments s(λ) of the candidates are computed once for both
+/// searches (the same values, so the same tilt, as computing them twice).
 pub(crate) fn chernoff_tilt_for_kappa(
     phases: &[(f64, f64, u64)],
     kappa: f64,
@@ -224,15 +233,18 @@ pub(crate) fn chernoff_tilt_for_kappa(
 ) -> f64 {
     let lk = libm::log(kappa);
     let (tables, q_full) = step_mgfs(phases, tail_mass);
+    let s: Vec<(f64, f64)> = tilt_candidates()
+        .map(|lam| (lam, composed_log_mgf(&tables, q_full, lam)))
+        .collect();
     let mut eps = f64::INFINITY;
-    for lam in tilt_candidates() {
-        let v = (composed_log_mgf(&tables, q_full, lam) - lk) / (lam + 1.0);
+    for &(lam, sl) in &s {
+        let v = (sl - lk) / (lam + 1.0);
         eps = eps.min(v);
     }
     if !(eps > 0.0 && eps.is_finite()) {
         return 0.0;
     }
-    chernoff_tilt_for_epsilon(phases, eps, tail_mass).0
+    tilt_for_epsilon_from(&s, eps).0
 }
 
 /// Automatic tilt for ε(δ) of T steps of (q, σ): [`chernoff_tilt_for_delta`] of one phase.

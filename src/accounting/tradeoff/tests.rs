@@ -107,13 +107,25 @@ fn abadi_default_matches_dp_accounting_per_direction_and_riskcal_advantage() {
         (0.01, 0.04020818313752075, 0.038906875871011264),
         (0.1, 0.23962824787740367, 0.23732571551730927),
     ] {
-        for (pair, want) in [
-            (add.as_ref(), dp_ours_add),
-            (remove.as_ref(), dp_ours_remove),
+        // add: its own pair; remove: its scout's upper bound and the add pair reversed
+        // (T(ν, μ) = T(μ, ν)⁻¹), wide below the crossing where the envelope does not use it
+        let (up, lo) = (&add.0, &add.1);
+        for (hi, lo, want, width) in [
+            (
+                up.neyman_pearson(a),
+                lo.neyman_pearson(a),
+                dp_ours_add,
+                3e-5,
+            ),
+            (
+                remove.neyman_pearson(a).min(up.neyman_pearson_reversed(a)),
+                lo.neyman_pearson_reversed(a),
+                dp_ours_remove,
+                1.0,
+            ),
         ] {
-            let (hi, lo) = (pair.0.neyman_pearson(a), pair.1.neyman_pearson(a));
             // the bracket's own width: the grid's second-order error (measured ≤ 1.3e-5)
-            assert!(hi - lo < 3e-5, "α {a}: [{lo}, {hi}]");
+            assert!(hi - lo < width, "α {a}: [{lo}, {hi}]");
             assert!(
                 lo - 2e-5 <= want && want <= hi + 2e-5,
                 "α {a}: [{lo}, {hi}] vs {want}"
@@ -121,6 +133,7 @@ fn abadi_default_matches_dp_accounting_per_direction_and_riskcal_advantage() {
         }
         let tpr = f.tpr(a).unwrap();
         assert!(tpr.lower - 2e-5 <= dp_ours_add && dp_ours_add <= tpr.upper + 2e-5);
+        assert!(tpr.width() < 3e-5, "α {a}: {tpr:?}");
     }
     let adv = f.advantage();
     assert!(adv.width() < 1e-4, "{adv:?}");
@@ -380,4 +393,57 @@ fn fixed_size_runs_get_the_rdp_conversion_and_shuffled_runs_none() {
         TradeoffCurve::of_run(&shuffled, 1e-3, &PldConfig::default()).unwrap(),
         Err(Unsupported::Shuffled)
     ));
+}
+
+#[test]
+fn curve_below_the_crossing_is_the_four_composition_bracket_bit_for_bit() {
+    // Issue 29: the curve composes the add pair and the remove direction's pessimistic PLD
+    // on a coarser grid (three compositions, not four). Where the add direction is the
+    // larger (α below the crossing f(α) = α, ≈ 0.4 here), the envelope's bracket must be
+    // the one of all four full compositions bit for bit; above it both must overlap (exact
+    // comparison: certified brackets of one number) and the new one be at least as narrow
+    // at α ≥ 0.7 (measured: 8.8e-6 against 5.0e-5 at 0.7, 2.1e-7 against 2.7e-3 at 0.99).
+    use crate::accounting::pld::Direction;
+    let one = phase(256.0 / 60000.0, 1.1, 14063);
+    let c = PldConfig::default();
+    let f = TradeoffCurve::of_schedule(&one, 1e-3, &c).unwrap();
+    let old =
+        pld_schedule::composed_pairs(&one, 1e-3, &c, &[Direction::Add, Direction::Remove]).unwrap();
+    let old_power = |a: f64| {
+        let side = |p: &(Pld, Pld)| {
+            (
+                finite_or(p.1.neyman_pearson(a), a),
+                finite_or(p.0.neyman_pearson(a), 1.0),
+            )
+        };
+        let (x, y) = (side(&old[0]), side(&old[1]));
+        Bracket {
+            lower: x.0.max(y.0),
+            upper: x.1.max(y.1),
+        }
+        .clamped(a, 1.0)
+    };
+    for a in [1e-4, 1e-3, 0.01, 0.1, 0.3] {
+        let (new, old) = (f.power(a), old_power(a));
+        assert_eq!(
+            new.lower.to_bits(),
+            old.lower.to_bits(),
+            "α {a}: {new:?} {old:?}"
+        );
+        assert_eq!(
+            new.upper.to_bits(),
+            old.upper.to_bits(),
+            "α {a}: {new:?} {old:?}"
+        );
+    }
+    for a in [0.5, 0.7, 0.9, 0.99] {
+        let (new, old) = (f.power(a), old_power(a));
+        assert!(
+            new.lower <= old.upper && old.lower <= new.upper,
+            "α {a}: {new:?} {old:?}"
+        );
+        if a >= 0.7 {
+            assert!(new.width() <= old.width(), "α {a}: {new:?} {old:?}");
+        }
+    }
 }
