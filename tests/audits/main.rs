@@ -12,6 +12,7 @@
 mod common;
 
 mod epsilon;
+mod init;
 mod one_run;
 mod run;
 mod shuffle;

@@ -22,6 +22,7 @@ use reconbound::attacks::audit::epsilon::{bonferroni_candidates, Direction, Thre
 use reconbound::attacks::audit::evaluate::{
     empirical_epsilon, empirical_epsilon_max, Empirical, Estimator, ThresholdRule,
 };
+use reconbound::attacks::audit::init::Init;
 use reconbound::attacks::audit::run::{
     named_scores, Audit, AuditConfig, AuditOutcome, BatchView, Distinguisher, WorldScores,
 };
@@ -55,7 +56,8 @@ usage: reconbound audit [--crafter LIST] [--distinguisher LIST] [--model mlp|mni
          [--data embedded|<idx dir>] [--train-size N] [--trials N] [--sampling-rate Q]
          [--steps T] [--clip C] [--lr R] [--noise-multiplier S | --epsilon E] [--delta D]
          [--estimator cp|gdp|one-run] [--threshold held-out|bonferroni|VALUE]
-         [--calibration N] [--canaries M] [--guesses R] [--view informed|expected-batch]
+         [--calibration N] [--canaries M] [--guesses R]
+         [--view informed|expected-batch|final-model] [--init random|crafted]
          [--sampling poisson|shuffle] [--claimed-noise-multiplier S′ | --claimed-epsilon E]
          [--alpha A] [--seed X] [--threads K] [--shard K/M] [--csv FILE] [--plot FILE.svg]
          [--quiet] [--json]
@@ -102,6 +104,24 @@ Adversary view (--view; what Distinguisher 3 subtracts of D's part of the gradie
                   against it
   expected-batch  K_t = q × D's whole clipped sum: D's batches secret too (weaker under
                   Poisson sampling). Under the full batch both are D's whole sum.
+  final-model     the black-box adversary: it sees the final model θ_T only. Only
+                  Distinguisher 1 (final-loss: θ_T and the public θ₀) is reported and the
+                  default; 2, 3, paired and all are refused (they read the intermediate
+                  models or the released gradients), as are adaptive (re-crafted from every
+                  θ_t) and the dataset-* crafters (θ_T = θ₀)
+
+θ₀ (--init; public, the same in both worlds and every trial):
+  random   (default) the model's initialisation with the seed
+  crafted  Annamalai & De Cristofaro (NeurIPS 2024): the auditor, who knows D, the model and
+           the hyperparameters, pre-trains that initialisation on D without noise (2000
+           full-batch steps of clipped gradient descent at lr 50, the audit's C) so that
+           D's clipped gradients at θ₀ nearly cancel. Training then moves θ along the
+           canary's (nearly constant, norm-C) gradient plus noise, and the final loss of a
+           mislabelled canary is close to the optimal test of the full-batch Gaussian
+           mechanism, μ = √T/σ. Input canaries only (example, mislabelled, clipbkd,
+           adaptive). The black-box audit of the paper:
+  reconbound audit --view final-model --init crafted --crafter mislabelled
+    --sampling-rate 1 --epsilon 10 --steps 10 --trials 2000
 
 The shuffling pitfall (--sampling shuffle; Chua, Ghazi, Kamath, Kumar, Manurangsi, Sinha,
 Zhang, ICML 2024): the trainer shuffles the N + 1 slots every epoch into (N + 1)/B batches
@@ -175,9 +195,9 @@ never change a result.
 JSON keys: command, model, data, train_size, sampling_rate, batch_size, steps, clip, lr,
 delta, epsilon (the target, or null), noise_multiplier, trials, seed, pool_index, crafters,
 distinguishers, estimator, threshold_rule, calibration, fixed_threshold, alpha,
-adversary_view (informed or expected-batch), trainer_sampling (poisson or shuffle),
-claim (trainer, noise-multiplier or epsilon),
-claim_value (S′, E or null), confidence, epsilon_rdp, epsilon_rdp_order, epsilon_pld,
+adversary_view (informed, expected-batch or final-model), trainer_sampling (poisson or
+shuffle), claim (trainer, noise-multiplier or epsilon), claim_value (S′, E or null), init
+(random or crafted), confidence, epsilon_rdp, epsilon_rdp_order, epsilon_pld,
 epsilon_pld_lower (or null and epsilon_pld_note) — the accountant's ε for S′ with
 --claimed-noise-multiplier, else for the trainer's σ —, epsilon_empirical_max,
 epsilon_claimed, claim_refuted (true/false), shuffle_epsilon_lower (the shuffled
@@ -509,10 +529,17 @@ pub(crate) struct AuditRun {
     pub(crate) claim: Claim,
     /// The trainer shuffles (the claim stays the Poisson accountant's at the same q).
     pub(crate) shuffle: bool,
+    /// θ₀: the model's random initialisation or the crafted θ₀ (`--init`).
+    pub(crate) init: Init,
+    /// `--view final-model`: the adversary sees θ_T only (Distinguisher 1 alone is reported).
+    pub(crate) final_model: bool,
 }
 
 /// The pool example crafters 1–3 start from: the first example not in D.
 const POOL_INDEX: u64 = 0;
+
+/// `--view final-model`: the black-box adversary, who sees the final model θ_T only.
+const FINAL_MODEL: &str = "final-model";
 
 impl AuditRun {
     fn to_json(&self) -> Object {
@@ -543,12 +570,20 @@ impl AuditRun {
             _ => o.put("fixed_threshold", Value::Null),
         };
         o.num("alpha", self.alpha);
-        o.str("adversary_view", self.view.name());
+        o.str(
+            "adversary_view",
+            if self.final_model {
+                FINAL_MODEL
+            } else {
+                self.view.name()
+            },
+        );
         o.str(
             "trainer_sampling",
             if self.shuffle { "shuffle" } else { "poisson" },
         );
         write_claim(self.claim, &mut o);
+        o.str("init", self.init.name());
         o
     }
 
@@ -591,8 +626,21 @@ impl AuditRun {
             estimator: parse_estimator(Some(o.get_str("estimator")?))?,
             rule,
             alpha: o.get_f64("alpha")?,
-            view: BatchView::from_name(o.get_str("adversary_view")?)
-                .ok_or_else(|| String::from("unknown adversary_view"))?,
+            view: match o.get_str("adversary_view")? {
+                FINAL_MODEL => BatchView::Informed,
+                v => {
+                    BatchView::from_name(v).ok_or_else(|| String::from("unknown adversary_view"))?
+                }
+            },
+            final_model: o.get_str("adversary_view")? == FINAL_MODEL,
+            // Shards written before crafted θ₀ have no key: the random initialisation.
+            init: match o.get("init") {
+                None => Init::Random,
+                Some(Value::Str(v)) => {
+                    Init::from_name(v).ok_or_else(|| String::from("unknown init"))?
+                }
+                Some(_) => return Err(String::from("unknown init")),
+            },
             claim: read_claim(o)?,
             // Shards written before shuffled audits have no key: Poisson.
             shuffle: match o.get("trainer_sampling") {
@@ -659,10 +707,54 @@ impl AuditRun {
             ));
         }
         check_claim(self.claim)?;
+        self.check_black_box()?;
         if self.shuffle {
             self.check_shuffle()?;
         }
         Ok(())
+    }
+
+    /// What `--init crafted` and `--view final-model` need (the core refuses the same
+    /// crafters for a crafted θ₀, naming `init`).
+    fn check_black_box(&self) -> Result<(), String> {
+        if matches!(self.init, Init::Crafted(_)) {
+            if let Some(c) = self
+                .crafters
+                .iter()
+                .find(|c| c.freezes_parameters() || matches!(c, Crafter::Gradient(_)))
+            {
+                return Err(format!(
+                    "flag '--crafter': {} does not apply with '--init crafted' (the crafted θ₀ is for a canary the trainer receives as an example: example, mislabelled, clipbkd, adaptive; crafter 5 freezes the parameters at θ₀ and gradient canaries insert no example)",
+                    c.name()
+                ));
+            }
+        }
+        if !self.final_model {
+            return Ok(());
+        }
+        if let Some(c) = self
+            .crafters
+            .iter()
+            .find(|c| c.freezes_parameters() || matches!(c, Crafter::Adaptive))
+        {
+            return Err(format!(
+                "flag '--crafter': {} does not apply with '--view final-model' (the adaptive canary is re-crafted from every θ_t, and crafter 5 keeps θ_T = θ₀: only the released gradients would show it)",
+                c.name()
+            ));
+        }
+        let reads_more = match &self.pairing {
+            Pairing::List(l) => l
+                .iter()
+                .find(|d| **d != Distinguisher::FinalLoss)
+                .map(|d| String::from(d.name())),
+            Pairing::All | Pairing::Paired => Some(self.pairing.name()),
+        };
+        match reads_more {
+            Some(d) => Err(format!(
+                "flag '--distinguisher': '{d}' does not apply with '--view final-model', which releases θ_T only (2 reads the intermediate models, 3 the released gradients): only 1, final-loss (θ_T and the public θ₀)"
+            )),
+            None => Ok(()),
+        }
     }
 
     /// What `--sampling shuffle` needs (the core checks the same, naming its parameters).
@@ -916,11 +1008,39 @@ fn parse_audit(f: &Flags) -> Result<AuditRun, Failure> {
             )))
         }
     };
-    // Shuffled batches: D's batches stay secret (the default view there).
-    let view = if shuffle && !f.has("view") {
+    let final_model = f.raw("view").map(str::trim) == Some(FINAL_MODEL);
+    // Shuffled batches: D's batches stay secret (the default view there). The final-model
+    // view reports no score that reads D's batches (Distinguisher 3 is computed, not shown).
+    let view = if final_model {
+        BatchView::Informed
+    } else if shuffle && !f.has("view") {
         BatchView::ExpectedBatch
     } else {
-        parse_view(f)?
+        parse_view(f).map_err(|e| match e {
+            Failure::Usage(UsageError(m)) => usage(m.replace(
+                "informed, expected-batch",
+                "informed, expected-batch, final-model",
+            )),
+            other => other,
+        })?
+    };
+    // The final model alone: Distinguisher 1 unless a list is given (checked below).
+    let pairing = if final_model && !f.has("distinguisher") {
+        Pairing::List(std::vec![Distinguisher::FinalLoss])
+    } else {
+        pairing
+    };
+    let init = match f.raw("init").map(str::trim) {
+        None => Init::Random,
+        Some(v) => Init::from_name(v).ok_or_else(|| {
+            usage(format!(
+                "flag '--init': '{}' is not one of random, crafted",
+                v.chars()
+                    .filter(|c| !c.is_control())
+                    .take(30)
+                    .collect::<String>()
+            ))
+        })?,
     };
     AuditRun {
         run: r.run,
@@ -936,6 +1056,8 @@ fn parse_audit(f: &Flags) -> Result<AuditRun, Failure> {
         view,
         claim,
         shuffle,
+        init,
+        final_model,
     }
     .checked()
 }
@@ -957,6 +1079,7 @@ fn audit_flags() -> Vec<Spec> {
         v("canaries"),
         v("guesses"),
         v("view"),
+        v("init"),
         v("sampling"),
         v("claimed-noise-multiplier"),
         v("claimed-epsilon"),
@@ -1014,7 +1137,7 @@ pub(crate) fn run_audit(
     let audit_config = config.audit_config();
     let mut audits = Vec::with_capacity(config.crafters.len());
     for &c in &config.crafters {
-        let a = Audit::new(&model, c, &audit_config, &data, &pool)?;
+        let a = Audit::with_init(&model, c, &audit_config, config.init, &data, &pool)?;
         if a.sampling_rate().to_bits() != config.run.sampling_rate.to_bits() {
             return Err(Failure::Compute(format!(
                 "internal: the audit samples at q = {} but the accountant is run at q = {}",
@@ -1327,10 +1450,19 @@ fn table(
         c.trials,
         c.seed
     ));
-    if c.shuffle {
+    if c.final_model {
+        t.push_str("  adversary view final-model (black box): the final model θ_T only — no intermediate model, no\n    released gradient; Distinguisher 1 reads θ_T and the public θ₀\n");
+    } else if c.shuffle {
         t.push_str("  adversary view expected-batch (Distinguisher 3): K = B × the mean of D's projections (D known, its\n    batches secret: under shuffling they would show the canary's slot); the shuffled pair's likelihood ratio\n");
     } else {
         t.push_str(&view_line(c.view, c.run.sampling_rate == 1.0));
+    }
+    if let Init::Crafted(k) = c.init {
+        t.push_str(&format!(
+            "  θ₀ crafted (Annamalai & De Cristofaro 2024): the seed's initialisation pre-trained on D without noise\n    ({} full-batch steps of clipped gradient descent at lr {}), so D's clipped gradients at θ₀ nearly cancel\n",
+            k.steps,
+            shown(k.learning_rate)
+        ));
     }
     t.push_str(&claim_line(c.claim, c.noise_multiplier));
     t.push_str(&theory_line(theory));
@@ -1624,6 +1756,53 @@ mod tests {
         assert_eq!(above_flag(false), "  ABOVE");
         let cp = above_note(false, 1);
         assert!(cp.contains("chance of at most α per row"), "{cp}");
+    }
+
+    fn parsed(args: &[&str]) -> AuditRun {
+        let args: Vec<String> = args.iter().map(|a| String::from(*a)).collect();
+        match parse_audit(&parse(&args, &audit_flags()).unwrap()) {
+            Ok(c) => c,
+            Err(_) => panic!("{args:?} refused"),
+        }
+    }
+
+    #[test]
+    fn init_and_the_final_model_view_round_trip_and_an_old_header_reads_as_random() {
+        let c = parsed(&[
+            "--init",
+            "crafted",
+            "--view",
+            "final-model",
+            "--crafter",
+            "2",
+        ]);
+        assert_eq!(c.init.name(), "crafted");
+        assert!(c.final_model);
+        assert_eq!(
+            c.pairing,
+            Pairing::List(std::vec![Distinguisher::FinalLoss])
+        );
+        assert_eq!(AuditRun::from_json(&c.to_json()).unwrap(), c);
+        let default = parsed(&[]);
+        assert_eq!((default.init, default.final_model), (Init::Random, false));
+        let mut old = Object::new();
+        for (k, v) in default.to_json().entries() {
+            if k != "init" {
+                old.put(k, v.clone());
+            }
+        }
+        assert_ne!(old.entries().len(), default.to_json().entries().len());
+        assert_eq!(AuditRun::from_json(&old).unwrap(), default);
+        let mut bad = Object::new();
+        for (k, v) in default.to_json().entries() {
+            let v = if k == "init" {
+                Value::Str(String::from("pretrained"))
+            } else {
+                v.clone()
+            };
+            bad.put(k, v);
+        }
+        assert!(AuditRun::from_json(&bad).is_err());
     }
 
     #[test]

@@ -42,7 +42,15 @@ mod defaults {
 }
 
 /// The flags of `audit` that have no meaning for one training.
-const NOT_FOR_ONE_RUN: [&str; 6] = ["trials", "shard", "threshold", "calibration", "csv", "plot"];
+const NOT_FOR_ONE_RUN: [&str; 7] = [
+    "trials",
+    "shard",
+    "threshold",
+    "calibration",
+    "csv",
+    "plot",
+    "init",
+];
 
 /// `reconbound audit --estimator one-run …` (flags already parsed by `audit`).
 pub(crate) fn one_run(f: &Flags) -> Result<String, Failure> {

@@ -324,6 +324,8 @@ impl Config {
             view: BatchView::Informed,
             claim: Claim::Trainer,
             shuffle: false,
+            init: reconbound::attacks::audit::init::Init::Random,
+            final_model: false,
         }
         .checked()
     }

@@ -28,6 +28,7 @@ pub mod claim;
 pub mod epsilon;
 pub mod evaluate;
 pub mod forecast;
+pub mod init;
 pub mod one_run;
 pub mod one_run_fdp;
 pub mod run;

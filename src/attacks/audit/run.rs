@@ -3,7 +3,8 @@
 //!
 //! # The worlds
 //!
-//! Both worlds train on D with the crate's DP-SGD from the same public θ₀. World D′ adds the
+//! Both worlds train on D with the crate's DP-SGD from the same public θ₀ (the model's random
+//! initialisation, or the crafted θ₀ of [`super::init`], [`Audit::with_init`]). World D′ adds the
 //! canary as the trainer's secret ([`DpSgd::with_secret`]); world D adds a **zero-gradient**
 //! secret in its place, so that both draw batches from n + 1 indices at the same rate
 //! q = B/(n + 1) and divide by the same B: a zero gradient changes nothing, so world D is
@@ -92,6 +93,7 @@
 //! (`nasr2021-adversary-instantiation.txt`); `docs/DESIGN.md`, "Audits".
 
 use super::canary::{craft, AdaptiveConfig, Canary, CanaryWorkspace, Crafter};
+use super::init::{initial_params, Init};
 use crate::accounting::fil::fisher::dot;
 use crate::attacks::game::{self, Adversary, GradientView, InformedView, Named, ScoreKind};
 use crate::attacks::prior_aware::check_sampling;
@@ -261,7 +263,8 @@ pub struct AuditConfig {
     /// `batch_size` is B for the n + 1 indices; `seed` is ignored: each training's seed comes
     /// from the trial). Crafter 5 sets the learning rate to 0 whatever is given here.
     pub dpsgd: DpSgdConfig,
-    /// The seed of θ₀ ([`Sequential::init_params`]), the same public θ₀ in every trial.
+    /// The seed of θ₀ ([`Sequential::init_params`]), the same public θ₀ in every trial (the
+    /// random start of a crafted θ₀, [`Audit::with_init`]).
     pub init_seed: u64,
     /// The pool example crafters 1–3 start from.
     pub pool_index: usize,
@@ -397,8 +400,40 @@ impl<'a> Audit<'a> {
         data: &Dataset,
         pool: &Dataset,
     ) -> Result<Self> {
+        Self::with_init(model, crafter, config, Init::Random, data, pool)
+    }
+
+    /// [`new`](Self::new) from the θ₀ of `init` ([`super::init`]): the random
+    /// initialisation at `config.init_seed`, or the crafted θ₀ of Annamalai & De Cristofaro
+    /// (pre-trained on `data` without noise at the audit's clipping), the same public θ₀ in
+    /// both worlds and every trial. The canary is crafted at that θ₀.
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new); [`Error::InvalidParameter`] `init` for a crafted θ₀ with a
+    /// canary it does not fit: crafter 5 (learning rate 0: θ never leaves θ₀, and D is
+    /// relabelled by θ₀) and gradient canaries (crafter 4: inserted gradients, not examples —
+    /// the crafted θ₀ is the black-box audit's, whose canary is an example); as
+    /// [`initial_params`].
+    pub fn with_init(
+        model: &'a Sequential,
+        crafter: Crafter,
+        config: &AuditConfig,
+        init: Init,
+        data: &Dataset,
+        pool: &Dataset,
+    ) -> Result<Self> {
         let (dpsgd, clipping) = trainer_config(crafter, config)?;
-        let init = model.init_params(config.init_seed);
+        if matches!(init, Init::Crafted(_))
+            && (crafter.freezes_parameters() || matches!(crafter, Crafter::Gradient(_)))
+        {
+            return Err(Error::InvalidParameter {
+                name: "init",
+                value: f64::from(crafter.number()),
+                expected: "a crafted θ₀ with an input canary only (example, mislabelled, clipbkd, adaptive): crafter 5 freezes the parameters at θ₀, gradient canaries insert no example",
+            });
+        }
+        let init = initial_params(model, init, config.init_seed, data, clipping)?;
         let crafted = craft(
             crafter,
             model,
@@ -460,6 +495,11 @@ impl<'a> Audit<'a> {
     /// Distinguisher 3's view of D's batches.
     pub fn view(&self) -> BatchView {
         self.view
+    }
+
+    /// The public θ₀ every training starts from.
+    pub fn initial_params(&self) -> &[f64] {
+        &self.init
     }
 
     /// The sampling rate q of every example and of the canary: B/(n + 1), 1 for the full
@@ -738,7 +778,7 @@ fn check_scores(scores: &WorldScores) -> Result<()> {
 /// Σ_{i ∈ indices} clip(∇ℓ(θ; z_i)) into `out`: batched for dense models, one example at a
 /// time otherwise.
 #[allow(clippy::too_many_arguments)]
-fn clipped_sum(
+pub(super) fn clipped_sum(
     model: &Sequential,
     params: &[f64],
     data: &Dataset,

@@ -4,5 +4,6 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod black_box;
 mod cli;
 mod estimate;
