@@ -515,7 +515,10 @@ fn pld_claim_is_convex_below_the_envelope_and_close_to_it() {
     // near 1 the claim reads the inverse (the curve near 0, where it is accurate) and is
     // positive; it is at least the curve's own certified lower side there (which the
     // reversed reading of issue 29 made positive too: 1.45e-5 at 0.9999, 0 before)
-    let (y, b) = (claim.beta_lower(0.9999).unwrap(), curve.beta(0.9999).unwrap());
+    let (y, b) = (
+        claim.beta_lower(0.9999).unwrap(),
+        curve.beta(0.9999).unwrap(),
+    );
     assert!(y > 1e-5 && y >= b.lower - 2e-3 && y <= b.upper, "{y} {b:?}");
 }
 
