@@ -32,8 +32,7 @@ use reconbound::accounting::pld::PldConfig;
 use reconbound::accounting::tradeoff::{Bracket, TradeoffCurve};
 use reconbound::attacks::audit::canary::{Crafter, GradientShape};
 use reconbound::attacks::audit::claim::Claim;
-use reconbound::attacks::audit::epsilon::Threshold;
-use reconbound::attacks::audit::evaluate::{Estimator, ThresholdRule};
+use reconbound::attacks::audit::evaluate::{gradient_test_plan, Estimator, ThresholdRule};
 use reconbound::attacks::audit::run::{BatchView, Distinguisher};
 use reconbound::attacks::trial::SuccessRate;
 use reconbound::train::clip::ClipMethod;
@@ -80,8 +79,6 @@ pub(crate) const SHARD_KIND: &str = "report";
 const AUDIT_CRAFTER: Crafter = Crafter::Gradient(GradientShape::Dirac);
 /// The audit's distinguisher: the likelihood-ratio test on the released gradients.
 const AUDIT_DISTINGUISHER: Distinguisher = Distinguisher::GradientTest;
-/// The audit's threshold on the full batch: the likelihood-ratio score ≥ 0 guesses "in".
-const AUDIT_THRESHOLD: f64 = 0.0;
 
 const HELP: &str = "\
 usage: reconbound report [--model mlp|mnist-convnet] [--data embedded|<idx dir>] [--train-size N]
@@ -283,33 +280,15 @@ impl Config {
 
     /// `audit` of the run in the strongest threat model that fits it ([`AUDIT_CRAFTER`],
     /// [`AUDIT_DISTINGUISHER`]), A trials per world, every other flag at its default.
-    /// The audit's estimator: Gaussian DP on the full batch, where the run's trade-off curve
-    /// is exactly Gaussian (μ = √T/σ), so the lower confidence bound on μ of Nasr et al. 2023
-    /// is valid; Clopper–Pearson (valid for any mechanism) under Poisson sampling.
-    fn audit_estimator(&self) -> Estimator {
-        if self.run.sampling_rate == 1.0 {
-            Estimator::Gdp
-        } else {
-            Estimator::ClopperPearson
-        }
-    }
-
-    /// The audit's threshold: on the full batch fixed in advance at 0, the equal-prior
-    /// (Bayes) threshold of the likelihood-ratio score of distinguisher 3, so every trial is
-    /// scored (the GDP bound is tightest where both error rates are moderate); under Poisson
-    /// sampling held out on the first half, as Clopper–Pearson is tightest at a threshold
-    /// the trials pick.
-    fn audit_rule(&self) -> ThresholdRule {
-        if self.run.sampling_rate == 1.0 {
-            ThresholdRule::Fixed(Threshold::at_least(AUDIT_THRESHOLD))
-        } else {
-            ThresholdRule::HeldOut {
-                calibration: audit::default_calibration(self.audit_trials),
-            }
-        }
+    /// The audit's estimator and threshold rule: the core's plan for the gradient test
+    /// ([`gradient_test_plan`]: Gaussian DP at the fixed threshold 0 on the full batch,
+    /// held-out Clopper–Pearson under Poisson sampling).
+    fn audit_plan(&self) -> (Estimator, ThresholdRule) {
+        gradient_test_plan(self.run.sampling_rate, self.audit_trials)
     }
 
     fn audit(&self) -> Result<AuditRun, Failure> {
+        let (estimator, rule) = self.audit_plan();
         AuditRun {
             run: self.run.clone(),
             epsilon: self.epsilon,
@@ -318,8 +297,8 @@ impl Config {
             seed: self.seed,
             crafters: std::vec![AUDIT_CRAFTER],
             pairing: Pairing::List(std::vec![AUDIT_DISTINGUISHER]),
-            estimator: self.audit_estimator(),
-            rule: self.audit_rule(),
+            estimator,
+            rule,
             alpha: audit::defaults::ALPHA,
             view: BatchView::Informed,
             claim: Claim::Trainer,

@@ -92,6 +92,44 @@ pub struct Empirical {
     pub delta: f64,
 }
 
+/// The estimator and threshold rule that bring an audit of the gradient test
+/// ([`Distinguisher::GradientTest`]) closest to the accountant's bound, chosen from the
+/// sampling alone, before any trial:
+/// - the full batch (`sampling_rate` = 1): the run's trade-off curve is exactly Gaussian
+///   (μ = √T/σ), so Nasr et al. 2023's lower confidence bound on μ is valid
+///   ([`Estimator::Gdp`]); the threshold is fixed in advance at 0, the equal-prior (Bayes)
+///   threshold of the likelihood-ratio score, so every trial is scored (the GDP bound is
+///   tightest where both error rates are moderate);
+/// - Poisson sampling: Clopper–Pearson (valid for any mechanism) with the threshold held out
+///   on the first `trials`/2 trials, as Clopper–Pearson is tightest at a threshold the
+///   trials pick.
+///
+/// # Examples
+///
+/// ```
+/// use reconbound::attacks::audit::evaluate::{gradient_test_plan, Estimator, ThresholdRule};
+/// let (e, r) = gradient_test_plan(1.0, 150);
+/// assert_eq!(e, Estimator::Gdp);
+/// assert!(matches!(r, ThresholdRule::Fixed(t) if t.tau == 0.0));
+/// let (e, r) = gradient_test_plan(0.01, 150);
+/// assert_eq!((e, r), (Estimator::ClopperPearson, ThresholdRule::HeldOut { calibration: 75 }));
+/// ```
+pub fn gradient_test_plan(sampling_rate: f64, trials: u64) -> (Estimator, ThresholdRule) {
+    if sampling_rate == 1.0 {
+        (
+            Estimator::Gdp,
+            ThresholdRule::Fixed(Threshold::at_least(0.0)),
+        )
+    } else {
+        (
+            Estimator::ClopperPearson,
+            ThresholdRule::HeldOut {
+                calibration: trials / 2,
+            },
+        )
+    }
+}
+
 /// The empirical ε of `distinguisher` over `outcomes` (any order) with `estimator` and the
 /// threshold `rule`, at confidence 1 − `alpha` and `delta`.
 ///
