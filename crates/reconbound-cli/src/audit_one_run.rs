@@ -56,8 +56,13 @@ const NOT_FOR_ONE_RUN: [&str; 7] = [
 pub(crate) fn one_run(f: &Flags) -> Result<String, Failure> {
     for name in NOT_FOR_ONE_RUN {
         if f.has(name) {
+            let why = if name == "init" {
+                "the crafted θ₀ is the multi-trial black-box audit's (--view final-model); one run keeps the model's random θ₀"
+            } else {
+                "one training, m canaries: use --canaries and --guesses"
+            };
             return Err(usage(format!(
-                "flag '--{name}' does not apply with '--estimator one-run' (one training, m canaries: use --canaries and --guesses)"
+                "flag '--{name}' does not apply with '--estimator one-run' ({why})"
             )));
         }
     }

@@ -112,4 +112,5 @@ fn black_box_audit_refuses_what_it_does_not_fit_naming_the_flag() {
     let (code, _, err) = run_s(&args);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--init"), "{err}");
+    assert!(err.contains("random θ₀"), "{err}");
 }
