@@ -254,38 +254,62 @@ pub(crate) fn composed_pairs(
     config: &PldConfig,
     directions: &[pld::Direction],
 ) -> Result<Vec<(Pld, Pld)>> {
+    let (phases, config, tilt, split) = setup(schedule, target, config)?;
+    let mut out = Vec::with_capacity(directions.len());
+    let mut ws = Workspace::default();
+    for &d in directions {
+        out.push(chain_pair(&phases, d, &config, tilt, split, &mut ws)?);
+    }
+    Ok(out)
+}
+
+/// The distinct phases, the schedule's grid configuration at `target`, the tilt and the split
+/// of a composition ([`composed_pairs`], [`composed_envelope`]).
+fn setup(
+    schedule: &Schedule,
+    target: f64,
+    config: &PldConfig,
+) -> Result<(Vec<Phase>, PldConfig, f64, bool)> {
     let (_, _, forced) = config.validate()?;
     let phases = distinct(schedule)?;
-    let config = &schedule_config(&phases, config, target);
+    let config = schedule_config(&phases, config, target);
     let tilt = forced.unwrap_or_else(|| {
         pld::chernoff_tilt_for_kappa(&tuples(&phases), target, config.tail_mass)
     });
     let split = use_split(forced, tilt);
-    let mut out = Vec::with_capacity(directions.len());
-    let mut ws = Workspace::default();
-    for &d in directions {
-        let (mut up, mut lo) = (None, None);
-        for p in &phases {
-            let d = if p.sampling_rate >= 1.0 {
-                pld::Direction::Add
-            } else {
-                d
-            };
-            let (u, l) = Pld::subsampled_gaussian_pair(
-                p.sampling_rate,
-                p.noise_multiplier,
-                d,
-                config,
-                tilt,
-                split,
-            )?;
-            let (u, l) = pld::composed_pair_in(u, l, p.steps, config.max_points, split, &mut ws)?;
-            fold_in(&mut up, u, config.max_points)?;
-            fold_in(&mut lo, l, config.max_points)?;
-        }
-        out.push((folded(up)?, folded(lo)?));
+    Ok((phases, config, tilt, split))
+}
+
+/// The (pessimistic, optimistic) pair of every phase in direction `d` (a full-batch phase's
+/// add pair: its loss law is symmetric), composed and folded over the phases.
+fn chain_pair(
+    phases: &[Phase],
+    d: pld::Direction,
+    config: &PldConfig,
+    tilt: f64,
+    split: bool,
+    ws: &mut Workspace,
+) -> Result<(Pld, Pld)> {
+    let (mut up, mut lo) = (None, None);
+    for p in phases {
+        let d = if p.sampling_rate >= 1.0 {
+            pld::Direction::Add
+        } else {
+            d
+        };
+        let (u, l) = Pld::subsampled_gaussian_pair(
+            p.sampling_rate,
+            p.noise_multiplier,
+            d,
+            config,
+            tilt,
+            split,
+        )?;
+        let (u, l) = pld::composed_pair_in(u, l, p.steps, config.max_points, split, ws)?;
+        fold_in(&mut up, u, config.max_points)?;
+        fold_in(&mut lo, l, config.max_points)?;
     }
-    Ok(out)
+    Ok((folded(up)?, folded(lo)?))
 }
 
 /// The PLDs of the trade-off curve's envelope ([`crate::accounting::tradeoff`]): the add
@@ -300,28 +324,10 @@ pub(crate) fn composed_envelope(
     target: f64,
     config: &PldConfig,
 ) -> Result<((Pld, Pld), Pld)> {
-    let (_, _, forced) = config.validate()?;
-    let phases = distinct(schedule)?;
-    let config = &schedule_config(&phases, config, target);
-    let tilt = forced.unwrap_or_else(|| {
-        pld::chernoff_tilt_for_kappa(&tuples(&phases), target, config.tail_mass)
-    });
-    let split = use_split(forced, tilt);
+    let (phases, config, tilt, split) = setup(schedule, target, config)?;
+    let config = &config;
     let mut ws = Workspace::default();
-    let (mut up, mut lo) = (None, None);
-    for p in &phases {
-        let (u, l) = Pld::subsampled_gaussian_pair(
-            p.sampling_rate,
-            p.noise_multiplier,
-            pld::Direction::Add,
-            config,
-            tilt,
-            split,
-        )?;
-        let (u, l) = pld::composed_pair_in(u, l, p.steps, config.max_points, split, &mut ws)?;
-        fold_in(&mut up, u, config.max_points)?;
-        fold_in(&mut lo, l, config.max_points)?;
-    }
+    let add = chain_pair(&phases, pld::Direction::Add, config, tilt, split, &mut ws)?;
     let scout = pld::scout_config(config);
     let mut rem = None;
     for p in &phases {
@@ -342,7 +348,7 @@ pub(crate) fn composed_envelope(
         )?;
         fold_in(&mut rem, r, scout.max_points)?;
     }
-    Ok(((folded(up)?, folded(lo)?), folded(rem)?))
+    Ok((add, folded(rem)?))
 }
 
 #[cfg(test)]
