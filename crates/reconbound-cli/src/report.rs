@@ -592,13 +592,6 @@ impl Report {
     /// audit's corner (FPR̄, TPR̲), which must lie under the curve.
     fn tradeoff_plot(&self) -> String {
         let c = &self.config;
-        let tpr: Vec<(f64, f64)> = self
-            .tradeoff
-            .iter()
-            .filter(|p| p.0 < 1.0)
-            .map(|&(a, b)| (a, tpr_upper(b)))
-            .collect();
-        let blind: Vec<(f64, f64)> = tpr.iter().map(|&(a, _)| (a, a)).collect();
         let mut estimates = Vec::new();
         if let Some((fpr, tpr_lo)) = self.audit.tradeoff_corner() {
             estimates.push(svg::Estimates {
@@ -618,29 +611,7 @@ impl Report {
             c.run.steps,
             sig(c.sigma, 4, Side::Nearest)
         );
-        svg::curve_plot_svg(&svg::CurvePlot {
-            decades: true,
-            y_max: 1.0,
-            titles: svg::Titles {
-                title: "Membership inference: the certified trade-off curve",
-                subtitle: &subtitle,
-                x_label: "false-positive rate (log scale)",
-                y_label: "true-positive rate of the best attack",
-            },
-            curves: std::vec![
-                svg::Curve {
-                    label: String::from("1 − f(FPR), certified (any attack lies below)"),
-                    points: tpr,
-                    stroke: svg::CERTIFIED,
-                },
-                svg::Curve {
-                    label: String::from("blind guess TPR = FPR"),
-                    points: blind,
-                    stroke: svg::REFERENCE,
-                },
-            ],
-            estimates,
-        })
+        super::tradeoff::roc_svg(&self.tradeoff, &subtitle, estimates)
     }
 }
 

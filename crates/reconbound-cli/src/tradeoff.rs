@@ -524,8 +524,18 @@ fn plot(r: &Request, a: &Answer) -> String {
             .trim_start_matches("configuration: "),
         a.source.as_str()
     );
-    let tpr: Vec<(f64, f64)> = a
-        .curve
+    roc_svg(&a.curve, &subtitle, Vec::new())
+}
+
+/// The membership trade-off (ROC) plot of a certified curve: the TPR bound 1 − f(FPR) (the
+/// upper side of the complement of each bracket), the blind guess, and `estimates` (an
+/// audit's corners) — `tradeoff --plot` and the report's plot.
+pub(crate) fn roc_svg(
+    curve: &[(f64, Bracket)],
+    subtitle: &str,
+    estimates: Vec<svg::Estimates>,
+) -> String {
+    let tpr: Vec<(f64, f64)> = curve
         .iter()
         .filter(|p| p.0 < 1.0)
         .map(|&(x, b)| (x, b.complement().upper))
@@ -536,13 +546,13 @@ fn plot(r: &Request, a: &Answer) -> String {
         y_max: 1.0,
         titles: svg::Titles {
             title: "Membership inference: the certified trade-off curve",
-            subtitle: &subtitle,
+            subtitle,
             x_label: "false-positive rate (log scale)",
-            y_label: "true-positive rate of the best attack (upper bound)",
+            y_label: "true-positive rate of the best attack",
         },
         curves: std::vec![
             svg::Curve {
-                label: String::from("1 − f(FPR), certified"),
+                label: String::from("1 − f(FPR), certified (any attack lies below)"),
                 points: tpr,
                 stroke: svg::CERTIFIED,
             },
@@ -552,7 +562,7 @@ fn plot(r: &Request, a: &Answer) -> String {
                 stroke: svg::REFERENCE,
             },
         ],
-        estimates: Vec::new(),
+        estimates,
     })
 }
 
