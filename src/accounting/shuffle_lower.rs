@@ -58,7 +58,7 @@
 //! Chua, Ghazi, Kamath, Kumar, Manurangsi, Sinha & Zhang, ICML 2024, §3–4 (ABLQ_S, the
 //! lower-bound instance); Annamalai, Balle, Hayes & De Cristofaro, NDSS 2026 (auditing it).
 
-use crate::error::{check_open_unit, check_positive, Error, Result};
+use crate::error::{check_count, check_open_unit, check_positive, Error, Result};
 use crate::math::normal::log_cdf;
 
 /// Grid points of τ searched by [`epsilon_lower_bound`].
@@ -87,13 +87,7 @@ pub struct ShuffleLowerBound {
 /// [`Error::InvalidCount`] `epochs` = 0.
 pub fn upper_bound_mu(noise_multiplier: f64, epochs: u64) -> Result<f64> {
     check_positive("noise_multiplier", noise_multiplier)?;
-    if epochs == 0 {
-        return Err(Error::InvalidCount {
-            name: "epochs",
-            value: 0,
-            expected: ">= 1",
-        });
-    }
+    check_count("epochs", epochs, 1, ">= 1")?;
     Ok(libm::sqrt(epochs as f64) / noise_multiplier)
 }
 
@@ -123,15 +117,8 @@ pub fn epsilon_lower_bound(
 ) -> Result<ShuffleLowerBound> {
     let sigma = check_positive("noise_multiplier", noise_multiplier)?;
     check_open_unit("delta", delta)?;
-    for (name, v) in [("batches_per_epoch", batches_per_epoch), ("epochs", epochs)] {
-        if v == 0 {
-            return Err(Error::InvalidCount {
-                name,
-                value: 0,
-                expected: ">= 1",
-            });
-        }
-    }
+    check_count("batches_per_epoch", batches_per_epoch, 1, ">= 1")?;
+    check_count("epochs", epochs, 1, ">= 1")?;
     let total = batches_per_epoch.saturating_mul(epochs);
     if total > 1_000_000_000_000 {
         return Err(Error::InvalidCount {
