@@ -811,7 +811,7 @@ impl AuditRun {
 
     /// The claimed curve's μ when it is Gaussian and the estimator is GDP (the full batch).
     fn gdp_mu_claimed(&self) -> Option<f64> {
-        if self.estimator != Estimator::Gdp || self.shuffle {
+        if self.estimator != Estimator::Gdp {
             return None;
         }
         claim::claimed_gdp_mu(
@@ -822,30 +822,26 @@ impl AuditRun {
         )
     }
 
-    /// The verdict on the claim: by the rows' lower bounds on ε, by their μ̂ against a
-    /// Gaussian claimed curve (GDP on the full batch, [`claim::gdp_verdict`]), or none (a GDP
-    /// estimate under Poisson sampling).
-    fn verdict(&self, upper: f64, rows: &[Row]) -> Verdict {
-        let gdp = self.estimator == Estimator::Gdp;
-        match self.gdp_mu_claimed() {
-            Some(mu_c) => {
-                let mus: Vec<f64> = rows.iter().map(|r| r.e.mu.unwrap_or(0.0)).collect();
-                claim::gdp_verdict(upper, mu_c, &mus, self.alpha)
-            }
-            None => {
-                let eps: Vec<f64> = rows.iter().map(|r| r.e.epsilon).collect();
-                claim::verdict(self.claim, upper, &eps, self.alpha, gdp)
-            }
-        }
-    }
-
-    /// Whether `row` refutes the claim of `v` (`None` when the estimator refutes nothing).
-    fn row_refutes(&self, v: &Verdict, row: &Row) -> Option<bool> {
-        match (self.gdp_mu_claimed(), v.refuted) {
-            (Some(mu_c), _) => Some(row.e.mu.unwrap_or(0.0) > mu_c),
-            (None, Some(_)) => Some(row.e.epsilon > v.claimed),
-            (None, None) => None,
-        }
+    /// The verdict on the claim and each row's part in it: the core's
+    /// [`claim::audit_verdict`] of the rows' estimates.
+    fn verdict(&self, upper: f64, rows: &[Row]) -> (Verdict, Vec<Option<bool>>) {
+        let estimates: Vec<claim::RowEstimate> = rows
+            .iter()
+            .map(|r| claim::RowEstimate {
+                epsilon: r.e.epsilon,
+                mu: r.e.mu,
+            })
+            .collect();
+        claim::audit_verdict(
+            self.claim,
+            self.noise_multiplier,
+            self.run.sampling_rate,
+            self.run.steps,
+            upper,
+            &estimates,
+            self.alpha,
+            self.estimator == Estimator::Gdp,
+        )
     }
 
     /// The table rows: (crafter index, distinguisher), crafters in order.
@@ -1383,12 +1379,13 @@ impl AuditSummary {
         };
         // A GDP estimate is no lower bound on ε: under Poisson sampling it refutes nothing
         // and the verdicts are null; on the full batch its μ̂ refutes a Gaussian claimed curve.
-        let v = c.verdict(upper, &self.rows);
+        let (v, refutes) = c.verdict(upper, &self.rows);
         write_claim_verdict(&mut o, &v);
         let arr: Vec<Object> = self
             .rows
             .iter()
-            .map(|r| {
+            .zip(refutes)
+            .map(|(r, refutes)| {
                 let mut ro = Object::new();
                 let e = &r.e;
                 ro.str("crafter", &r.crafter.name())
@@ -1398,10 +1395,7 @@ impl AuditSummary {
                 empirical_json(&mut ro, e)
                     .num("canary_steps_mean", r.canary_steps_mean)
                     .put("above_pld", Value::Bool(e.epsilon > upper))
-                    .put(
-                        "refutes_claim",
-                        c.row_refutes(&v, r).map_or(Value::Null, Value::Bool),
-                    );
+                    .put("refutes_claim", refutes.map_or(Value::Null, Value::Bool));
                 ro
             })
             .collect();
@@ -1511,13 +1505,13 @@ fn table(
         "ε PLD"
     ));
     let upper = theory.upper();
-    let v = c.verdict(upper, rows);
+    let (v, refutes) = c.verdict(upper, rows);
     let explicit = c.claim != Claim::Trainer;
     let mut above = 0usize;
-    for r in rows {
+    for (r, refutes) in rows.iter().zip(refutes) {
         let e = &r.e;
         let flag = if explicit {
-            if c.row_refutes(&v, r) == Some(true) {
+            if refutes == Some(true) {
                 "  REFUTES"
             } else {
                 ""

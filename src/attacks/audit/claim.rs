@@ -317,6 +317,54 @@ pub fn gdp_verdict(accountant_upper: f64, mu_claimed: f64, mus: &[f64], alpha: f
     }
 }
 
+/// What one audit row offers its claim: its empirical ε and, for a GDP estimate, its μ̂.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RowEstimate {
+    /// The row's empirical ε (a lower bound for Clopper–Pearson, an estimate for GDP).
+    pub epsilon: f64,
+    /// μ̂ of a GDP estimate (`None` for Clopper–Pearson).
+    pub mu: Option<f64>,
+}
+
+/// The verdict of an audit's `rows` on `claim`, and whether each row refutes it (`None`
+/// where the estimator refutes nothing), for a run of T = `steps` at sampling rate q with
+/// the trainer at σ = `trainer_sigma`: Clopper–Pearson rows by their ε ([`verdict`]); GDP
+/// rows by their μ̂ when the claim is a Gaussian curve ([`claimed_gdp_mu`], [`gdp_verdict`]),
+/// and by nothing otherwise (`gdp`: the rows are GDP estimates).
+#[allow(clippy::too_many_arguments)]
+pub fn audit_verdict(
+    claim: Claim,
+    trainer_sigma: f64,
+    sampling_rate: f64,
+    steps: u64,
+    accountant_upper: f64,
+    rows: &[RowEstimate],
+    alpha: f64,
+    gdp: bool,
+) -> (Verdict, Vec<Option<bool>>) {
+    let mu_c = if gdp {
+        claimed_gdp_mu(claim, trainer_sigma, sampling_rate, steps)
+    } else {
+        None
+    };
+    match mu_c {
+        Some(mu_c) => {
+            let mus: Vec<f64> = rows.iter().map(|r| r.mu.unwrap_or(0.0)).collect();
+            let each = mus.iter().map(|&m| Some(m > mu_c)).collect();
+            (gdp_verdict(accountant_upper, mu_c, &mus, alpha), each)
+        }
+        None => {
+            let eps: Vec<f64> = rows.iter().map(|r| r.epsilon).collect();
+            let v = verdict(claim, accountant_upper, &eps, alpha, gdp);
+            let each = eps
+                .iter()
+                .map(|&e| v.refuted.map(|_| e > v.claimed))
+                .collect();
+            (v, each)
+        }
+    }
+}
+
 /// The probability that a refutation by any of `rows` rows, each a lower bound at level α,
 /// is wrong: at most rows·α (the union bound), capped at 1.
 pub fn claim_error(alpha: f64, rows: usize) -> f64 {
@@ -327,6 +375,7 @@ pub fn claim_error(alpha: f64, rows: usize) -> f64 {
 mod tests {
     use super::*;
     use crate::Error;
+    use alloc::vec;
 
     /// A claim refutes only above its ε; an estimate refutes nothing; the error is the union
     /// bound, capped at 1.
@@ -402,6 +451,37 @@ mod tests {
         assert_eq!((v.refuting, v.refuted), (1, Some(true)));
         assert!((v.error.unwrap() - 0.15).abs() < 1e-15);
         assert_eq!(gdp_verdict(4.378, 1.0, &[0.99], 0.05).refuted, Some(false));
+    }
+
+    /// The audit's verdict picks its test by the estimator and the claim: ε for
+    /// Clopper–Pearson, μ̂ for GDP against a full-batch claim, nothing for GDP under Poisson.
+    #[test]
+    fn audit_verdict_reads_the_rows_by_their_estimator() {
+        let rows = [
+            RowEstimate {
+                epsilon: 5.0,
+                mu: Some(0.9),
+            },
+            RowEstimate {
+                epsilon: 3.0,
+                mu: Some(1.2),
+            },
+        ];
+        // Clopper–Pearson, claim ε 4.378: the first row refutes by its ε.
+        let (v, each) = audit_verdict(Claim::Trainer, 1.0, 1.0, 1, 4.378, &rows, 0.05, false);
+        assert_eq!(
+            (v.refuted, each),
+            (Some(true), vec![Some(true), Some(false)])
+        );
+        // GDP on the full batch, claim μ = 1: the second row refutes by its μ̂.
+        let (v, each) = audit_verdict(Claim::Trainer, 1.0, 1.0, 1, 4.378, &rows, 0.05, true);
+        assert_eq!(
+            (v.refuted, each),
+            (Some(true), vec![Some(false), Some(true)])
+        );
+        // GDP under Poisson sampling: no verdict.
+        let (v, each) = audit_verdict(Claim::Trainer, 1.0, 0.1, 1, 4.378, &rows, 0.05, true);
+        assert_eq!((v.refuted, each), (None, vec![None, None]));
     }
 
     /// The accountant of a claim is the run's own accountant, bit for bit.
