@@ -37,10 +37,6 @@ mod defaults {
     pub const RELEASED: usize = 100;
     /// |D⁻|.
     pub const TRAIN_SIZE: usize = 999;
-    /// T: steps of every model's training.
-    pub const STEPS: u64 = 100;
-    /// The models' learning rate.
-    pub const LR: f64 = 0.5;
     /// Hidden units of the reconstructor.
     pub const HIDDEN: usize = 1000;
     /// The reconstructor's learning rate.
@@ -111,15 +107,22 @@ and nothing else runs); 'reconbound merge PART… --out FILE' joins parts into t
 unsharded file; --shadows FILE reuses a set, refused unless it was trained with this data, D⁻,
 θ₀ and training configuration.
 
+Every point reports ρλ, the learning rate times the sharpness λ of released model 0 at its
+last step: full-batch gradient descent is stable below 2; at 2 (the edge of stability) the
+map from a target to its model turns chaotic and the attack can fail. The default T = 200,
+lr 0.25 stays below it (ρλ ≤ 1.6 for seeds 0–15); the peer's T = 100, lr 0.5 (Balle et al.,
+the JAX run) sits at it for many seeds.
+
 Defaults: --data data/mnist-10k (the vendored 10,000 digits), K = 1000, R = 100, params,
-non-private, N = 999, T = 100, lr 0.5, E = 60, P = 10, B = 64, H = 1000, η = 0.02, δ = 1e-5,
+non-private, N = 999, T = 200, lr 0.25, E = 60, P = 10, B = 64, H = 1000, η = 0.02, δ = 1e-5,
 seed 0.
 
 JSON keys: command, attack, data, data_fingerprint, train_size, steps, lr, init, sampling,
 features, released, seed, points (one object per point: shadow_models, epsilon,
 noise_multiplier, test_accuracy, mse_mean, mse_median, nn_oracle_mse_mean,
 nn_oracle_mse_median, baseline_mse_mean, beats_nn_oracle, beats_nn_oracle_rate,
-beats_nn_oracle_lower, beats_nn_oracle_upper, epochs_run, best_epoch, heldout_mse, eta, kappa, gamma, success,
+beats_nn_oracle_lower, beats_nn_oracle_upper, epochs_run, best_epoch, heldout_mse,
+sharpness, lr_times_sharpness, eta, kappa, gamma, success,
 success_rate, success_lower, success_upper, above_bound); with one point its keys also at the
 top level.
 CSV (--csv): shadow_models,epsilon,noise_multiplier,index,target,mse,nn_oracle_mse,nn_index,
@@ -306,14 +309,15 @@ pub(crate) struct ReconnRun {
 
 /// The non-private training of `attack reconn`'s defaults: full-batch gradient descent from a
 /// known initialisation.
+/// T and ρ are the core's [`Training::default`] (ρ = 0.25, T = 200: below the edge of
+/// stability, `reconbound::attacks::reconn::stability`).
 fn default_training() -> Training {
     Training {
         d_minus: defaults::TRAIN_SIZE,
-        steps: defaults::STEPS,
-        learning_rate: defaults::LR,
         init: Init::Known,
         privacy: Privacy::NonPrivate,
         batching: Batching::FullBatch,
+        ..Training::default()
     }
 }
 
@@ -406,12 +410,12 @@ impl ReconnRun {
             )?,
             steps: count_in(
                 "steps",
-                f.u64("steps")?.unwrap_or(defaults::STEPS),
+                f.u64("steps")?.unwrap_or(default_training().steps),
                 1,
                 1_000_000,
             )? as u64,
             learning_rate: match f.f64("lr")? {
-                None => defaults::LR,
+                None => default_training().learning_rate,
                 Some(r) if r > 0.0 && r.is_finite() => r,
                 Some(r) => {
                     return Err(usage(format!(
@@ -850,7 +854,9 @@ fn point_json(o: &mut Object, m: &Measured) {
         .num("beats_nn_oracle_upper", r.beats_nn_oracle.upper)
         .int("epochs_run", r.reconstructor_epochs.0 as u64)
         .int("best_epoch", r.reconstructor_epochs.1 as u64)
-        .num("heldout_mse", r.reconstructor_epochs.2);
+        .num("heldout_mse", r.reconstructor_epochs.2)
+        .num("sharpness", r.stability.sharpness)
+        .num("lr_times_sharpness", r.stability.lr_times_sharpness);
     match r.rero {
         Some(c) => {
             o.num("eta", c.eta)
@@ -1032,6 +1038,18 @@ fn point_text(t: &mut String, m: &Measured) {
                 sig(c.kappa, 4, Side::Up)
             ),
         );
+    }
+    row(
+        t,
+        "training stability ρλ",
+        &sig(r.stability.lr_times_sharpness, 3, Side::Nearest),
+        &format!(
+            "stable below 2; λ = {}, released model 0's sharpness at its last step",
+            sig(r.stability.sharpness, 4, Side::Nearest)
+        ),
+    );
+    if r.stability.at_edge() {
+        t.push_str("  WARNING: ρλ ≥ 2: training ends at the edge of stability, where the map from a target to its model is chaotic and the reconstructor may learn nothing (lower --lr and raise --steps; README, RecoNN).\n");
     }
     if above_bound(m) == Some(true) {
         t.push_str("  WARNING: the success interval lies above the bound γ — a bug in the bound, the trainer or the attack (or a 2.5 % chance).\n");

@@ -51,6 +51,7 @@
 
 use super::reconstructor::{mse, Reconstructor, ReconstructorConfig};
 use super::setting::{ModelTrainer, Privacy, Role, Splits, Training};
+use super::stability::Stability;
 use crate::accounting::prior::kappa_from_samples;
 use crate::accounting::rero::dpsgd::gamma_full_batch;
 use crate::attacks::trial::{success_rate, Shard, SuccessRate};
@@ -459,6 +460,10 @@ pub struct ReconnOutcome {
     pub feature_width: usize,
     /// Hayes-style success beside γ (DP runs; `None` without noise).
     pub rero: Option<ReroCheck>,
+    /// The sharpness of released model 0 at its trained parameters against its learning
+    /// rate ([`super::stability`]): ρλ ≥ 2 means training ended at the edge of stability,
+    /// where the map from a target to its model is chaotic.
+    pub stability: Stability,
 }
 
 /// What a RecoNN run shows, in one word: the verdict its output ends with.
@@ -635,22 +640,13 @@ pub fn released_models(
 ) -> Result<Vec<Vec<f64>>> {
     let targets = released_targets(splits, config.released)?;
     let trainer = ModelTrainer::new(data, &splits.d_minus, config.training, config.seed)?;
-    let (role, items): (Role, Vec<(u64, usize)>) = match config.control {
-        Control::WithoutTarget => (
-            Role::Control,
-            (0..targets.len())
-                .map(|j| (j as u64, splits.released[(j + 1) % splits.released.len()]))
-                .collect(),
-        ),
-        _ => (
-            Role::Released,
-            targets
-                .iter()
-                .enumerate()
-                .map(|(j, &t)| (j as u64, t))
-                .collect(),
-        ),
+    let role = match config.control {
+        Control::WithoutTarget => Role::Control,
+        _ => Role::Released,
     };
+    let items: Vec<(u64, usize)> = (0..targets.len())
+        .map(|j| Ok((j as u64, trained_on(splits, config.control, j)?)))
+        .collect::<Result<_>>()?;
     train_models(
         &trainer,
         role,
@@ -659,6 +655,21 @@ pub fn released_models(
         "released models",
         progress,
     )
+}
+
+/// The example released model j is trained on besides D⁻: its target, or with
+/// [`Control::WithoutTarget`] the next target of the released split.
+fn trained_on(splits: &Splits, control: Control, j: usize) -> Result<usize> {
+    let r = &splits.released;
+    let at = match control {
+        Control::WithoutTarget => (j + 1) % r.len().max(1),
+        _ => j,
+    };
+    r.get(at).copied().ok_or(Error::InvalidCount {
+        name: "released",
+        value: j as u64,
+        expected: "a model index within the released split",
+    })
 }
 
 /// [`attack`] on released models already trained ([`released_models`] with the same
@@ -810,7 +821,18 @@ pub fn attack_released(
         }
         _ => None,
     };
+    let stability = match released.first() {
+        Some(r0) => trainer.stability(r0, trained_on(splits, config.control, 0)?)?,
+        None => {
+            return Err(Error::InvalidCount {
+                name: "released",
+                value: 0,
+                expected: ">= 1",
+            })
+        }
+    };
     Ok(ReconnOutcome {
+        stability,
         targets: outcomes,
         mse_mean,
         mse_median,
@@ -847,6 +869,10 @@ mod tests {
             reconstructor_epochs: (1, 1, 0.0),
             feature_width: 7960,
             rero: None,
+            stability: Stability {
+                sharpness: 3.0,
+                lr_times_sharpness: 0.75,
+            },
         };
         assert_eq!(outcome(0.0995, 0).verdict(), ReconnVerdict::Fails);
         assert_eq!(outcome(0.0995, 40).verdict(), ReconnVerdict::Fails);

@@ -18,7 +18,9 @@
 //!   closest image of D̄: the best guess without the model) and the mean image, and, under DP,
 //!   Hayes-style success (MSE ≤ η) beside γ at κ(η) estimated from D̄;
 //! - [`shadow_set`]: the shadow models' file format — written once, reused, sharded over
-//!   machines and merged byte for byte, refused when it does not match the run.
+//!   machines and merged byte for byte, refused when it does not match the run;
+//! - [`stability`]: the sharpness of a trained model against its learning rate (ρλ < 2):
+//!   why the default training is ρ = 0.25, T = 200 and not the peer's ρ = 0.5, T = 100.
 //!
 //! **Judging it.** A reconstruction is only interesting when it is closer to the target than
 //! the NN oracle: that image is available to the adversary without looking at the model.
@@ -31,3 +33,4 @@ pub mod experiment;
 pub mod reconstructor;
 pub mod setting;
 pub mod shadow_set;
+pub mod stability;
