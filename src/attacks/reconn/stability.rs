@@ -15,7 +15,7 @@
 //! the edge of stability that map is chaotic and the reconstructor learns nothing from a few
 //! thousand samples. Measured on the vendored MNIST digits (issue 31; README "RecoNN"), at the
 //! peer's ρ = 0.5, T = 100: ρλ at the final model (the model trained on D⁻ and shadow
-//! target 0) lies in 1.67–2.11 over seeds 0–15, and in 1.6–2.9 from step 40 on; moving a
+//! target 0) lies in 1.67–2.11 over seeds 0–15, its largest from step 40 on in 1.96–2.86; moving a
 //! target by 1e-6 moves the model by up to 0.62× that (seed 0; 0.32× at seed 2) against
 //! 0.004–0.08× elsewhere, and the last layers of 20 shadow models spread with median sd 0.045 at seed 0
 //! against 0.0016–0.037 for other seeds. With seed 0 the reconstructor then fails (mean MSE

@@ -533,7 +533,7 @@ fn reconn_text_ends_with_a_one_line_verdict() {
 
 /// Issue 31: the default training must end below the edge of stability (ρλ < 2,
 /// `attacks::reconn::stability`), where the peer's (ρ = 0.5, T = 100) does not: at seed 0 it
-/// ends at ρλ = 2.06 and the attack fails there (mean MSE 0.0995 above the mean image's).
+/// ends at ρλ = 2.05 and the attack fails there (mean MSE 0.0995 above the mean image's).
 /// The computation is deterministic (fixed data, seeds and power-iteration start); the
 /// margin: the default measured ρλ ≤ 1.58 at seeds 0–15 (README), required < 1.9.
 #[test]
