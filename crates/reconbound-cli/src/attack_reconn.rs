@@ -855,8 +855,15 @@ fn point_json(o: &mut Object, m: &Measured) {
         .int("epochs_run", r.reconstructor_epochs.0 as u64)
         .int("best_epoch", r.reconstructor_epochs.1 as u64)
         .num("heldout_mse", r.reconstructor_epochs.2)
-        .num("sharpness", r.stability.sharpness)
-        .num("lr_times_sharpness", r.stability.lr_times_sharpness);
+        .put(
+            "sharpness",
+            r.stability.map_or(Value::Null, |s| Value::Num(s.sharpness)),
+        )
+        .put(
+            "lr_times_sharpness",
+            r.stability
+                .map_or(Value::Null, |s| Value::Num(s.lr_times_sharpness)),
+        );
     match r.rero {
         Some(c) => {
             o.num("eta", c.eta)
@@ -1039,16 +1046,24 @@ fn point_text(t: &mut String, m: &Measured) {
             ),
         );
     }
-    row(
-        t,
-        "training stability ρλ",
-        &sig(r.stability.lr_times_sharpness, 3, Side::Nearest),
-        &format!(
-            "stable below 2; λ = {}, released model 0's sharpness at its last step",
-            sig(r.stability.sharpness, 4, Side::Nearest)
+    match r.stability {
+        Some(s) => row(
+            t,
+            "training stability ρλ",
+            &sig(s.lr_times_sharpness, 3, Side::Nearest),
+            &format!(
+                "stable below 2; λ = {}, released model 0's sharpness at its last step",
+                sig(s.sharpness, 4, Side::Nearest)
+            ),
         ),
-    );
-    if r.stability.at_edge() {
+        None => row(
+            t,
+            "training stability ρλ",
+            "n/a",
+            "the sharpness estimate overflowed",
+        ),
+    }
+    if r.stability.is_some_and(|s| s.at_edge()) {
         t.push_str("  WARNING: ρλ ≥ 2: training ends at the edge of stability, where the map from a target to its model is chaotic and the reconstructor may learn nothing (lower --lr and raise --steps; README, RecoNN).\n");
     }
     if above_bound(m) == Some(true) {

@@ -462,8 +462,9 @@ pub struct ReconnOutcome {
     pub rero: Option<ReroCheck>,
     /// The sharpness of released model 0 at its trained parameters against its learning
     /// rate ([`super::stability`]): ρλ ≥ 2 means training ended at the edge of stability,
-    /// where the map from a target to its model is chaotic.
-    pub stability: Stability,
+    /// where the map from a target to its model is chaotic. `None` when the estimate failed
+    /// (a Hessian–vector product overflowed).
+    pub stability: Option<Stability>,
 }
 
 /// What a RecoNN run shows, in one word: the verdict its output ends with.
@@ -821,15 +822,12 @@ pub fn attack_released(
         }
         _ => None,
     };
+    // a diagnostic: a failed estimate (a non-finite Hessian-vector product) loses no run
     let stability = match released.first() {
-        Some(r0) => trainer.stability(r0, trained_on(splits, config.control, 0)?)?,
-        None => {
-            return Err(Error::InvalidCount {
-                name: "released",
-                value: 0,
-                expected: ">= 1",
-            })
-        }
+        Some(r0) => trainer
+            .stability(r0, trained_on(splits, config.control, 0)?)
+            .ok(),
+        None => None,
     };
     Ok(ReconnOutcome {
         stability,
@@ -869,10 +867,10 @@ mod tests {
             reconstructor_epochs: (1, 1, 0.0),
             feature_width: 7960,
             rero: None,
-            stability: Stability {
+            stability: Some(Stability {
                 sharpness: 3.0,
                 lr_times_sharpness: 0.75,
-            },
+            }),
         };
         assert_eq!(outcome(0.0995, 0).verdict(), ReconnVerdict::Fails);
         assert_eq!(outcome(0.0995, 40).verdict(), ReconnVerdict::Fails);

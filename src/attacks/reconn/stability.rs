@@ -73,10 +73,12 @@ impl Stability {
 /// `params` over the n examples (`xs` row-major n × d, labels `ys`), by power iteration
 /// (module docs).
 ///
+/// A product that vanishes (the start lies in the Hessian's kernel) gives 0.
+///
 /// # Errors
 /// [`Error::InvalidCount`] `examples` when there are none or `xs` and `ys` disagree; the
 /// model's errors (parameters or inputs that do not fit); [`Error::Numerical`] if a product
-/// is not finite or vanishes (a zero Hessian along the start).
+/// is not finite.
 pub fn sharpness(model: &Sequential, params: &[f64], xs: &[f64], ys: &[u32]) -> Result<f64> {
     let d = model.input_len();
     let p = model.num_params();
@@ -104,9 +106,13 @@ pub fn sharpness(model: &Sequential, params: &[f64], xs: &[f64], ys: &[u32]) -> 
     let mut lambda = 0.0;
     for it in 0..POWER_ITERATIONS {
         let norm = crate::autodiff::l2_norm(&u[..]);
-        if !(norm > 0.0 && norm.is_finite()) {
+        if norm == 0.0 {
+            // H·u = 0: u is in the kernel and its Rayleigh quotient, 0, is the estimate
+            return Ok(lambda);
+        }
+        if !norm.is_finite() {
             return Err(Error::Numerical {
-                what: "sharpness: the Hessian-vector product vanished or overflowed",
+                what: "sharpness: a Hessian-vector product overflowed",
                 value: norm,
             });
         }
