@@ -1,5 +1,11 @@
-//! Dense `f64` matrix products for large layers (the RecoNN reconstructor's 7,960 × 1,000
-//! layer, the batched gradient sums): row-major C = A·B, Aᵀ·B and A·Bᵀ.
+//! Dense `f64` and `f32` matrix products for large layers (the RecoNN reconstructor's 7,960 ×
+//! 1,000 layer, the batched gradient sums): row-major C = A·B, Aᵀ·B and A·Bᵀ.
+//!
+//! **Two element types** (issue 32). The kernels are generic over the sealed [`Real`]
+//! (`f64`, `f32`): one code path, each type with its own register tile (`f32`: the same
+//! registers, twice the lanes). Everything below holds for both; an `f32` product is the
+//! `f32` fma chain (`f32::mul_add` / `libm::fmaf`, correctly rounded), never an `f64` one
+//! rounded at the end. The RecoNN reconstructor uses `f32` with `--precision f32`.
 //!
 //! **Canonical order.** Every entry is one fused multiply-add chain over the inner index in
 //! increasing order, starting from +0: c ← fma(a_k, b_k, c) for k = 0, 1, …, kd − 1. `fma` is
@@ -12,7 +18,7 @@
 //! contiguous buffers, `KC` inner indices at a time; an entry's partial chain is stored in C
 //! between two `KC` blocks and resumed from there, which does not round) and register-blocked
 //! (an `MR` × `NR` tile of C in vector registers: 6 × 16 with AVX-512, 4 × 12 with AVX, 4 × 4
-//! otherwise); the tile loop is written so that the compiler vectorises it (no `unsafe`, no
+//! otherwise, in `f64`; 6 × 32, 4 × 24, 4 × 8 in `f32`); the tile loop is written so that the compiler vectorises it (no `unsafe`, no
 //! intrinsics). Measured on a 2-core Intel Xeon (2.3 GHz, AVX-512, two FMA units; README
 //! "Dense kernels"): 81–92 % of the AVX2 FMA peak in the repository's AVX2 build, 52–76 % of
 //! the AVX-512 peak with `-C target-cpu=native -C target-feature=-prefer-256-bit` (plain
