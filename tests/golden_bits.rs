@@ -52,6 +52,9 @@ impl Fnv {
     }
 }
 
+/// An f32 product of `bench_gemm` (m, n, kd, A, B, C, threads).
+type ProductF32 = fn(usize, usize, usize, &[f32], &[f32], &mut [f32], usize);
+
 /// Hash of the three f32 products (A·B, Aᵀ·B, A·Bᵀ, one shape with tails in every f32
 /// register-block direction, large enough for the blocked kernels), the same on 1 and 3
 /// threads (issue 32).
@@ -66,7 +69,7 @@ fn gemm_f32_hash() -> u64 {
         .map(|&v| (v - 0.5) as f32)
         .collect();
     let mut h = Fnv::new();
-    let products: [fn(usize, usize, usize, &[f32], &[f32], &mut [f32], usize); 3] = [
+    let products: [ProductF32; 3] = [
         bench_gemm::matmul_f32,
         bench_gemm::matmul_tn_f32,
         bench_gemm::matmul_nt_f32,
