@@ -1,6 +1,6 @@
-//! Dense `f64` products in the canonical FMA order (`nn::gemm`): a 1000 × 1000 × 1000
-//! product and the RecoNN reconstructor's shapes (batch 128, 7,960 → 1,000 → 784), one
-//! thread. Throughput is in multiply-adds (criterion's "elements"); GFLOP/s = 2 × that.
+//! Dense products in the canonical FMA order (`nn::gemm`), `f64` (`gemm_f64`) and `f32`
+//! (`gemm_f32`, issue 32): a 1000 × 1000 × 1000 product and the RecoNN reconstructor's
+//! shapes (batch 128, 7,960 → 1,000 → 784), one thread. Throughput is in multiply-adds (criterion's "elements"); GFLOP/s = 2 × that.
 //! Also the shadow-model training of the RecoNN attack: non-private full-batch gradient
 //! descent of the MLP 784-10-10 (ELU) on 1,000 MNIST digits, 100 steps (`train::dpsgd` with
 //! no clipping and no noise: the batched `clipped_grad_sum` path), as
@@ -74,6 +74,58 @@ fn gemm(c: &mut Criterion) {
     g.finish();
 }
 
+type ProductF32 = fn(usize, usize, usize, &[f32], &[f32], &mut [f32], usize);
+
+/// The same products in `f32` (issue 32: the reconstructor's `--precision f32`), one thread.
+fn gemm_f32(c: &mut Criterion) {
+    let mut g = c.benchmark_group("gemm_f32");
+    g.sample_size(10);
+    let cases: [(&str, ProductF32, usize, usize, usize); 5] = [
+        ("square_1000", bench_gemm::matmul_f32, 1000, 1000, 1000),
+        (
+            "reconn_fwd1_128x7960x1000",
+            bench_gemm::matmul_f32,
+            128,
+            1000,
+            7960,
+        ),
+        (
+            "reconn_fwd2_128x1000x784",
+            bench_gemm::matmul_f32,
+            128,
+            784,
+            1000,
+        ),
+        (
+            "reconn_wgrad_tn_7960x1000_k128",
+            bench_gemm::matmul_tn_f32,
+            7960,
+            1000,
+            128,
+        ),
+        (
+            "reconn_back_nt_128x1000x784",
+            bench_gemm::matmul_nt_f32,
+            128,
+            1000,
+            784,
+        ),
+    ];
+    for (name, f, m, n, kd) in cases {
+        let a: Vec<f32> = data(m * kd, 1).iter().map(|&v| v as f32).collect();
+        let b: Vec<f32> = data(kd * n, 2).iter().map(|&v| v as f32).collect();
+        let mut out = vec![0.0_f32; m * n];
+        g.throughput(Throughput::Elements((m * n * kd) as u64));
+        g.bench_function(name, |bch| {
+            bch.iter(|| {
+                f(m, n, kd, black_box(&a), black_box(&b), &mut out, 1);
+                black_box(&out);
+            })
+        });
+    }
+    g.finish();
+}
+
 fn shadow_model_gd(c: &mut Criterion) {
     let data = embedded_mnist().unwrap();
     let idx: Vec<usize> = (0..1000).collect();
@@ -103,5 +155,5 @@ fn shadow_model_gd(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, gemm, shadow_model_gd);
+criterion_group!(benches, gemm, gemm_f32, shadow_model_gd);
 criterion_main!(benches);

@@ -20,9 +20,10 @@
 //! test on the host build, a baseline x86-64 build and, where the CPU has AVX-512F, a build
 //! with 512-bit vectors preferred. Tolerance: none (exact bits).
 
+use reconbound::attacks::reconn::reconstructor::{Precision, Reconstructor, ReconstructorConfig};
 use reconbound::autodiff::{Dual, Scalar};
 use reconbound::data::{embedded_mnist, Dataset};
-use reconbound::nn::{arch, Activation, Layer, Loss, Sequential, Shape};
+use reconbound::nn::{arch, bench_gemm, Activation, Layer, Loss, Sequential, Shape};
 use reconbound::train::clip::{clip, ClipMethod};
 use reconbound::train::dpsgd::{train, Clipping, DpSgdConfig};
 use reconbound::train::sampling::Sampling;
@@ -44,6 +45,76 @@ impl Fnv {
             self.f(x);
         }
     }
+    fn bits(&mut self, v: &[u64]) {
+        for &x in v {
+            self.f(f64::from_bits(x));
+        }
+    }
+}
+
+/// An f32 product of `bench_gemm` (m, n, kd, A, B, C, threads).
+type ProductF32 = fn(usize, usize, usize, &[f32], &[f32], &mut [f32], usize);
+
+/// Hash of the three f32 products (A·B, Aᵀ·B, A·Bᵀ, one shape with tails in every f32
+/// register-block direction, large enough for the blocked kernels), the same on 1 and 3
+/// threads (issue 32).
+fn gemm_f32_hash() -> u64 {
+    let (m, n, kd) = (37, 53, 301);
+    let a: Vec<f32> = pseudo_image(m * kd, 21)
+        .iter()
+        .map(|&v| (v - 0.5) as f32)
+        .collect();
+    let b: Vec<f32> = pseudo_image(kd * n, 22)
+        .iter()
+        .map(|&v| (v - 0.5) as f32)
+        .collect();
+    let mut h = Fnv::new();
+    let products: [ProductF32; 3] = [
+        bench_gemm::matmul_f32,
+        bench_gemm::matmul_tn_f32,
+        bench_gemm::matmul_nt_f32,
+    ];
+    for f in products {
+        let mut one = vec![f32::NAN; m * n];
+        f(m, n, kd, &a, &b, &mut one, 1);
+        let mut three = vec![f32::NAN; m * n];
+        f(m, n, kd, &a, &b, &mut three, 3);
+        assert_eq!(one, three, "f32 product bits depend on the thread count");
+        let bits: Vec<u64> = one.iter().map(|v| u64::from(v.to_bits())).collect();
+        h.bits(&bits);
+    }
+    h.0
+}
+
+/// Hash of the parameter bits of a small RecoNN reconstructor (F 200 → H 40 → P 60, 60
+/// pairs, batches of 16, 3 epochs: every product large enough for the blocked kernels)
+/// trained in `precision`, the same on 1 and 2 threads (issue 32).
+fn reconstructor_hash(precision: Precision) -> u64 {
+    let (k, f, p) = (60, 200, 60);
+    let features: Vec<f64> = pseudo_image(k * f, 31)
+        .iter()
+        .map(|&v| 4.0 * v - 2.0)
+        .collect();
+    let images = pseudo_image(k * p, 32);
+    let config = ReconstructorConfig {
+        hidden: 40,
+        batch_size: 16,
+        max_epochs: 3,
+        precision,
+        ..ReconstructorConfig::default()
+    };
+    let train = |threads| {
+        Reconstructor::train(&config, &features, f, &images, p, 9, threads, &mut |_| {}).unwrap()
+    };
+    let one = train(1);
+    assert_eq!(
+        one,
+        train(2),
+        "reconstructor bits depend on the thread count"
+    );
+    let mut h = Fnv::new();
+    h.bits(&one.parameter_bits());
+    h.0
 }
 
 /// A deterministic input in [0, 1] for models the embedded data does not fit.
@@ -246,12 +317,17 @@ fn golden_bits_are_the_same_for_every_target_cpu() {
     let mlp = arch::mlp(784, &[10], 10, Activation::Elu).unwrap();
     got.push(("dpsgd-convnet".to_string(), dpsgd_hash(&mnist, &small, 5)));
     got.push(("dpsgd-mlp".to_string(), dpsgd_hash(&mlp, &small, 6)));
+    got.push(("gemm-f32".to_string(), gemm_f32_hash()));
+    got.push(("reconn-f32".to_string(), reconstructor_hash(Precision::F32)));
+    got.push(("reconn-f64".to_string(), reconstructor_hash(Precision::F64)));
     // Re-recorded once (a baseline x86-64 build, software FMA; the host build without and
     // with AVX-512 gives the same) when the fused multiply-add became the canonical arithmetic
     // of the dense kernels (issue 19): dense forward (`dot`, the batched `dot_2x2`) and dense
     // input gradients are fma chains, so every model with a dense layer and every DP-SGD run
     // changed; `tanh` did not.
-    let want: [(&str, u64); 9] = [
+    // Added with issue 32 (f32 products and the f32 reconstructor; the f64 reconstructor
+    // beside it): recorded on the host build (AVX2 + FMA).
+    let want: [(&str, u64); 12] = [
         ("tanh", 0xf6faccabcc58c53c),
         ("mlp-elu", 0x916d05d479800a57),
         ("mlp-tanh", 0x6f43ef40eb942da3),
@@ -261,6 +337,9 @@ fn golden_bits_are_the_same_for_every_target_cpu() {
         ("odd-conv", 0x30eb36e8ab9a8cd9),
         ("dpsgd-convnet", 0x9e3b3401108bcccf),
         ("dpsgd-mlp", 0xa48c0b6180c919dd),
+        ("gemm-f32", 0xa2820ff9a2feaf31),
+        ("reconn-f32", 0x78d885194c2abeed),
+        ("reconn-f64", 0x573cb55630260c1d),
     ];
     let report: Vec<String> = got
         .iter()

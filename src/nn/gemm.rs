@@ -1,5 +1,11 @@
-//! Dense `f64` matrix products for large layers (the RecoNN reconstructor's 7,960 × 1,000
-//! layer, the batched gradient sums): row-major C = A·B, Aᵀ·B and A·Bᵀ.
+//! Dense `f64` and `f32` matrix products for large layers (the RecoNN reconstructor's 7,960 ×
+//! 1,000 layer, the batched gradient sums): row-major C = A·B, Aᵀ·B and A·Bᵀ.
+//!
+//! **Two element types** (issue 32). The kernels are generic over the sealed [`Real`]
+//! (`f64`, `f32`): one code path, each type with its own register tile (`f32`: the same
+//! registers, twice the lanes). Everything below holds for both; an `f32` product is the
+//! `f32` fma chain (`f32::mul_add` / `libm::fmaf`, correctly rounded), never an `f64` one
+//! rounded at the end. The RecoNN reconstructor uses `f32` with `--precision f32`.
 //!
 //! **Canonical order.** Every entry is one fused multiply-add chain over the inner index in
 //! increasing order, starting from +0: c ← fma(a_k, b_k, c) for k = 0, 1, …, kd − 1. `fma` is
@@ -12,7 +18,7 @@
 //! contiguous buffers, `KC` inner indices at a time; an entry's partial chain is stored in C
 //! between two `KC` blocks and resumed from there, which does not round) and register-blocked
 //! (an `MR` × `NR` tile of C in vector registers: 6 × 16 with AVX-512, 4 × 12 with AVX, 4 × 4
-//! otherwise); the tile loop is written so that the compiler vectorises it (no `unsafe`, no
+//! otherwise, in `f64`; 6 × 32, 4 × 24, 4 × 8 in `f32`); the tile loop is written so that the compiler vectorises it (no `unsafe`, no
 //! intrinsics). Measured on a 2-core Intel Xeon (2.3 GHz, AVX-512, two FMA units; README
 //! "Dense kernels"): 81–92 % of the AVX2 FMA peak in the repository's AVX2 build, 52–76 % of
 //! the AVX-512 peak with `-C target-cpu=native -C target-feature=-prefer-256-bit` (plain
@@ -41,81 +47,207 @@ pub(crate) fn fma(a: f64, b: f64, c: f64) -> f64 {
     }
 }
 
-/// Rows of C per register tile.
+/// The element types of the products: `f64` and `f32`. Sealed (implemented here only): the
+/// canonical order needs a correctly rounded fused multiply-add, which both have (`f64`:
+/// [`fma`]; `f32`: `f32::mul_add` with `std`, `libm::fmaf` without), so an `f32` product is,
+/// like an `f64` one, the same bits on every build and thread count (issue 32). Each type
+/// has its own register tile: the same number of vector registers, twice the lanes for `f32`.
+pub(crate) trait Real:
+    Copy
+    + Send
+    + Sync
+    + PartialEq
+    + PartialOrd
+    + core::fmt::Debug
+    + core::ops::Add<Output = Self>
+    + core::ops::Sub<Output = Self>
+    + core::ops::Mul<Output = Self>
+    + core::ops::Div<Output = Self>
+    + core::ops::AddAssign
+    + core::ops::SubAssign
+    + sealed::Sealed
+    + 'static
+{
+    /// +0.
+    const ZERO: Self;
+    /// Rows of C per register tile.
+    const MR: usize;
+    /// Columns of C per register tile.
+    const NR: usize;
+    /// a·b + c rounded once (correctly rounded on every build).
+    fn fma(a: Self, b: Self, c: Self) -> Self;
+    /// One MR × NR register tile (see [`tile`]), instantiated with this type's tile shape.
+    #[cfg(feature = "alloc")]
+    #[allow(clippy::too_many_arguments)]
+    fn tile(
+        kc: usize,
+        ap: &[Self],
+        bp: &[Self],
+        c: &mut [Self],
+        n: usize,
+        i0: usize,
+        j0: usize,
+        mr: usize,
+        nr: usize,
+        first: bool,
+    );
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f64 {}
+    impl Sealed for f32 {}
+}
+
+/// `f64` rows of C per register tile.
 #[cfg(target_feature = "avx512f")]
-const MR: usize = 6;
-/// Columns of C per register tile (two 8-lane vectors, or four 4-lane vectors when the
-/// compiler prefers 256-bit vectors: 24 of the 32 registers either way).
+const MR64: usize = 6;
+/// `f64` columns of C per register tile (two 8-lane vectors, or four 4-lane vectors when
+/// the compiler prefers 256-bit vectors: 24 of the 32 registers either way).
 #[cfg(target_feature = "avx512f")]
-const NR: usize = 16;
-/// Rows of C per register tile.
+const NR64: usize = 16;
+/// `f64` rows of C per register tile.
 #[cfg(all(target_feature = "avx", not(target_feature = "avx512f")))]
-const MR: usize = 4;
-/// Columns of C per register tile (three 4-lane vectors).
+const MR64: usize = 4;
+/// `f64` columns of C per register tile (three 4-lane vectors).
 #[cfg(all(target_feature = "avx", not(target_feature = "avx512f")))]
-const NR: usize = 12;
-/// Rows of C per register tile.
+const NR64: usize = 12;
+/// `f64` rows of C per register tile.
 #[cfg(not(target_feature = "avx"))]
-const MR: usize = 4;
-/// Columns of C per register tile (two SSE2 pairs).
+const MR64: usize = 4;
+/// `f64` columns of C per register tile (two SSE2 pairs).
 #[cfg(not(target_feature = "avx"))]
-const NR: usize = 4;
-/// Inner indices per cache block (a packed NR-column panel of B, KC × NR, stays in L1).
-const KC: usize = 192;
-/// Rows of A per cache block (a packed MC × KC block of A stays in L2).
-const MC: usize = 32 * MR;
-/// Columns of B per cache block (a packed KC × NC block of B stays in L3).
-const NC: usize = 170 * NR;
+const NR64: usize = 4;
+/// `f32` rows of C per register tile (as `f64`).
+const MR32: usize = MR64;
+/// `f32` columns of C per register tile: the `f64` tile's registers, twice the lanes (32
+/// with AVX-512, 24 with AVX, 8 with SSE2).
+const NR32: usize = 2 * NR64;
+
+impl Real for f64 {
+    const ZERO: f64 = 0.0;
+    const MR: usize = MR64;
+    const NR: usize = NR64;
+    #[inline(always)]
+    fn fma(a: f64, b: f64, c: f64) -> f64 {
+        fma(a, b, c)
+    }
+    #[cfg(feature = "alloc")]
+    #[inline(always)]
+    fn tile(
+        kc: usize,
+        ap: &[f64],
+        bp: &[f64],
+        c: &mut [f64],
+        n: usize,
+        i0: usize,
+        j0: usize,
+        mr: usize,
+        nr: usize,
+        first: bool,
+    ) {
+        tile::<f64, MR64, NR64>(kc, ap, bp, c, n, i0, j0, mr, nr, first);
+    }
+}
+
+impl Real for f32 {
+    const ZERO: f32 = 0.0;
+    const MR: usize = MR32;
+    const NR: usize = NR32;
+    /// a·b + c rounded once: `f32::mul_add` with `std`, `libm::fmaf` without (both
+    /// correctly rounded: the same bits).
+    #[inline(always)]
+    fn fma(a: f32, b: f32, c: f32) -> f32 {
+        #[cfg(feature = "std")]
+        {
+            a.mul_add(b, c)
+        }
+        #[cfg(not(feature = "std"))]
+        {
+            libm::fmaf(a, b, c)
+        }
+    }
+    #[cfg(feature = "alloc")]
+    #[inline(always)]
+    fn tile(
+        kc: usize,
+        ap: &[f32],
+        bp: &[f32],
+        c: &mut [f32],
+        n: usize,
+        i0: usize,
+        j0: usize,
+        mr: usize,
+        nr: usize,
+        first: bool,
+    ) {
+        tile::<f32, MR32, NR32>(kc, ap, bp, c, n, i0, j0, mr, nr, first);
+    }
+}
+
+/// Inner indices per cache block (a packed NR-column panel of B, KC × NR, stays in L1: 24 KB
+/// with AVX in either type, since the `f32` tile is twice as wide). 256 rather than 192
+/// (issue 32, measured on the 2-core AMD EPYC, one pinned thread, load ≈ 1, two interleaved
+/// rounds): the 1000³ product took 42.6 / 41.8 ms against 49.2 / 45.2 in `f64` and 18.6 /
+/// 18.6 against 21.7 / 19.1 ms in `f32` (fewer passes over C, whose tiles are reloaded
+/// from beyond L2 once per block); the reconstructor's shapes did not move beyond noise.
+const KC: usize = 256;
+/// Register tiles of rows of A per cache block (a packed MC × KC block of A, MC = 32·MR,
+/// stays in L2).
+const MC_TILES: usize = 32;
+/// Register tiles of columns of B per cache block (a packed KC × NC block of B, NC = 170·NR,
+/// stays in L3).
+const NC_TILES: usize = 170;
 /// Below this many multiply-adds the plain loops are used (same order, same bits).
 const SMALL: usize = 32 * 32 * 32;
 
 /// A matrix operand read through strides: element (i, k) is `s[off + i·rs + k·cs]`.
 #[derive(Clone, Copy)]
-struct View<'a> {
-    s: &'a [f64],
+struct View<'a, T> {
+    s: &'a [T],
     off: usize,
     rs: usize,
     cs: usize,
 }
 
-impl View<'_> {
+impl<T: Real> View<'_, T> {
     #[inline(always)]
-    fn at(&self, i: usize, k: usize) -> f64 {
+    fn at(&self, i: usize, k: usize) -> T {
         self.s
             .get(self.off + i * self.rs + k * self.cs)
             .copied()
-            .unwrap_or(0.0)
+            .unwrap_or(T::ZERO)
     }
 }
 
 /// C (m × n) = A (m × kd) · B (kd × n), all row-major, in the canonical order (module
 /// docs): C[i, j] = fma chain over k = 0, 1, …, kd − 1 of A[i, k]·B[k, j] from +0. Slices
 /// shorter than their shape leave C unchanged (internal kernel: callers validate shapes).
-pub(crate) fn matmul(m: usize, n: usize, kd: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
+pub(crate) fn matmul<T: Real>(m: usize, n: usize, kd: usize, a: &[T], b: &[T], c: &mut [T]) {
     matmul_threads(m, n, kd, a, b, c, 1);
 }
 
 /// C (m × n) = Aᵀ · B with A stored kd × m and B kd × n (row-major): C[i, j] = Σ_k A[k, i]·B[k, j],
 /// one fma chain per entry over k ascending from +0 (module docs).
-pub(crate) fn matmul_tn(m: usize, n: usize, kd: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
+pub(crate) fn matmul_tn<T: Real>(m: usize, n: usize, kd: usize, a: &[T], b: &[T], c: &mut [T]) {
     matmul_tn_threads(m, n, kd, a, b, c, 1);
 }
 
 /// C (m × n) = A · Bᵀ with A stored m × kd and B n × kd (row-major): C[i, j] = Σ_k A[i, k]·B[j, k],
 /// one fma chain per entry over k ascending from +0 (module docs).
-pub(crate) fn matmul_nt(m: usize, n: usize, kd: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
+pub(crate) fn matmul_nt<T: Real>(m: usize, n: usize, kd: usize, a: &[T], b: &[T], c: &mut [T]) {
     matmul_nt_threads(m, n, kd, a, b, c, 1);
 }
 
 /// [`matmul`] with the rows of C split over up to `threads` scoped threads (with `std`;
 /// without it, or for `threads` ≤ 1, on the calling thread). Same bits for every `threads`.
-pub(crate) fn matmul_threads(
+pub(crate) fn matmul_threads<T: Real>(
     m: usize,
     n: usize,
     kd: usize,
-    a: &[f64],
-    b: &[f64],
-    c: &mut [f64],
+    a: &[T],
+    b: &[T],
+    c: &mut [T],
     threads: usize,
 ) {
     if a.len() < m * kd || b.len() < kd * n || c.len() < m * n {
@@ -137,13 +269,13 @@ pub(crate) fn matmul_threads(
 }
 
 /// [`matmul_tn`] with the rows of C split over up to `threads` threads (see [`matmul_threads`]).
-pub(crate) fn matmul_tn_threads(
+pub(crate) fn matmul_tn_threads<T: Real>(
     m: usize,
     n: usize,
     kd: usize,
-    a: &[f64],
-    b: &[f64],
-    c: &mut [f64],
+    a: &[T],
+    b: &[T],
+    c: &mut [T],
     threads: usize,
 ) {
     if a.len() < kd * m || b.len() < kd * n || c.len() < m * n {
@@ -165,13 +297,13 @@ pub(crate) fn matmul_tn_threads(
 }
 
 /// [`matmul_nt`] with the rows of C split over up to `threads` threads (see [`matmul_threads`]).
-pub(crate) fn matmul_nt_threads(
+pub(crate) fn matmul_nt_threads<T: Real>(
     m: usize,
     n: usize,
     kd: usize,
-    a: &[f64],
-    b: &[f64],
-    c: &mut [f64],
+    a: &[T],
+    b: &[T],
+    c: &mut [T],
     threads: usize,
 ) {
     if a.len() < m * kd || b.len() < n * kd || c.len() < m * n {
@@ -195,19 +327,19 @@ pub(crate) fn matmul_nt_threads(
 /// Splits the rows of C (m × n, `c.len() == m·n`) into `threads` bands of whole register
 /// tiles and computes each on its own scoped thread. Every entry is computed by exactly one
 /// call of [`product`], in the canonical order, so the split does not change any bit.
-fn split_rows(
+fn split_rows<T: Real>(
     m: usize,
     n: usize,
     kd: usize,
-    a: View<'_>,
-    b: View<'_>,
-    c: &mut [f64],
+    a: View<'_, T>,
+    b: View<'_, T>,
+    c: &mut [T],
     threads: usize,
 ) {
     #[cfg(feature = "std")]
-    if threads > 1 && m >= 2 * MR && n > 0 && m * n * kd >= 4 * SMALL {
-        let tiles = m.div_ceil(MR);
-        let per = tiles.div_ceil(threads.min(tiles)) * MR;
+    if threads > 1 && m >= 2 * T::MR && n > 0 && m * n * kd >= 4 * SMALL {
+        let tiles = m.div_ceil(T::MR);
+        let per = tiles.div_ceil(threads.min(tiles)) * T::MR;
         std::thread::scope(|sc| {
             for (t, band) in c.chunks_mut(per * n).enumerate() {
                 let rows = band.len() / n;
@@ -225,12 +357,12 @@ fn split_rows(
 }
 
 /// C = A·B for strided views, C row-major m × n; canonical order.
-fn product(m: usize, n: usize, kd: usize, a: View<'_>, b: View<'_>, c: &mut [f64]) {
+fn product<T: Real>(m: usize, n: usize, kd: usize, a: View<'_, T>, b: View<'_, T>, c: &mut [T]) {
     if m == 0 || n == 0 {
         return;
     }
     #[cfg(feature = "alloc")]
-    if m * n * kd >= SMALL && m >= MR && n >= NR {
+    if m * n * kd >= SMALL && m >= T::MR && n >= T::NR {
         blocked(m, n, kd, a, b, c);
         return;
     }
@@ -238,13 +370,13 @@ fn product(m: usize, n: usize, kd: usize, a: View<'_>, b: View<'_>, c: &mut [f64
 }
 
 /// The definition, entry by entry (small products, and builds without `alloc`).
-fn plain(m: usize, n: usize, kd: usize, a: View<'_>, b: View<'_>, c: &mut [f64]) {
+fn plain<T: Real>(m: usize, n: usize, kd: usize, a: View<'_, T>, b: View<'_, T>, c: &mut [T]) {
     for (i, crow) in c.chunks_exact_mut(n).take(m).enumerate() {
-        crow.fill(0.0);
+        crow.fill(T::ZERO);
         for k in 0..kd {
             let av = a.at(i, k);
             for (j, cv) in crow.iter_mut().enumerate() {
-                *cv = fma(av, b.at(k, j), *cv);
+                *cv = T::fma(av, b.at(k, j), *cv);
             }
         }
     }
@@ -255,35 +387,45 @@ fn plain(m: usize, n: usize, kd: usize, a: View<'_>, b: View<'_>, c: &mut [f64])
 /// padded rows and columns produce tile entries that are never stored, and a stored entry's
 /// chain only involves its own row of A and column of B.
 #[cfg(feature = "alloc")]
-fn blocked(m: usize, n: usize, kd: usize, a: View<'_>, b: View<'_>, c: &mut [f64]) {
+fn blocked<T: Real>(m: usize, n: usize, kd: usize, a: View<'_, T>, b: View<'_, T>, c: &mut [T]) {
     use alloc::vec;
-    let nc_max = NC.min(n.div_ceil(NR) * NR);
-    let mc_max = MC.min(m.div_ceil(MR) * MR);
+    let (mr_t, nr_t) = (T::MR, T::NR);
+    let (mc_b, nc_b) = (MC_TILES * mr_t, NC_TILES * nr_t);
+    let nc_max = nc_b.min(n.div_ceil(nr_t) * nr_t);
+    let mc_max = mc_b.min(m.div_ceil(mr_t) * mr_t);
     let kc_max = KC.min(kd.max(1));
-    let mut bp = vec![0.0; kc_max * nc_max];
-    let mut ap = vec![0.0; kc_max * mc_max];
+    let mut bp = vec![T::ZERO; kc_max * nc_max];
+    let mut ap = vec![T::ZERO; kc_max * mc_max];
     if kd == 0 {
-        c.fill(0.0);
+        c.fill(T::ZERO);
         return;
     }
     let mut jc = 0;
     while jc < n {
-        let nc = NC.min(n - jc);
+        let nc = nc_b.min(n - jc);
         let mut pc = 0;
         while pc < kd {
             let kc = KC.min(kd - pc);
             pack_b(b, pc, kc, jc, nc, &mut bp);
             let mut ic = 0;
             while ic < m {
-                let mc = MC.min(m - ic);
+                let mc = mc_b.min(m - ic);
                 pack_a(a, ic, mc, pc, kc, &mut ap);
-                for (jt, bpanel) in bp.chunks_exact(kc * NR).take(nc.div_ceil(NR)).enumerate() {
-                    let j0 = jc + jt * NR;
-                    let nr = NR.min(n - j0);
-                    for (it, apanel) in ap.chunks_exact(kc * MR).take(mc.div_ceil(MR)).enumerate() {
-                        let i0 = ic + it * MR;
-                        let mr = MR.min(m - i0);
-                        tile(kc, apanel, bpanel, c, n, i0, j0, mr, nr, pc == 0);
+                for (jt, bpanel) in bp
+                    .chunks_exact(kc * nr_t)
+                    .take(nc.div_ceil(nr_t))
+                    .enumerate()
+                {
+                    let j0 = jc + jt * nr_t;
+                    let nr = nr_t.min(n - j0);
+                    for (it, apanel) in ap
+                        .chunks_exact(kc * mr_t)
+                        .take(mc.div_ceil(mr_t))
+                        .enumerate()
+                    {
+                        let i0 = ic + it * mr_t;
+                        let mr = mr_t.min(m - i0);
+                        T::tile(kc, apanel, bpanel, c, n, i0, j0, mr, nr, pc == 0);
                     }
                 }
                 ic += mc;
@@ -297,27 +439,28 @@ fn blocked(m: usize, n: usize, kd: usize, a: View<'_>, b: View<'_>, c: &mut [f64
 /// Packs B[pc..pc + kc, jc..jc + nc] into panels of NR columns: panel t holds, for each k,
 /// the NR values B[pc + k, jc + t·NR + q] (zeros past column n).
 #[cfg(feature = "alloc")]
-fn pack_b(b: View<'_>, pc: usize, kc: usize, jc: usize, nc: usize, bp: &mut [f64]) {
+fn pack_b<T: Real>(b: View<'_, T>, pc: usize, kc: usize, jc: usize, nc: usize, bp: &mut [T]) {
+    let nr_t = T::NR;
     for (t, panel) in bp
-        .chunks_exact_mut(kc * NR)
-        .take(nc.div_ceil(NR))
+        .chunks_exact_mut(kc * nr_t)
+        .take(nc.div_ceil(nr_t))
         .enumerate()
     {
-        let j0 = jc + t * NR;
-        let nr = NR.min(jc + nc - j0);
-        for (k, dst) in panel.chunks_exact_mut(NR).enumerate() {
+        let j0 = jc + t * nr_t;
+        let nr = nr_t.min(jc + nc - j0);
+        for (k, dst) in panel.chunks_exact_mut(nr_t).enumerate() {
             if b.cs == 1 {
                 let start = b.off + (pc + k) * b.rs + j0;
                 match b.s.get(start..start + nr) {
                     Some(src) => dst[..nr].copy_from_slice(src),
-                    None => dst[..nr].fill(0.0),
+                    None => dst[..nr].fill(T::ZERO),
                 }
             } else {
                 for (q, d) in dst[..nr].iter_mut().enumerate() {
                     *d = b.at(pc + k, j0 + q);
                 }
             }
-            dst[nr..].fill(0.0);
+            dst[nr..].fill(T::ZERO);
         }
     }
 }
@@ -325,41 +468,42 @@ fn pack_b(b: View<'_>, pc: usize, kc: usize, jc: usize, nc: usize, bp: &mut [f64
 /// Packs A[ic..ic + mc, pc..pc + kc] into panels of MR rows: panel t holds, for each k, the
 /// MR values A[ic + t·MR + r, pc + k] (zeros past row m).
 #[cfg(feature = "alloc")]
-fn pack_a(a: View<'_>, ic: usize, mc: usize, pc: usize, kc: usize, ap: &mut [f64]) {
+fn pack_a<T: Real>(a: View<'_, T>, ic: usize, mc: usize, pc: usize, kc: usize, ap: &mut [T]) {
+    let mr_t = T::MR;
     for (t, panel) in ap
-        .chunks_exact_mut(kc * MR)
-        .take(mc.div_ceil(MR))
+        .chunks_exact_mut(kc * mr_t)
+        .take(mc.div_ceil(mr_t))
         .enumerate()
     {
-        let i0 = ic + t * MR;
-        let mr = MR.min(ic + mc - i0);
+        let i0 = ic + t * mr_t;
+        let mr = mr_t.min(ic + mc - i0);
         if a.rs == 1 {
-            for (k, dst) in panel.chunks_exact_mut(MR).enumerate() {
+            for (k, dst) in panel.chunks_exact_mut(mr_t).enumerate() {
                 let start = a.off + (pc + k) * a.cs + i0;
                 match a.s.get(start..start + mr) {
                     Some(src) => dst[..mr].copy_from_slice(src),
-                    None => dst[..mr].fill(0.0),
+                    None => dst[..mr].fill(T::ZERO),
                 }
-                dst[mr..].fill(0.0);
+                dst[mr..].fill(T::ZERO);
             }
         } else {
-            for r in 0..MR {
+            for r in 0..mr_t {
                 if r < mr {
                     let start = a.off + (i0 + r) * a.rs + pc * a.cs;
                     if a.cs == 1 {
                         if let Some(src) = a.s.get(start..start + kc) {
-                            for (dst, &v) in panel.chunks_exact_mut(MR).zip(src) {
+                            for (dst, &v) in panel.chunks_exact_mut(mr_t).zip(src) {
                                 dst[r] = v;
                             }
                             continue;
                         }
                     }
-                    for (k, dst) in panel.chunks_exact_mut(MR).enumerate() {
+                    for (k, dst) in panel.chunks_exact_mut(mr_t).enumerate() {
                         dst[r] = a.at(i0 + r, pc + k);
                     }
                 } else {
-                    for dst in panel.chunks_exact_mut(MR) {
-                        dst[r] = 0.0;
+                    for dst in panel.chunks_exact_mut(mr_t) {
+                        dst[r] = T::ZERO;
                     }
                 }
             }
@@ -369,14 +513,16 @@ fn pack_a(a: View<'_>, ic: usize, mc: usize, pc: usize, kc: usize, ap: &mut [f64
 
 /// One MR × NR tile of C at (i0, j0) (mr × nr of it inside C): resumes each entry's chain
 /// from C (or from +0 when `first`), runs it over the kc packed inner indices and stores it.
+/// Instantiated by [`Real::tile`] with each type's tile shape (array lengths must be
+/// constants, which an associated constant of a generic type is not).
 #[cfg(feature = "alloc")]
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-fn tile(
+fn tile<T: Real, const MR: usize, const NR: usize>(
     kc: usize,
-    ap: &[f64],
-    bp: &[f64],
-    c: &mut [f64],
+    ap: &[T],
+    bp: &[T],
+    c: &mut [T],
     n: usize,
     i0: usize,
     j0: usize,
@@ -384,7 +530,7 @@ fn tile(
     nr: usize,
     first: bool,
 ) {
-    let mut acc = [[0.0_f64; NR]; MR];
+    let mut acc = [[T::ZERO; NR]; MR];
     if !first {
         for (r, row) in acc.iter_mut().enumerate().take(mr) {
             let s = (i0 + r) * n + j0;
@@ -403,8 +549,14 @@ fn tile(
 }
 
 /// The register kernel: for each packed k, acc[r][q] ← fma(A[r], B[q], acc[r][q]).
+#[cfg(feature = "alloc")]
 #[inline(always)]
-fn micro(kc: usize, ap: &[f64], bp: &[f64], acc: &mut [[f64; NR]; MR]) {
+fn micro<T: Real, const MR: usize, const NR: usize>(
+    kc: usize,
+    ap: &[T],
+    bp: &[T],
+    acc: &mut [[T; NR]; MR],
+) {
     let mut t = *acc;
     for (a, b) in ap.chunks_exact(MR).zip(bp.chunks_exact(NR)).take(kc) {
         let (Some(a), Some(b)) = (a.first_chunk::<MR>(), b.first_chunk::<NR>()) else {
@@ -412,7 +564,7 @@ fn micro(kc: usize, ap: &[f64], bp: &[f64], acc: &mut [[f64; NR]; MR]) {
         };
         for (tr, &ar) in t.iter_mut().zip(a) {
             for (s, &bq) in tr.iter_mut().zip(b) {
-                *s = fma(ar, bq, *s);
+                *s = T::fma(ar, bq, *s);
             }
         }
     }
@@ -487,7 +639,7 @@ mod tests {
         for &(m, n, kd) in &[
             (3, 5, 7),
             (37, 29, 201),
-            (MC + 3, NR * 2 + 5, KC + 17),
+            (MC_TILES * MR64 + 3, NR64 * 2 + 5, KC + 17),
             (9, 1, 400),
             (1, 50, 33),
         ] {
@@ -517,6 +669,79 @@ mod tests {
                 assert_eq!(d, c);
                 matmul_nt_threads(m, n, kd, &a, &b_t, &mut d, threads);
                 assert_eq!(d, c);
+            }
+        }
+    }
+
+    /// The f32 canonical order written out entry by entry with `libm::fmaf` (the `no_std`
+    /// routine, so a `std` build also checks that `f32::mul_add` gives its bits).
+    fn canonical_f32(
+        m: usize,
+        n: usize,
+        kd: usize,
+        a: impl Fn(usize, usize) -> f32,
+        b: impl Fn(usize, usize) -> f32,
+    ) -> Vec<f32> {
+        let mut c = vec![0.0; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                let mut s = 0.0_f32;
+                for k in 0..kd {
+                    s = libm::fmaf(a(i, k), b(k, j), s);
+                }
+                c[i * n + j] = s;
+            }
+        }
+        c
+    }
+
+    /// f32 products (issue 32) are the canonical fma chain bit for bit (tolerance: none) in
+    /// all three layouts and on 1, 2 and 3 threads, for shapes with tails in every blocking
+    /// direction of the f32 tile (MR32 × NR32, KC, MC) and a small one (plain loops); and
+    /// they are f32 products, not f64 ones rounded at the end (which would differ from the
+    /// f32 chain in many entries of a 201-term sum).
+    #[test]
+    fn gemm_f32_products_match_the_canonical_f32_chain_bit_for_bit_in_every_layout() {
+        for &(m, n, kd) in &[
+            (3, 5, 7),
+            (37, 29, 201),
+            (MC_TILES * MR32 + 3, NR32 * 2 + 5, KC + 17),
+            (9, 1, 400),
+            (1, 50, 33),
+            (2 * MR32 + 1, NR32 + 1, 2 * KC + 1),
+        ] {
+            let a: Vec<f32> = data(m * kd, 1).iter().map(|&v| v as f32).collect();
+            let b: Vec<f32> = data(kd * n, 2).iter().map(|&v| v as f32).collect();
+            let at = |i: usize, k: usize| a[i * kd + k];
+            let bt = |k: usize, j: usize| b[k * n + j];
+            let want = canonical_f32(m, n, kd, at, bt);
+            let a_t: Vec<f32> = (0..kd * m).map(|x| a[(x % m) * kd + x / m]).collect();
+            let b_t: Vec<f32> = (0..n * kd).map(|x| b[(x % kd) * n + x / kd]).collect();
+            for threads in [1, 2, 3] {
+                let mut c = vec![f32::NAN; m * n];
+                matmul_threads(m, n, kd, &a, &b, &mut c, threads);
+                assert_eq!(c, want, "NN {m}x{n}x{kd}, {threads} threads");
+                let mut c = vec![f32::NAN; m * n];
+                matmul_tn_threads(m, n, kd, &a_t, &b, &mut c, threads);
+                assert_eq!(c, want, "TN {m}x{n}x{kd}, {threads} threads");
+                let mut c = vec![f32::NAN; m * n];
+                matmul_nt_threads(m, n, kd, &a, &b_t, &mut c, threads);
+                assert_eq!(c, want, "NT {m}x{n}x{kd}, {threads} threads");
+            }
+            if kd == 201 {
+                let wide = canonical(
+                    m,
+                    n,
+                    kd,
+                    |i, k| f64::from(at(i, k)),
+                    |k, j| f64::from(bt(k, j)),
+                );
+                let differ = wide
+                    .iter()
+                    .zip(&want)
+                    .filter(|(&w, &v)| w as f32 != v)
+                    .count();
+                assert!(differ > m * n / 10, "{differ} of {} entries differ", m * n);
             }
         }
     }

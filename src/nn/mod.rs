@@ -175,7 +175,7 @@ impl<const N: usize> Weight<Dual<N>> for Dual<N> {
     }
 }
 
-/// The dense `f64` products of the crate's internal `gemm` module, exposed for the
+/// The dense `f64` and `f32` products of the crate's internal `gemm` module, exposed for the
 /// benchmarks only (not a stable API): row-major C = A·B, Aᵀ·B, A·Bᵀ (see the module docs
 /// of `nn::gemm` for the canonical order). Slices shorter than their shape leave C unchanged.
 #[doc(hidden)]
@@ -212,6 +212,42 @@ pub mod bench_gemm {
         a: &[f64],
         b: &[f64],
         c: &mut [f64],
+        threads: usize,
+    ) {
+        super::gemm::matmul_nt_threads(m, n, kd, a, b, c, threads);
+    }
+    /// [`matmul`] in `f32` (the same canonical order, in `f32` fmas; issue 32).
+    pub fn matmul_f32(
+        m: usize,
+        n: usize,
+        kd: usize,
+        a: &[f32],
+        b: &[f32],
+        c: &mut [f32],
+        threads: usize,
+    ) {
+        super::gemm::matmul_threads(m, n, kd, a, b, c, threads);
+    }
+    /// [`matmul_tn`] in `f32`.
+    pub fn matmul_tn_f32(
+        m: usize,
+        n: usize,
+        kd: usize,
+        a: &[f32],
+        b: &[f32],
+        c: &mut [f32],
+        threads: usize,
+    ) {
+        super::gemm::matmul_tn_threads(m, n, kd, a, b, c, threads);
+    }
+    /// [`matmul_nt`] in `f32`.
+    pub fn matmul_nt_f32(
+        m: usize,
+        n: usize,
+        kd: usize,
+        a: &[f32],
+        b: &[f32],
+        c: &mut [f32],
         threads: usize,
     ) {
         super::gemm::matmul_nt_threads(m, n, kd, a, b, c, threads);

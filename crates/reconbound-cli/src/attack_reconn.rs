@@ -13,7 +13,7 @@ use reconbound::attacks::reconn::experiment::{
     attack_released, released_models, train_shadows, Control, Features, ReconnConfig,
     ReconnOutcome, ReconnVerdict, ShadowModels, LOGIT_PROBES,
 };
-use reconbound::attacks::reconn::reconstructor::ReconstructorConfig;
+use reconbound::attacks::reconn::reconstructor::{Precision, ReconstructorConfig};
 use reconbound::attacks::reconn::setting::{Batching, Init, Privacy, Splits, Training};
 use reconbound::attacks::reconn::shadow_set::{ShadowModel, ShadowSetSpec};
 use reconbound::attacks::trial::{default_threads, Shard};
@@ -71,7 +71,8 @@ usage: reconbound attack reconn [--data DIR] [--shadow-models K[,K2,…]] [--rel
          [--features params|logits] [--noise-multiplier S | --epsilon E1,E2,… [--delta D]]
          [--unknown-init] [--sampling full|poisson --train-batch B [--unknown-sampling-seed]]
          [--train-size N] [--steps T] [--lr R] [--epochs E] [--patience P]
-         [--batch-size B] [--hidden H] [--eta η] [--control shuffled-pairs|without-target]
+         [--batch-size B] [--hidden H] [--precision f32|f64] [--eta η]
+         [--control shuffled-pairs|without-target]
          [--save-shadows FILE | --shadows FILE] [--shard K/M] [--threads J] [--seed X]
          [--json] [--csv FILE] [--plot FILE.svg] [--images FILE.svg] [--quiet]
 
@@ -80,8 +81,9 @@ informed adversary knows D⁻ (N examples), the training algorithm and, unless -
 the initialisation θ₀. It trains K shadow models on D⁻ ∪ {z_i}, z_i from its own data D̄,
 learns a reconstructor MLP (features → H ReLU → 784 sigmoid, H ≤ 4,000, about 1 GB; loss
 MSE + MAE, Adam 1e-3, batches of B, early stopping on a held-out tenth, at most E epochs,
-patience P) and applies it to R released models trained on D⁻ ∪ {z_j}, z_j from a split of
-their own. Every model: MLP 784-10-10 (ELU), full-batch gradient descent, T steps at
+patience P; in f32 as the JAX peer does, or with --precision f64 in f64, its
+reconstructions compared in f64 either way) and applies it to R released models trained on
+D⁻ ∪ {z_j}, z_j from a split of their own. Every model: MLP 784-10-10 (ELU), full-batch gradient descent, T steps at
 learning rate R, non-private or DP-GD (C = 1, noise multiplier S in [0, 1e8], or S
 calibrated by RDP to each ε at δ — an ε that needs σ > 1e8 is refused naming --epsilon;
 fresh noise per model).
@@ -114,11 +116,11 @@ lr 0.25 stays below it (ρλ ≤ 1.6 for seeds 0–15); the peer's T = 100, lr 0
 the JAX run) sits at it for many seeds.
 
 Defaults: --data data/mnist-10k (the vendored 10,000 digits), K = 1000, R = 100, params,
-non-private, N = 999, T = 200, lr 0.25, E = 60, P = 10, B = 64, H = 1000, η = 0.02, δ = 1e-5,
-seed 0.
+non-private, N = 999, T = 200, lr 0.25, E = 60, P = 10, B = 64, H = 1000, precision f32,
+η = 0.02, δ = 1e-5, seed 0.
 
 JSON keys: command, attack, data, data_fingerprint, train_size, steps, lr, init, sampling,
-features, released, seed, points (one object per point: shadow_models, epsilon,
+features, precision, released, seed, points (one object per point: shadow_models, epsilon,
 noise_multiplier, test_accuracy, mse_mean, mse_median, nn_oracle_mse_mean,
 nn_oracle_mse_median, baseline_mse_mean, beats_nn_oracle, beats_nn_oracle_rate,
 beats_nn_oracle_lower, beats_nn_oracle_upper, epochs_run, best_epoch, heldout_mse,
@@ -216,7 +218,7 @@ struct Measured {
 }
 
 /// The flags of `attack reconn`.
-const FLAGS: [Spec; 30] = [
+const FLAGS: [Spec; 31] = [
     v("data"),
     v("shadow-models"),
     v("released"),
@@ -235,6 +237,7 @@ const FLAGS: [Spec; 30] = [
     v("patience"),
     v("batch-size"),
     v("hidden"),
+    v("precision"),
     v("eta"),
     v("control"),
     v("save-shadows"),
@@ -343,6 +346,7 @@ impl ReconnRun {
                 batch_size: defaults::BATCH_SIZE,
                 max_epochs: defaults::EPOCHS,
                 patience: defaults::PATIENCE,
+                precision: Precision::default(),
             },
             eta: defaults::ETA,
             seed,
@@ -563,6 +567,21 @@ impl ReconnRun {
                 1,
                 100_000,
             )?,
+            precision: match f.raw("precision") {
+                None => Precision::default(),
+                Some("f32") => Precision::F32,
+                Some("f64") => Precision::F64,
+                Some(other) => {
+                    return Err(usage(format!(
+                        "--precision = '{}' is not one of f32, f64",
+                        other
+                            .chars()
+                            .filter(|c| !c.is_control())
+                            .take(40)
+                            .collect::<String>()
+                    )))
+                }
+            },
         };
         // η is the radius of the ReRo check against the DP bound: without DP there is no
         // bound to check (issue 31: it was silently ignored)
@@ -784,6 +803,7 @@ impl ReconnRun {
             fingerprint,
             training: base,
             features: self.features,
+            precision: self.reconstructor.precision,
             released,
             seed,
             control: self.control,
@@ -800,6 +820,8 @@ pub(crate) struct Reconn {
     fingerprint: String,
     training: Training,
     features: Features,
+    /// The reconstructor's arithmetic (`--precision`).
+    precision: Precision,
     released: usize,
     seed: u64,
     control: Control,
@@ -915,6 +937,7 @@ impl Reconn {
                 },
             )
             .str("features", self.features.name())
+            .str("precision", self.precision.name())
             .int("released", self.released as u64)
             .int("seed", self.seed)
             .str("control", control_name(self.control));
@@ -939,7 +962,7 @@ impl Reconn {
         let mut t = String::new();
         t.push_str("RecoNN (Balle, Cherubin, Hayes 2022 §IV–VI): reconstructing a training image from a released model\n");
         t.push_str(&format!(
-            "  data {}, |D⁻| = {}, MLP 784-10-10 (ELU), {}, T = {}, lr {}, θ₀ {}, features {}, R = {} released models, seed {}{}\n",
+            "  data {}, |D⁻| = {}, MLP 784-10-10 (ELU), {}, T = {}, lr {}, θ₀ {}, features {}, reconstructor in {}, R = {} released models, seed {}{}\n",
             self.data,
             self.training.d_minus,
             match self.training.batching {
@@ -956,6 +979,7 @@ impl Reconn {
             shown(self.training.learning_rate),
             init_name(self.training.init),
             self.features.name(),
+            self.precision.name(),
             self.released,
             self.seed,
             match self.control {

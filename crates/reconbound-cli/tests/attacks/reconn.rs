@@ -561,3 +561,56 @@ fn reconn_default_training_ends_below_the_edge_of_stability_and_the_peers_does_n
         peer.lr_times_sharpness
     );
 }
+
+/// `--precision` (issue 32): f32 and f64 run and say which they used (text and JSON, the same
+/// tiny setting as the JSON snapshot); anything else exits 2 naming the flag and writes
+/// nothing.
+#[test]
+fn reconn_precision_flag_is_named_in_the_output_and_checked() {
+    use crate::common::{assert_refused, run_cli_strings, temp_dir};
+    let base: Vec<String> = [
+        "attack",
+        "reconn",
+        "--shadow-models",
+        "12",
+        "--released",
+        "3",
+        "--train-size",
+        "19",
+        "--steps",
+        "5",
+        "--hidden",
+        "8",
+        "--epochs",
+        "2",
+        "--seed",
+        "3",
+        "--quiet",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let with = |extra: &[&str]| -> Vec<String> {
+        let mut a = base.clone();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    for p in ["f32", "f64"] {
+        let (code, out, err) = run_cli_strings(&with(&["--precision", p, "--json"]));
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains(&format!("\"precision\": \"{p}\"")), "{out}");
+        let (code, out, err) = run_cli_strings(&with(&["--precision", p]));
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains(&format!("reconstructor in {p}")), "{out}");
+    }
+    let dir = temp_dir("attack", "reconn-precision");
+    let csv = dir.join("out.csv");
+    for bad in ["f16", "F32", "double", ""] {
+        assert_refused(
+            &with(&["--precision", bad, "--csv", &csv.to_string_lossy()]),
+            "--precision",
+            &csv,
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
