@@ -373,11 +373,7 @@ impl<'a> ModelTrainer<'a> {
             Init::Known => self.theta0.clone(),
             Init::Unknown => self.model.init_params(init_seed),
         };
-        let (x, y) = self.data.example(target)?;
-        let mut xs = self.d_minus_x.clone();
-        xs.extend_from_slice(x);
-        let mut ys = self.d_minus_y.clone();
-        ys.push(y);
+        let (xs, ys) = self.training_set(target)?;
         let ds = Dataset::new(xs, ys, self.data.shape(), self.data.num_classes())?;
         let shared = Rng::for_stream(self.seed, STREAM_SAMPLING, 0).next_u64();
         let config = self.training.config(ds.len(), noise_seed, shared);
@@ -392,16 +388,23 @@ impl<'a> ModelTrainer<'a> {
     /// # Errors
     /// `target` out of range; those of [`super::stability::sharpness`].
     pub fn stability(&self, params: &[f64], target: usize) -> Result<Stability> {
-        let (x, y) = self.data.example(target)?;
-        let mut xs = self.d_minus_x.clone();
-        xs.extend_from_slice(x);
-        let mut ys = self.d_minus_y.clone();
-        ys.push(y);
+        let (xs, ys) = self.training_set(target)?;
         let lambda = sharpness(&self.model, params, &xs, &ys)?;
         Ok(Stability {
             sharpness: lambda,
             lr_times_sharpness: self.training.learning_rate * lambda,
         })
+    }
+
+    /// The features (row-major) and labels of D⁻ ∪ {z}, z the example `target` (last): the
+    /// training set of every model, and the set its stability is measured on.
+    fn training_set(&self, target: usize) -> Result<(Vec<f64>, Vec<u32>)> {
+        let (x, y) = self.data.example(target)?;
+        let mut xs = self.d_minus_x.clone();
+        xs.extend_from_slice(x);
+        let mut ys = self.d_minus_y.clone();
+        ys.push(y);
+        Ok((xs, ys))
     }
 
     /// Accuracy of `params` on the examples `indices` of the data.

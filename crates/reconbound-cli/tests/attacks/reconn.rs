@@ -25,6 +25,29 @@ fn data_dir() -> std::path::PathBuf {
     crate::common::repo_root().join("data/mnist-10k")
 }
 
+/// A run small enough for a CLI test (K = 12, R = 3, |D⁻| = 19, T = 5, a reconstructor of 8
+/// hidden units for 2 epochs; well under a second): the shared base of the CLI tests below,
+/// which override flags with `common::args_with`.
+const TINY: [&str; 17] = [
+    "attack",
+    "reconn",
+    "--shadow-models",
+    "12",
+    "--released",
+    "3",
+    "--train-size",
+    "19",
+    "--steps",
+    "5",
+    "--hidden",
+    "8",
+    "--epochs",
+    "2",
+    "--seed",
+    "3",
+    "--quiet",
+];
+
 fn config() -> ReconnConfig {
     ReconnConfig {
         training: Training {
@@ -350,25 +373,7 @@ fn reconn_cli_refuses_bad_input_naming_the_flag() {
 fn reconn_shadow_set_shards_merge_exactly_and_foreign_sets_are_refused() {
     let dir = crate::common::temp_dir("reconn", "shadows");
     let p = |name: &str| dir.join(name).to_string_lossy().into_owned();
-    let base = [
-        "attack",
-        "reconn",
-        "--shadow-models",
-        "12",
-        "--released",
-        "3",
-        "--train-size",
-        "19",
-        "--steps",
-        "5",
-        "--hidden",
-        "8",
-        "--epochs",
-        "2",
-        "--quiet",
-        "--seed",
-        "3",
-    ];
+    let base = TINY;
     for k in 0..3 {
         let part = p(&format!("part{k}.bin"));
         let shard = format!("{k}/3");
@@ -460,28 +465,19 @@ fn reconn_plot_of_one_k_shows_each_series_as_a_point() {
     let dir = crate::common::temp_dir("reconn", "plot-one-k");
     let plot = dir.join("one.svg");
     let plot_s = plot.to_string_lossy().into_owned();
-    let (code, out, err) = crate::common::run_cli(&[
-        "attack",
-        "reconn",
-        "--shadow-models",
-        "10",
-        "--released",
-        "2",
-        "--train-size",
-        "19",
-        "--steps",
-        "5",
-        "--hidden",
-        "8",
-        "--epochs",
-        "2",
-        "--seed",
-        "3",
-        "--quiet",
-        "--json",
-        "--plot",
-        &plot_s,
-    ]);
+    let args = crate::common::args_with(
+        &TINY,
+        &[
+            "--shadow-models",
+            "10",
+            "--released",
+            "2",
+            "--json",
+            "--plot",
+            &plot_s,
+        ],
+    );
+    let (code, out, err) = crate::common::run_cli_strings(&args);
     assert_eq!(code, 0, "{err}");
     let svg = std::fs::read_to_string(&plot).unwrap();
     let json = crate::common::json_object(&out);
@@ -505,25 +501,8 @@ fn reconn_plot_of_one_k_shows_each_series_as_a_point() {
 /// epochs of a reconstructor with 8 hidden units) is no better than a blind guess, and says so.
 #[test]
 fn reconn_text_ends_with_a_one_line_verdict() {
-    let (code, out, err) = crate::common::run_cli(&[
-        "attack",
-        "reconn",
-        "--shadow-models",
-        "10",
-        "--released",
-        "2",
-        "--train-size",
-        "19",
-        "--steps",
-        "5",
-        "--hidden",
-        "8",
-        "--epochs",
-        "2",
-        "--seed",
-        "3",
-        "--quiet",
-    ]);
+    let args = crate::common::args_with(&TINY, &["--shadow-models", "10", "--released", "2"]);
+    let (code, out, err) = crate::common::run_cli_strings(&args);
     assert_eq!(code, 0, "{err}");
     let last = out.trim_end().lines().last().unwrap_or_default();
     assert!(last.starts_with("  verdict: "), "{out}");
@@ -568,33 +547,7 @@ fn reconn_default_training_ends_below_the_edge_of_stability_and_the_peers_does_n
 #[test]
 fn reconn_precision_flag_is_named_in_the_output_and_checked() {
     use crate::common::{assert_refused, run_cli_strings, temp_dir};
-    let base: Vec<String> = [
-        "attack",
-        "reconn",
-        "--shadow-models",
-        "12",
-        "--released",
-        "3",
-        "--train-size",
-        "19",
-        "--steps",
-        "5",
-        "--hidden",
-        "8",
-        "--epochs",
-        "2",
-        "--seed",
-        "3",
-        "--quiet",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let with = |extra: &[&str]| -> Vec<String> {
-        let mut a = base.clone();
-        a.extend(extra.iter().map(|s| s.to_string()));
-        a
-    };
+    let with = |extra: &[&str]| crate::common::args_with(&TINY, extra);
     for p in ["f32", "f64"] {
         let (code, out, err) = run_cli_strings(&with(&["--precision", p, "--json"]));
         assert_eq!(code, 0, "{err}");
