@@ -18,11 +18,14 @@
 //! contiguous buffers, `KC` inner indices at a time; an entry's partial chain is stored in C
 //! between two `KC` blocks and resumed from there, which does not round) and register-blocked
 //! (an `MR` × `NR` tile of C in vector registers: 6 × 16 with AVX-512, 4 × 12 with AVX, 4 × 4
-//! otherwise, in `f64`; 6 × 32, 4 × 24, 4 × 8 in `f32`); the tile loop is written so that the compiler vectorises it (no `unsafe`, no
-//! intrinsics). Measured on a 2-core Intel Xeon (2.3 GHz, AVX-512, two FMA units; README
-//! "Dense kernels"): 81–92 % of the AVX2 FMA peak in the repository's AVX2 build, 52–76 % of
-//! the AVX-512 peak with `-C target-cpu=native -C target-feature=-prefer-256-bit` (plain
-//! `target-cpu=native` keeps LLVM's 256-bit preference on that CPU). The fused multiply-add runs at hardware speed only when the build targets a
+//! otherwise, in `f64`; 6 × 32, 4 × 24, 4 × 8 in `f32`); the tile loop is written so that the
+//! compiler vectorises it (no `unsafe`, no intrinsics), and a whole tile's rows and a packed
+//! register row are moved as fixed-length arrays (a slice copy of run-time length is a call
+//! to `memmove`, which took a quarter of the 1000³ product before issue 32). Measured on a
+//! 2-core AMD EPYC (Zen 5; README "Dense kernels", against the peak that
+//! `scripts/fma_peak.rs` measures), 1000³: 84–94 % of the 256-bit fma peak in this
+//! repository's build (f64 and f32), 80–89 % of the 512-bit peak in the opt-in AVX-512 build
+//! (README, "Builds and CPUs"). The fused multiply-add runs at hardware speed only when the build targets a
 //! CPU with FMA (`-C target-cpu=native`, or `-C target-feature=+fma`); otherwise `mul_add`
 //! (and `libm::fma` without `std`) is a correctly rounded software routine, about 10–20×
 //! slower per operation — same bits, much slower products (README, "Speed").
@@ -452,7 +455,7 @@ fn pack_b<T: Real>(b: View<'_, T>, pc: usize, kc: usize, jc: usize, nc: usize, b
             if b.cs == 1 {
                 let start = b.off + (pc + k) * b.rs + j0;
                 match b.s.get(start..start + nr) {
-                    Some(src) => dst[..nr].copy_from_slice(src),
+                    Some(src) => copy_row(dst, src, nr),
                     None => dst[..nr].fill(T::ZERO),
                 }
             } else {
@@ -462,6 +465,27 @@ fn pack_b<T: Real>(b: View<'_, T>, pc: usize, kc: usize, jc: usize, nc: usize, b
             }
             dst[nr..].fill(T::ZERO);
         }
+    }
+}
+
+/// dst[..len] = src[..len] (`len` ≤ both lengths), as a fixed-length vector move when `len`
+/// is a whole register row (a slice copy of run-time length is a call to `memmove`).
+#[cfg(feature = "alloc")]
+#[inline(always)]
+fn copy_row<T: Real>(dst: &mut [T], src: &[T], len: usize) {
+    macro_rules! fixed {
+        ($($w:literal),*) => {
+            $(if len == $w {
+                if let (Some(d), Some(s)) = (dst.first_chunk_mut::<$w>(), src.first_chunk::<$w>()) {
+                    *d = *s;
+                    return;
+                }
+            })*
+        };
+    }
+    fixed!(4, 6, 8, 12, 16, 24, 32);
+    if let (Some(d), Some(s)) = (dst.get_mut(..len), src.get(..len)) {
+        d.copy_from_slice(s);
     }
 }
 
@@ -481,7 +505,7 @@ fn pack_a<T: Real>(a: View<'_, T>, ic: usize, mc: usize, pc: usize, kc: usize, a
             for (k, dst) in panel.chunks_exact_mut(mr_t).enumerate() {
                 let start = a.off + (pc + k) * a.cs + i0;
                 match a.s.get(start..start + mr) {
-                    Some(src) => dst[..mr].copy_from_slice(src),
+                    Some(src) => copy_row(dst, src, mr),
                     None => dst[..mr].fill(T::ZERO),
                 }
                 dst[mr..].fill(T::ZERO);
@@ -531,6 +555,27 @@ fn tile<T: Real, const MR: usize, const NR: usize>(
     first: bool,
 ) {
     let mut acc = [[T::ZERO; NR]; MR];
+    if mr == MR && nr == NR {
+        // A whole tile: fixed-length rows, which the compiler moves as vectors (a slice copy
+        // of run-time length is a call to `memmove`: with two per row of every tile they
+        // took a quarter of the 1000³ product's time, issue 32).
+        if !first {
+            for (r, row) in acc.iter_mut().enumerate() {
+                let s = (i0 + r) * n + j0;
+                if let Some(src) = c.get(s..).and_then(|t| t.first_chunk::<NR>()) {
+                    *row = *src;
+                }
+            }
+        }
+        micro(kc, ap, bp, &mut acc);
+        for (r, row) in acc.iter().enumerate() {
+            let s = (i0 + r) * n + j0;
+            if let Some(dst) = c.get_mut(s..).and_then(|t| t.first_chunk_mut::<NR>()) {
+                *dst = *row;
+            }
+        }
+        return;
+    }
     if !first {
         for (r, row) in acc.iter_mut().enumerate().take(mr) {
             let s = (i0 + r) * n + j0;
