@@ -25,10 +25,11 @@
 //! 2-core AMD EPYC (Zen 5; README "Dense kernels", against the peak that
 //! `scripts/fma_peak.rs` measures), 1000³: 84–94 % of the 256-bit fma peak in this
 //! repository's build (f64 and f32), 80–89 % of the 512-bit peak in the opt-in AVX-512 build
-//! (README, "Builds and CPUs"). The fused multiply-add runs at hardware speed only when the build targets a
-//! CPU with FMA (`-C target-cpu=native`, or `-C target-feature=+fma`); otherwise `mul_add`
-//! (and `libm::fma` without `std`) is a correctly rounded software routine, about 10–20×
-//! slower per operation — same bits, much slower products (README, "Speed").
+//! (README, "Builds and CPUs"). The fused multiply-add runs at hardware speed only when the
+//! build targets a CPU with FMA (`-C target-cpu=native`, or `-C target-feature=+fma`);
+//! otherwise `mul_add` (and `libm::fma` without `std`) is a correctly rounded software
+//! routine, about 10–20× slower per operation — same bits, much slower products (README,
+//! "Speed").
 //!
 //! **No run-time dispatch.** The crate is `#![forbid(unsafe_code)]`. Since Rust 1.86 a
 //! `#[target_feature(enable = "fma")]` function is safe to *define*, but calling it from code
