@@ -328,9 +328,13 @@ pub(crate) fn matmul_nt_threads<T: Real>(
     split_rows(m, n, kd, av, bv, &mut c[..m * n], threads);
 }
 
-/// Splits the rows of C (m × n, `c.len() == m·n`) into `threads` bands of whole register
-/// tiles and computes each on its own scoped thread. Every entry is computed by exactly one
-/// call of [`product`], in the canonical order, so the split does not change any bit.
+/// Splits C (m × n, `c.len() == m·n`) into `threads` bands of whole register tiles and
+/// computes each on its own scoped thread: bands of rows, or, when C has fewer rows than
+/// columns (the reconstructor's 128-row products, whose B is the 7,960 × 1,000 weight matrix),
+/// bands of columns, so that each thread packs its part of the larger operand B rather than
+/// all of it (a band of columns is computed into the thread's own buffer, m × its width, and
+/// copied into C). Every entry is computed by exactly one call of [`product`], in the
+/// canonical order, so the split does not change any bit.
 fn split_rows<T: Real>(
     m: usize,
     n: usize,
@@ -340,6 +344,34 @@ fn split_rows<T: Real>(
     c: &mut [T],
     threads: usize,
 ) {
+    #[cfg(feature = "std")]
+    if threads > 1 && m < n && n >= 2 * T::NR && m > 0 && m * n * kd >= 4 * SMALL {
+        let tiles = n.div_ceil(T::NR);
+        let per = tiles.div_ceil(threads.min(tiles)) * T::NR;
+        let mut bands: alloc::vec::Vec<(usize, alloc::vec::Vec<T>)> = (0..n)
+            .step_by(per)
+            .map(|j0| (j0, alloc::vec![T::ZERO; m * per.min(n - j0)]))
+            .collect();
+        std::thread::scope(|sc| {
+            for (j0, buf) in bands.iter_mut() {
+                let w = buf.len() / m;
+                let bb = View {
+                    off: b.off + *j0 * b.cs,
+                    ..b
+                };
+                sc.spawn(move || product(m, w, kd, a, bb, buf));
+            }
+        });
+        for (j0, buf) in &bands {
+            let w = buf.len() / m;
+            for (crow, brow) in c.chunks_exact_mut(n).zip(buf.chunks_exact(w)) {
+                if let Some(dst) = crow.get_mut(*j0..*j0 + w) {
+                    dst.copy_from_slice(brow);
+                }
+            }
+        }
+        return;
+    }
     #[cfg(feature = "std")]
     if threads > 1 && m >= 2 * T::MR && n > 0 && m * n * kd >= 4 * SMALL {
         let tiles = m.div_ceil(T::MR);
@@ -686,6 +718,7 @@ mod tests {
             (3, 5, 7),
             (37, 29, 201),
             (MC_TILES * MR64 + 3, NR64 * 2 + 5, KC + 17),
+            (2 * MR64 + 1, NR64 * 9 + 5, KC + 40),
             (9, 1, 400),
             (1, 50, 33),
         ] {
@@ -752,6 +785,7 @@ mod tests {
             (3, 5, 7),
             (37, 29, 201),
             (MC_TILES * MR32 + 3, NR32 * 2 + 5, KC + 17),
+            (2 * MR32 + 1, NR32 * 9 + 5, KC + 40),
             (9, 1, 400),
             (1, 50, 33),
             (2 * MR32 + 1, NR32 + 1, 2 * KC + 1),
