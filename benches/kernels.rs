@@ -22,47 +22,48 @@ fn data(len: usize, seed: u64) -> Vec<f64> {
     (0..len).map(|_| r.uniform() - 0.5).collect()
 }
 
-type Product = fn(usize, usize, usize, &[f64], &[f64], &mut [f64], usize);
+/// The layout of a benchmarked product: C = A·B, Aᵀ·B or A·Bᵀ.
+#[derive(Clone, Copy)]
+enum Layout {
+    Nn,
+    Tn,
+    Nt,
+}
 
-fn gemm(c: &mut Criterion) {
-    let mut g = c.benchmark_group("gemm_f64");
+/// The benchmarked products (name, layout, m, n, kd), in both precisions: a 1000³ product
+/// and the reconstructor's shapes (batch 128, 7,960 → 1,000 → 784).
+const CASES: [(&str, Layout, usize, usize, usize); 5] = [
+    ("square_1000", Layout::Nn, 1000, 1000, 1000),
+    ("reconn_fwd1_128x7960x1000", Layout::Nn, 128, 1000, 7960),
+    ("reconn_fwd2_128x1000x784", Layout::Nn, 128, 784, 1000),
+    (
+        "reconn_wgrad_tn_7960x1000_k128",
+        Layout::Tn,
+        7960,
+        1000,
+        128,
+    ),
+    ("reconn_back_nt_128x1000x784", Layout::Nt, 128, 1000, 784),
+];
+
+type Product<T> = fn(usize, usize, usize, &[T], &[T], &mut [T], usize);
+
+/// Every case of [`CASES`] in the group `group`, one thread, with `products` the (A·B, Aᵀ·B,
+/// A·Bᵀ) entry points of one precision and `of` the conversion of the f64 test data.
+fn gemm_group<T: Copy + Default>(
+    c: &mut Criterion,
+    group: &str,
+    products: [Product<T>; 3],
+    of: fn(f64) -> T,
+) {
+    let mut g = c.benchmark_group(group);
     g.sample_size(10);
-    let cases: [(&str, Product, usize, usize, usize); 5] = [
-        ("square_1000", bench_gemm::matmul, 1000, 1000, 1000),
-        (
-            "reconn_fwd1_128x7960x1000",
-            bench_gemm::matmul,
-            128,
-            1000,
-            7960,
-        ),
-        (
-            "reconn_fwd2_128x1000x784",
-            bench_gemm::matmul,
-            128,
-            784,
-            1000,
-        ),
-        (
-            "reconn_wgrad_tn_7960x1000_k128",
-            bench_gemm::matmul_tn,
-            7960,
-            1000,
-            128,
-        ),
-        (
-            "reconn_back_nt_128x1000x784",
-            bench_gemm::matmul_nt,
-            128,
-            1000,
-            784,
-        ),
-    ];
-    for (name, f, m, n, kd) in cases {
+    for (name, layout, m, n, kd) in CASES {
+        let f = products[layout as usize];
         // Operand lengths cover every layout (A: m·kd = kd·m, B: kd·n = n·kd).
-        let a = data(m * kd, 1);
-        let b = data(kd * n, 2);
-        let mut out = vec![0.0; m * n];
+        let a: Vec<T> = data(m * kd, 1).into_iter().map(of).collect();
+        let b: Vec<T> = data(kd * n, 2).into_iter().map(of).collect();
+        let mut out = vec![T::default(); m * n];
         g.throughput(Throughput::Elements((m * n * kd) as u64));
         g.bench_function(name, |bch| {
             bch.iter(|| {
@@ -74,56 +75,23 @@ fn gemm(c: &mut Criterion) {
     g.finish();
 }
 
-type ProductF32 = fn(usize, usize, usize, &[f32], &[f32], &mut [f32], usize);
+fn gemm(c: &mut Criterion) {
+    let products: [Product<f64>; 3] = [
+        bench_gemm::matmul,
+        bench_gemm::matmul_tn,
+        bench_gemm::matmul_nt,
+    ];
+    gemm_group(c, "gemm_f64", products, |v| v);
+}
 
 /// The same products in `f32` (issue 32: the reconstructor's `--precision f32`), one thread.
 fn gemm_f32(c: &mut Criterion) {
-    let mut g = c.benchmark_group("gemm_f32");
-    g.sample_size(10);
-    let cases: [(&str, ProductF32, usize, usize, usize); 5] = [
-        ("square_1000", bench_gemm::matmul_f32, 1000, 1000, 1000),
-        (
-            "reconn_fwd1_128x7960x1000",
-            bench_gemm::matmul_f32,
-            128,
-            1000,
-            7960,
-        ),
-        (
-            "reconn_fwd2_128x1000x784",
-            bench_gemm::matmul_f32,
-            128,
-            784,
-            1000,
-        ),
-        (
-            "reconn_wgrad_tn_7960x1000_k128",
-            bench_gemm::matmul_tn_f32,
-            7960,
-            1000,
-            128,
-        ),
-        (
-            "reconn_back_nt_128x1000x784",
-            bench_gemm::matmul_nt_f32,
-            128,
-            1000,
-            784,
-        ),
+    let products: [Product<f32>; 3] = [
+        bench_gemm::matmul_f32,
+        bench_gemm::matmul_tn_f32,
+        bench_gemm::matmul_nt_f32,
     ];
-    for (name, f, m, n, kd) in cases {
-        let a: Vec<f32> = data(m * kd, 1).iter().map(|&v| v as f32).collect();
-        let b: Vec<f32> = data(kd * n, 2).iter().map(|&v| v as f32).collect();
-        let mut out = vec![0.0_f32; m * n];
-        g.throughput(Throughput::Elements((m * n * kd) as u64));
-        g.bench_function(name, |bch| {
-            bch.iter(|| {
-                f(m, n, kd, black_box(&a), black_box(&b), &mut out, 1);
-                black_box(&out);
-            })
-        });
-    }
-    g.finish();
+    gemm_group(c, "gemm_f32", products, |v| v as f32);
 }
 
 fn shadow_model_gd(c: &mut Criterion) {

@@ -584,15 +584,7 @@ fn batch_gradient<T: Float>(
         &mut grad[s.w2()],
         threads,
     );
-    {
-        let gb2 = &mut grad[s.b2()];
-        gb2.fill(T::ZERO);
-        for row in work.d2[..b * p].chunks_exact(p) {
-            for (g, &d) in gb2.iter_mut().zip(row) {
-                *g += d;
-            }
-        }
-    }
+    column_sums(&work.d2[..b * p], &mut grad[s.b2()]);
     matmul_nt_threads(
         b,
         h,
@@ -609,15 +601,7 @@ fn batch_gradient<T: Float>(
     {
         *out = if hv > T::ZERO { *d } else { T::ZERO };
     }
-    {
-        let gb1 = &mut grad[s.b1()];
-        gb1.fill(T::ZERO);
-        for row in work.d1t[..b * h].chunks_exact(h) {
-            for (g, &d) in gb1.iter_mut().zip(row) {
-                *g += d;
-            }
-        }
-    }
+    column_sums(&work.d1t[..b * h], &mut grad[s.b1()]);
     matmul_tn_threads(
         f,
         h,
@@ -628,6 +612,17 @@ fn batch_gradient<T: Float>(
         threads,
     );
     loss * scale
+}
+
+/// A bias gradient: `out[j]` = Σ over the rows of `rows` (row-major, `out.len()` columns) of
+/// their entry j, added row by row from +0.
+fn column_sums<T: Float>(rows: &[T], out: &mut [T]) {
+    out.fill(T::ZERO);
+    for row in rows.chunks_exact(out.len().max(1)) {
+        for (g, &d) in out.iter_mut().zip(row) {
+            *g += d;
+        }
+    }
 }
 
 /// [`Reconstructor::reconstruct`] with the parameters `params` in the arithmetic of `T`.
