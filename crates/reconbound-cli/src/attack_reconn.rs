@@ -2,7 +2,7 @@
 //! MNIST — shadow models, a reconstructor network, released models — judged against the NN
 //! oracle and the mean image, and under DP against the ReRo bound γ at κ(η).
 
-use super::args::{parse, switch as s, value as v, Flags, Spec};
+use super::args::{parse, printable, switch as s, value as v, Flags, Spec};
 use super::commands::{shown, Failure};
 use super::fil_logreg::row;
 use super::format::{sig, Side};
@@ -177,10 +177,7 @@ fn count_list(f: &Flags, name: &str, default: u64) -> Result<Vec<u64>, Failure> 
         let k: u64 = reconbound::text::exact_u64(part.trim()).ok_or_else(|| {
             usage(format!(
                 "--{name}: '{}' is not a whole number (a comma-separated list of counts)",
-                part.chars()
-                    .filter(|c| !c.is_control())
-                    .take(40)
-                    .collect::<String>()
+                printable(part)
             ))
         })?;
         out.push(k);
@@ -380,11 +377,7 @@ impl ReconnRun {
             other => {
                 return Err(usage(format!(
                     "--features = '{}' is not one of params, logits",
-                    other
-                        .chars()
-                        .filter(|c| !c.is_control())
-                        .take(40)
-                        .collect::<String>()
+                    printable(other)
                 )))
             }
         };
@@ -395,11 +388,7 @@ impl ReconnRun {
             Some(other) => {
                 return Err(usage(format!(
                     "--control = '{}' is not one of shuffled-pairs, without-target",
-                    other
-                        .chars()
-                        .filter(|c| !c.is_control())
-                        .take(40)
-                        .collect::<String>()
+                    printable(other)
                 )))
             }
         };
@@ -468,11 +457,7 @@ impl ReconnRun {
                 other => {
                     return Err(usage(format!(
                         "--sampling = '{}' is not one of full, poisson",
-                        other
-                            .chars()
-                            .filter(|c| !c.is_control())
-                            .take(40)
-                            .collect::<String>()
+                        printable(other)
                     )))
                 }
             },
@@ -574,11 +559,7 @@ impl ReconnRun {
                 Some(other) => {
                     return Err(usage(format!(
                         "--precision = '{}' is not one of f32, f64",
-                        other
-                            .chars()
-                            .filter(|c| !c.is_control())
-                            .take(40)
-                            .collect::<String>()
+                        printable(other)
                     )))
                 }
             },
