@@ -26,7 +26,7 @@
 pub mod cifar;
 mod dataset;
 mod support;
-pub(crate) use support::{quads_of, ExampleSupport, Quad, Support};
+pub(crate) use support::{quads_of, BlockSupport, ExampleSupport, Quad, Support, BLOCK};
 
 /// The largest file [`idx`] and [`cifar`] read from disk: 1 GiB (2³⁰ bytes), some twenty
 /// times MNIST's training images (47 MB) and thirty times a CIFAR-10 batch (30.7 MB). The

@@ -3,6 +3,11 @@
 //! (`nn::batch`, "Zero inputs"). Built once, when the [`Dataset`](super::Dataset) is made; a
 //! function of the features only.
 //!
+//! Beside the per-example lists, a block index holds the same quads by block of 32
+//! consecutive examples and, within a block, by quad ([`Support::block`]): the weight sum of
+//! a full batch in order visits each quad once per block (`nn::batch`). It costs 33 bytes per
+//! nonzero quad (the features copied, so a run is contiguous) on top of the support's 36.
+//!
 //! The unit is the quad: features 4q..4q + 4 (the last one cut at `dim`), the width of a
 //! 4-lane vector. The 8-way dot products of `nn::kernels::dot` put feature j in lane j mod 8,
 //! so an even quad fills lanes 0–3 and an odd one lanes 4–7: a kernel that visits a lane
@@ -24,6 +29,9 @@ const MAX_QUAD_DENSITY: (usize, usize) = (3, 4);
 /// Fewest features per example for which a support is kept (below, its 20 bytes per example
 /// would outweigh the features it lets a layer skip).
 const MIN_DIM: usize = 16;
+
+/// Examples per block of the block index ([`Support::block`]): `nn::batch`'s block size.
+pub(crate) const BLOCK: usize = 32;
 
 /// Four features (or weights, or sums) of one quad, aligned to 32 bytes so that a 4-lane
 /// vector load or store never straddles two cache lines (unaligned, every other one did, and
@@ -72,6 +80,50 @@ pub(crate) struct Support {
     sq_norm: Vec<f64>,
     /// The smallest nonzero |feature| (+∞ if every feature is 0).
     min_nonzero: f64,
+    /// The block index: the same quads by block of [`BLOCK`] consecutive examples (examples
+    /// 32b..32b + 32) and, within a block, by quad. Block b's runs (one per quad nonzero in
+    /// one of its examples, in increasing quad order) are `block_runs[b]..block_runs[b + 1]`;
+    /// run r is quad `run_quad[r]`, its entries `run_start[r]..run_start[r + 1]`, one per
+    /// example of the block with that quad nonzero, in increasing example order. Empty (no
+    /// block index) when there is no support.
+    block_runs: Vec<usize>,
+    /// The quad of each run.
+    run_quad: Vec<u32>,
+    /// Where each run's entries start (one more than the runs: the end).
+    run_start: Vec<usize>,
+    /// Each entry's example, counted from the block's first one.
+    entry_example: Vec<u8>,
+    /// Each entry's features (a copy of the example's quad: a run's are contiguous).
+    entry_value: Vec<Quad>,
+}
+
+/// The runs of one block of the block index ([`Support::block`]): for each quad nonzero in
+/// one of the block's examples, in increasing quad order, the examples (counted from the
+/// block's first one, increasing) with that quad nonzero, and their features.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BlockSupport<'a> {
+    run_quad: &'a [u32],
+    run_start: &'a [usize],
+    entry_example: &'a [u8],
+    entry_value: &'a [Quad],
+}
+
+impl<'a> BlockSupport<'a> {
+    /// Each run: (quad, examples of the block, their features of that quad).
+    pub(crate) fn runs(&self) -> impl Iterator<Item = (usize, &'a [u8], &'a [Quad])> + 'a {
+        let (ex, val) = (self.entry_example, self.entry_value);
+        self.run_quad
+            .iter()
+            .zip(self.run_start.windows(2))
+            .map(move |(&q, w)| {
+                let (a, b) = (w[0], w[1]);
+                (
+                    q as usize,
+                    ex.get(a..b).unwrap_or_default(),
+                    val.get(a..b).unwrap_or_default(),
+                )
+            })
+    }
 }
 
 /// One example's support: its nonzero quads by lane group.
@@ -137,6 +189,7 @@ impl Support {
             even: Vec::with_capacity(examples),
             sq_norm: Vec::with_capacity(examples),
             min_nonzero: f64::INFINITY,
+            ..Support::default()
         };
         s.start.push(0);
         let (mut odd, mut odd_values): (Vec<u32>, Vec<Quad>) = (Vec::new(), Vec::new());
@@ -169,7 +222,83 @@ impl Support {
             s.start.push(s.quads.len());
             s.sq_norm.push(interleaved_sum(x, |v: f64| v * v));
         }
+        s.index_blocks(quads_of(dim));
         s
+    }
+
+    /// Builds the block index from the per-example quads (`quads` quads per example): per
+    /// block a counting sort of its entries by quad, stable, so each run lists its examples
+    /// in increasing order.
+    fn index_blocks(&mut self, quads: usize) {
+        let examples = self.sq_norm.len();
+        let mut count = alloc::vec![0usize; quads];
+        let mut next = alloc::vec![0usize; quads];
+        self.entry_example.reserve_exact(self.quads.len());
+        self.entry_value.reserve_exact(self.quads.len());
+        self.block_runs.push(0);
+        self.run_start.push(0);
+        for first in (0..examples).step_by(BLOCK) {
+            let span = |i: usize| {
+                let (a, b) = (self.start.get(i).copied(), self.start.get(i + 1).copied());
+                a.zip(b).map_or(0..0, |(a, b)| a..b)
+            };
+            let last = (first + BLOCK).min(examples);
+            count.fill(0);
+            for i in first..last {
+                for &q in self.quads.get(span(i)).unwrap_or_default() {
+                    if let Some(c) = count.get_mut(q as usize) {
+                        *c += 1;
+                    }
+                }
+            }
+            let mut end = self.entry_value.len();
+            for (q, (&c, n)) in count.iter().zip(next.iter_mut()).enumerate() {
+                if c > 0 {
+                    *n = end;
+                    end += c;
+                    // q < ⌈dim/4⌉ < u32::MAX.
+                    self.run_quad.push(q as u32);
+                    self.run_start.push(end);
+                }
+            }
+            self.entry_example.resize(end, 0);
+            self.entry_value.resize(end, Quad::default());
+            for i in first..last {
+                let r = span(i);
+                let pairs = self.quads.get(r.clone()).unwrap_or_default();
+                let values = self.values.get(r).unwrap_or_default();
+                for (&q, v) in pairs.iter().zip(values) {
+                    if let Some(n) = next.get_mut(q as usize) {
+                        if let (Some(e), Some(d)) =
+                            (self.entry_example.get_mut(*n), self.entry_value.get_mut(*n))
+                        {
+                            // i − first < BLOCK = 32.
+                            *e = (i - first) as u8;
+                            *d = *v;
+                        }
+                        *n += 1;
+                    }
+                }
+            }
+            self.block_runs.push(self.run_quad.len());
+        }
+    }
+
+    /// Block b of the block index (examples 32b..32b + 32, fewer in the last block), if the
+    /// data set has a support and b is one of its blocks.
+    pub(crate) fn block(&self, b: usize) -> Option<BlockSupport<'_>> {
+        let (&r0, &r1) = (self.block_runs.get(b)?, self.block_runs.get(b + 1)?);
+        Some(BlockSupport {
+            run_quad: self.run_quad.get(r0..r1)?,
+            run_start: self.run_start.get(r0..r1 + 1)?,
+            entry_example: &self.entry_example,
+            entry_value: &self.entry_value,
+        })
+    }
+
+    /// The number of examples.
+    pub(crate) fn examples(&self) -> usize {
+        self.sq_norm.len()
     }
 
     /// Example `i`'s support, if the data set has one.
@@ -227,6 +356,51 @@ mod tests {
         assert_eq!(s.example(2).unwrap().group(0).0, &[0]);
         assert!(s.example(3).is_none());
         assert_eq!(s.min_nonzero(), Some(0.125));
+    }
+
+    #[test]
+    fn block_index_lists_each_blocks_quads_with_their_examples_in_order() {
+        // 70 examples of 18 features (blocks of 32, 32 and 6), about a third of the features
+        // nonzero; seed fixed. Every block's runs: quads increasing, examples increasing, and
+        // together exactly the block's (example, quad, features) of the per-example support.
+        let mut r = crate::rng::Rng::from_seed(20_261_128);
+        let (n, d) = (70usize, 18usize);
+        let f: alloc::vec::Vec<f64> = (0..n * d)
+            .map(|_| {
+                if r.uniform() < 0.3 {
+                    0.5 + r.uniform()
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let s = Support::of(&f, d);
+        assert_eq!(s.examples(), n);
+        for b in 0..3 {
+            let runs = s.block(b).unwrap();
+            let mut got = alloc::vec::Vec::new();
+            let mut last_q = None;
+            for (q, ex, val) in runs.runs() {
+                assert!(last_q < Some(q) && !ex.is_empty() && ex.len() == val.len());
+                assert!(ex.windows(2).all(|w| w[0] < w[1]));
+                last_q = Some(q);
+                got.extend(
+                    ex.iter()
+                        .zip(val)
+                        .map(|(&e, v)| (32 * b + e as usize, q, *v)),
+                );
+            }
+            let mut want = alloc::vec::Vec::new();
+            for i in 32 * b..(32 * b + 32).min(n) {
+                let (qs, vs) = s.example(i).unwrap().all();
+                want.extend(qs.iter().zip(vs).map(|(&q, v)| (i, q as usize, *v)));
+            }
+            got.sort_by_key(|&(i, q, _)| (i, q));
+            want.sort_by_key(|&(i, q, _)| (i, q));
+            assert_eq!(got, want, "block {b}");
+        }
+        assert!(s.block(3).is_none());
+        assert!(Support::default().block(0).is_none());
     }
 
     #[test]

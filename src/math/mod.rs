@@ -8,6 +8,7 @@
 //! bit-identical with and without `std`.
 
 pub mod beta;
+pub(crate) mod exp_lanes;
 #[cfg(feature = "alloc")]
 pub mod fft;
 pub mod linalg;

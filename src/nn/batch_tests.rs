@@ -234,6 +234,57 @@ fn ghost_sum_does_not_depend_on_the_block_size() {
 }
 
 #[test]
+fn ghost_sum_in_batch_order_by_the_block_index_changes_no_bit() {
+    // Exact: a batch of whole blocks in order (0..n, the full batch of the shadow models)
+    // takes the weight sum quad by quad from the data set's block index; blocks of 31 (never
+    // a whole block), the dense loops and a batch starting at 5 (no whole block) take the
+    // example-by-example sums. n = 300 ends in a partial block of 12; with and without
+    // clipping, for the 10-unit first layer (the block path) and a 16-unit one (never).
+    let data = mnist(300);
+    for (model, seed) in [
+        (arch::mlp(784, &[10], 10, Activation::Elu).unwrap(), 1),
+        (arch::mlp(784, &[16], 10, Activation::Elu).unwrap(), 2),
+    ] {
+        let params = params_with_biases(&model, seed);
+        let mut ws = model.batch_workspace().unwrap();
+        for (lo, n) in [(0usize, 300usize), (0, 45), (5, 300), (32, 300)] {
+            let batch: Vec<usize> = (lo..n).collect();
+            for clipping in [None, hard(0.05), gelu(0.3)] {
+                let (want, want_loss) = batched_dense(&model, &params, &data, &batch, clipping);
+                let (got, got_loss) = batched(&model, &params, &data, &batch, clipping).unwrap();
+                let mut by31 = vec![0.0; model.num_params()];
+                let loss31 = model
+                    .clipped_grad_sum_in_blocks(
+                        &params, &data, &batch, clipping, &mut by31, &mut ws, 31,
+                    )
+                    .unwrap();
+                assert_eq!(got_loss.to_bits(), want_loss.to_bits());
+                assert_eq!(loss31.to_bits(), want_loss.to_bits());
+                assert_eq!(bits(&got), bits(&want), "{lo}..{n}, {clipping:?}");
+                assert_eq!(bits(&by31), bits(&want), "{lo}..{n}, {clipping:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn whole_blocks_are_recognised_and_nothing_else() {
+    // The block path is taken exactly for chunks that are a whole block of the index.
+    let data = mnist(70);
+    let s = data.support();
+    let whole = |c: &[usize]| super::whole_block(s, c).is_some();
+    let block = |a: usize, b: usize| (a..b).collect::<Vec<usize>>();
+    assert!(whole(&block(0, 32)) && whole(&block(32, 64)) && whole(&block(64, 70)));
+    assert!(!whole(&block(0, 31)) && !whole(&block(1, 33)) && !whole(&block(64, 69)));
+    assert!(!whole(&[0, 2, 1]) && !whole(&[]) && !whole(&block(96, 100)));
+    let mut rev = block(0, 32);
+    rev.reverse();
+    assert!(!whole(&rev));
+    let dense = data.clone().without_support();
+    assert!(super::whole_block(dense.support(), &block(0, 32)).is_none());
+}
+
+#[test]
 fn ghost_sum_single_example_is_the_clipped_gradient() {
     // A batch of one example is g̃ itself: within 1e-14 relative (‖g̃‖ scale) of `clip`'s
     // result, and under hard clipping its norm is at most C up to rounding ((p + 3)·ε as
