@@ -34,7 +34,7 @@ impl Activation {
         }
     }
 
-    /// [`forward`](Self::forward) for `f64`, the same bits, ELU four lanes at a time
+    /// [`forward`](Self::forward) for `f64`, the same bits, ELU vectorised
     /// (`math::exp_lanes`, bit for bit `libm::expm1`).
     #[inline]
     pub(crate) fn forward_f64(self, x: &[f64], y: &mut [f64]) {

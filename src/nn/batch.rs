@@ -69,7 +69,7 @@
 //! the bits are the same; example by example every term was a load and a store of its
 //! accumulator, and the stores were the bottleneck (shadow model 47.6 → 41.9 ms on the Zen 5
 //! of issue 32). The softmax's exponentials and the ELU's expm1 of a block go through
-//! `math::exp_lanes`, libm's bits four lanes at a time.
+//! `math::exp_lanes`, libm's bits in vector lanes.
 
 use super::{
     all_finite, check_loss, finite, first_non_finite, inconsistent, kernels, layer_params, Layer,
