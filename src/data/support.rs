@@ -80,6 +80,8 @@ pub(crate) struct Support {
     sq_norm: Vec<f64>,
     /// The smallest nonzero |feature| (+∞ if every feature is 0).
     min_nonzero: f64,
+    /// The number of nonzero features (for [`Support::appended`]'s thresholds).
+    nonzeros: usize,
     /// The block index: the same quads by block of [`BLOCK`] consecutive examples (examples
     /// 32b..32b + 32) and, within a block, by quad. Block b's runs (one per quad nonzero in
     /// one of its examples, in increasing quad order) are `block_runs[b]..block_runs[b + 1]`;
@@ -157,6 +159,27 @@ impl<'a> ExampleSupport<'a> {
     }
 }
 
+/// The number of nonzero features and of nonzero quads of `features` (examples of `dim`).
+fn counts(features: &[f64], dim: usize) -> (usize, usize) {
+    let (mut nonzeros, mut nonzero_quads) = (0usize, 0usize);
+    for x in features.chunks_exact(dim) {
+        for c in x.chunks(4) {
+            let k = c.iter().filter(|&&v| v != 0.0).count();
+            nonzeros += k;
+            nonzero_quads += usize::from(k > 0);
+        }
+    }
+    (nonzeros, nonzero_quads)
+}
+
+/// Whether `examples` examples of `dim` features with these counts keep a support: at most
+/// half of the features and three quarters of the quads nonzero.
+fn sparse_enough(nonzeros: usize, nonzero_quads: usize, examples: usize, dim: usize) -> bool {
+    let total_quads = examples * quads_of(dim);
+    nonzeros <= examples * dim / MAX_DENSITY.1 * MAX_DENSITY.0
+        && nonzero_quads <= total_quads / MAX_QUAD_DENSITY.1 * MAX_QUAD_DENSITY.0
+}
+
 impl Support {
     /// The support of `features` (examples of `dim` values each), or none (every query gives
     /// `None`) if more than half of the features or three quarters of the quads are nonzero,
@@ -168,21 +191,12 @@ impl Support {
             return none;
         }
         let examples = features.len() / dim;
-        let total_quads = examples * quads_of(dim);
-        let (mut nonzeros, mut nonzero_quads) = (0usize, 0usize);
-        for x in features.chunks_exact(dim) {
-            for c in x.chunks(4) {
-                let k = c.iter().filter(|&&v| v != 0.0).count();
-                nonzeros += k;
-                nonzero_quads += usize::from(k > 0);
-            }
-        }
-        if nonzeros > features.len() / MAX_DENSITY.1 * MAX_DENSITY.0
-            || nonzero_quads > total_quads / MAX_QUAD_DENSITY.1 * MAX_QUAD_DENSITY.0
-        {
+        let (nonzeros, nonzero_quads) = counts(features, dim);
+        if !sparse_enough(nonzeros, nonzero_quads, examples, dim) {
             return none;
         }
         let mut s = Support {
+            nonzeros,
             quads: Vec::with_capacity(nonzero_quads),
             values: Vec::with_capacity(nonzero_quads),
             start: Vec::with_capacity(examples + 1),
@@ -192,52 +206,90 @@ impl Support {
             ..Support::default()
         };
         s.start.push(0);
-        let (mut odd, mut odd_values): (Vec<u32>, Vec<Quad>) = (Vec::new(), Vec::new());
+        let mut odd = Vec::new();
         for x in features.chunks_exact(dim) {
-            odd.clear();
-            odd_values.clear();
-            let first = s.quads.len();
-            for (q, c) in (0u32..).zip(x.chunks(4)) {
-                let mut any = false;
-                for &v in c.iter().filter(|&&v| v != 0.0) {
-                    any = true;
-                    s.min_nonzero = s.min_nonzero.min(libm::fabs(v));
-                }
-                match (any, q % 2) {
-                    (false, _) => {}
-                    (true, 0) => {
-                        s.quads.push(q);
-                        s.values.push(Quad::padded(c));
-                    }
-                    (true, _) => {
-                        odd.push(q);
-                        odd_values.push(Quad::padded(c));
-                    }
-                }
-            }
-            // At most ⌈dim/4⌉ < u32::MAX quads per example.
-            s.even.push((s.quads.len() - first) as u32);
-            s.quads.extend_from_slice(&odd);
-            s.values.extend_from_slice(&odd_values);
-            s.start.push(s.quads.len());
-            s.sq_norm.push(interleaved_sum(x, |v: f64| v * v));
+            s.push_example(x, &mut odd);
         }
-        s.index_blocks(quads_of(dim));
+        s.block_runs.push(0);
+        s.run_start.push(0);
+        s.index_blocks(quads_of(dim), 0);
         s
     }
 
-    /// Builds the block index from the per-example quads (`quads` quads per example): per
+    /// The support of this support's features with the example `x` appended, exactly
+    /// `Support::of` of them (the same thresholds on the new totals, the same lists, the last
+    /// block of the index rebuilt), without reading the other examples' features again;
+    /// `None` when this data set has no support (a denser one: then call `Support::of`).
+    pub(crate) fn appended(&self, x: &[f64], dim: usize) -> Option<Support> {
+        if self.start.is_empty() || x.len() != dim {
+            return None;
+        }
+        let examples = self.examples();
+        let (nz, nzq) = counts(x, dim);
+        let (nonzeros, nonzero_quads) = (self.nonzeros + nz, self.quads.len() + nzq);
+        if !sparse_enough(nonzeros, nonzero_quads, examples + 1, dim) {
+            return Some(Support::default());
+        }
+        let mut s = self.clone();
+        s.nonzeros = nonzeros;
+        // Drop the last block's index if it is partial (x joins it).
+        let from = examples - examples % BLOCK;
+        if from < examples {
+            let b = from / BLOCK;
+            let r = s.block_runs.get(b).copied().unwrap_or(0);
+            let e = s.run_start.get(r).copied().unwrap_or(0);
+            s.block_runs.truncate(b + 1);
+            s.run_quad.truncate(r);
+            s.run_start.truncate(r + 1);
+            s.entry_example.truncate(e);
+            s.entry_value.truncate(e);
+        }
+        s.push_example(x, &mut Vec::new());
+        s.index_blocks(quads_of(dim), from);
+        Some(s)
+    }
+
+    /// Appends example `x`'s nonzero quads (even ones, then odd ones), their features and
+    /// ‖x‖², and lowers the smallest nonzero |feature|; `odd` is scratch.
+    fn push_example(&mut self, x: &[f64], odd: &mut Vec<(u32, Quad)>) {
+        odd.clear();
+        let first = self.quads.len();
+        for (q, c) in (0u32..).zip(x.chunks(4)) {
+            let mut any = false;
+            for &v in c.iter().filter(|&&v| v != 0.0) {
+                any = true;
+                self.min_nonzero = self.min_nonzero.min(libm::fabs(v));
+            }
+            match (any, q % 2) {
+                (false, _) => {}
+                (true, 0) => {
+                    self.quads.push(q);
+                    self.values.push(Quad::padded(c));
+                }
+                (true, _) => odd.push((q, Quad::padded(c))),
+            }
+        }
+        // At most ⌈dim/4⌉ < u32::MAX quads per example.
+        self.even.push((self.quads.len() - first) as u32);
+        for &(q, v) in odd.iter() {
+            self.quads.push(q);
+            self.values.push(v);
+        }
+        self.start.push(self.quads.len());
+        self.sq_norm.push(interleaved_sum(x, |v: f64| v * v));
+    }
+
+    /// Builds the block index of the examples from `from` (a multiple of [`BLOCK`]; the index
+    /// holds the blocks before it) from the per-example quads (`quads` quads per example): per
     /// block a counting sort of its entries by quad, stable, so each run lists its examples
     /// in increasing order.
-    fn index_blocks(&mut self, quads: usize) {
+    fn index_blocks(&mut self, quads: usize, from: usize) {
         let examples = self.sq_norm.len();
         let mut count = alloc::vec![0usize; quads];
         let mut next = alloc::vec![0usize; quads];
         self.entry_example.reserve_exact(self.quads.len());
         self.entry_value.reserve_exact(self.quads.len());
-        self.block_runs.push(0);
-        self.run_start.push(0);
-        for first in (0..examples).step_by(BLOCK) {
+        for first in (from..examples).step_by(BLOCK) {
             let span = |i: usize| {
                 let (a, b) = (self.start.get(i).copied(), self.start.get(i + 1).copied());
                 a.zip(b).map_or(0..0, |(a, b)| a..b)
@@ -401,6 +453,50 @@ mod tests {
         }
         assert!(s.block(3).is_none());
         assert!(Support::default().block(0).is_none());
+    }
+
+    #[test]
+    fn an_appended_example_gives_the_support_of_the_concatenation() {
+        // Exact (PartialEq on every list and the block index): n examples then one more, for
+        // n ending a block (32, 64), inside one (1, 45, 999) and the thresholds crossed both
+        // ways (a dense example that takes the data over half nonzero: no support; data
+        // without a support: None, the caller builds it). Seed fixed.
+        let mut r = crate::rng::Rng::from_seed(20_261_130);
+        let d = 20usize;
+        // Nonzero features only among the first 10 (at most half of them and 3 of 5 quads:
+        // every set keeps a support).
+        let mut example = |p: f64| -> alloc::vec::Vec<f64> {
+            (0..d)
+                .map(|j| match j < 10 && r.uniform() < p {
+                    true => 0.1 + 0.9 * r.uniform(),
+                    false => 0.0,
+                })
+                .collect()
+        };
+        for n in [1usize, 32, 45, 64, 999] {
+            let mut f: alloc::vec::Vec<f64> = (0..n).flat_map(|_| example(0.5)).collect();
+            let s = Support::of(&f, d);
+            assert!(s.min_nonzero().is_some(), "n = {n}");
+            let x = example(0.5);
+            let appended = s.appended(&x, d).unwrap();
+            f.extend_from_slice(&x);
+            assert_eq!(appended, Support::of(&f, d), "n = {n}");
+            assert!(appended.examples() == n + 1);
+        }
+        // Exactly half nonzero (10 of 20 in one quad pattern that leaves quads zero), then a
+        // dense example: the concatenation has no support, and neither has the append.
+        let half: alloc::vec::Vec<f64> = (0..d).map(|j| if j < 10 { 0.5 } else { 0.0 }).collect();
+        let s = Support::of(&half, d);
+        assert!(s.min_nonzero().is_some());
+        let dense = alloc::vec![0.5; d];
+        let appended = s.appended(&dense, d).unwrap();
+        assert!(appended.min_nonzero().is_none());
+        assert_eq!(appended, Support::of(&[half.clone(), dense].concat(), d));
+        // No support to extend.
+        assert!(Support::of(&alloc::vec![0.5; d], d)
+            .appended(&half, d)
+            .is_none());
+        assert!(s.appended(&half[..10], d).is_none());
     }
 
     #[test]

@@ -284,8 +284,9 @@ pub struct ModelTrainer<'a> {
     model: Sequential,
     training: Training,
     seed: u64,
-    d_minus_x: Vec<f64>,
-    d_minus_y: Vec<u32>,
+    /// D⁻, with its support: each model's training set is D⁻ with its target appended
+    /// ([`Dataset::with_example`]), the support extended rather than built again.
+    d_minus: Dataset,
     theta0: Vec<f64>,
 }
 
@@ -330,13 +331,13 @@ impl<'a> ModelTrainer<'a> {
             d_minus_y.push(y);
         }
         let theta0 = model.init_params(Rng::for_stream(seed, STREAM_INIT, 0).next_u64());
+        let d_minus = Dataset::new(d_minus_x, d_minus_y, data.shape(), data.num_classes())?;
         Ok(ModelTrainer {
             data,
             model,
             training,
             seed,
-            d_minus_x,
-            d_minus_y,
+            d_minus,
             theta0,
         })
     }
@@ -373,8 +374,8 @@ impl<'a> ModelTrainer<'a> {
             Init::Known => self.theta0.clone(),
             Init::Unknown => self.model.init_params(init_seed),
         };
-        let (xs, ys) = self.training_set(target)?;
-        let ds = Dataset::new(xs, ys, self.data.shape(), self.data.num_classes())?;
+        let (x, y) = self.data.example(target)?;
+        let ds = self.d_minus.with_example(x, y)?;
         let shared = Rng::for_stream(self.seed, STREAM_SAMPLING, 0).next_u64();
         let config = self.training.config(ds.len(), noise_seed, shared);
         train(&self.model, &ds, &config, &mut params, &mut ())?;
@@ -400,9 +401,9 @@ impl<'a> ModelTrainer<'a> {
     /// training set of every model, and the set its stability is measured on.
     fn training_set(&self, target: usize) -> Result<(Vec<f64>, Vec<u32>)> {
         let (x, y) = self.data.example(target)?;
-        let mut xs = self.d_minus_x.clone();
+        let mut xs = self.d_minus.features().to_vec();
         xs.extend_from_slice(x);
-        let mut ys = self.d_minus_y.clone();
+        let mut ys = self.d_minus.labels().to_vec();
         ys.push(y);
         Ok((xs, ys))
     }
