@@ -118,7 +118,10 @@ impl<'a> BlockSupport<'a> {
             .iter()
             .zip(self.run_start.windows(2))
             .map(move |(&q, w)| {
-                let (a, b) = (w[0], w[1]);
+                let (a, b) = match *w {
+                    [a, b] => (a, b),
+                    _ => (0, 0),
+                };
                 (
                     q as usize,
                     ex.get(a..b).unwrap_or_default(),
@@ -157,6 +160,13 @@ impl<'a> ExampleSupport<'a> {
             _ => (&[], &[]),
         }
     }
+}
+
+/// A copy of `v` with room for `extra` more.
+fn grown<T: Clone>(v: &[T], extra: usize) -> Vec<T> {
+    let mut w = Vec::with_capacity(v.len() + extra);
+    w.extend_from_slice(v);
+    w
 }
 
 /// The number of nonzero features and of nonzero quads of `features` (examples of `dim`).
@@ -230,8 +240,22 @@ impl Support {
         if !sparse_enough(nonzeros, nonzero_quads, examples + 1, dim) {
             return Some(Support::default());
         }
-        let mut s = self.clone();
-        s.nonzeros = nonzeros;
+        // A copy with room for the example (one allocation per list, no regrowth).
+        let quads = quads_of(dim);
+        let mut s = Support {
+            quads: grown(&self.quads, quads),
+            values: grown(&self.values, quads),
+            start: grown(&self.start, 1),
+            even: grown(&self.even, 1),
+            sq_norm: grown(&self.sq_norm, 1),
+            min_nonzero: self.min_nonzero,
+            nonzeros,
+            block_runs: grown(&self.block_runs, 1),
+            run_quad: grown(&self.run_quad, quads),
+            run_start: grown(&self.run_start, quads),
+            entry_example: grown(&self.entry_example, BLOCK * quads),
+            entry_value: grown(&self.entry_value, BLOCK * quads),
+        };
         // Drop the last block's index if it is partial (x joins it).
         let from = examples - examples % BLOCK;
         if from < examples {
@@ -245,7 +269,7 @@ impl Support {
             s.entry_value.truncate(e);
         }
         s.push_example(x, &mut Vec::new());
-        s.index_blocks(quads_of(dim), from);
+        s.index_blocks(quads, from);
         Some(s)
     }
 
@@ -287,8 +311,9 @@ impl Support {
         let examples = self.sq_norm.len();
         let mut count = alloc::vec![0usize; quads];
         let mut next = alloc::vec![0usize; quads];
-        self.entry_example.reserve_exact(self.quads.len());
-        self.entry_value.reserve_exact(self.quads.len());
+        let more = self.quads.len().saturating_sub(self.entry_value.len());
+        self.entry_example.reserve_exact(more);
+        self.entry_value.reserve_exact(more);
         for first in (from..examples).step_by(BLOCK) {
             let span = |i: usize| {
                 let (a, b) = (self.start.get(i).copied(), self.start.get(i + 1).copied());

@@ -29,7 +29,10 @@
 //!
 //! An argument outside the fast range (NaN, ±∞, |x| ≥ 700 for exp, x < −56·ln2 for expm1)
 //! sends the whole slice to the scalar `libm` calls. The tests compare the bits with `libm`
-//! on millions of arguments over every branch and its boundaries.
+//! on millions of arguments over every branch and its boundaries; they are also the guard
+//! against a later `libm` (Cargo.toml asks for 0.2.16 or a later 0.2) that computed either
+//! function another way: the scalar paths (`Scalar::exp`, `Scalar::elu`) would then give
+//! other bits than these lanes, and the tests would fail.
 
 /// ln2 head (the high 32 bits of ln2: k·LN2_HI is exact for |k| < 2²⁰).
 const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);

@@ -940,10 +940,9 @@ fn sparse_forward(
 #[inline(never)]
 fn quad_chains<const U: usize>(wq: &[Quad], quads: &[u32], values: &[Quad]) -> [[f64; 4]; U] {
     let mut acc = [[0.0f64; 4]; U];
-    // A feature quad's U weight quads as one array: one bounds check per quad.
-    let (wq, _) = wq.as_chunks::<U>();
     for (&q, xq) in quads.iter().zip(values) {
-        if let Some(w) = wq.get(q as usize) {
+        let q = q as usize;
+        if let Some(w) = wq.get(q * U..).and_then(|r| r.first_chunk::<U>()) {
             quad_madd(&mut acc, w, xq);
         }
     }
@@ -1005,16 +1004,13 @@ fn whole_block<'a>(support: &'a Support, chunk: &[usize]) -> Option<BlockSupport
 /// once. Example by example, every term was a read and a write of the accumulator, and the
 /// writes were the bottleneck.
 fn block_add_outer(gq: &mut [Quad], e: &[f64], runs: BlockSupport<'_>) {
-    // Rows of 10: one bounds check per quad and per example.
-    let (gq, _) = gq.as_chunks_mut::<10>();
-    let (rows, _) = e.as_chunks::<10>();
     for (q, examples, values) in runs.runs() {
-        let Some(g) = gq.get_mut(q) else {
+        let Some(g) = gq.get_mut(q * 10..).and_then(|r| r.first_chunk_mut::<10>()) else {
             continue;
         };
         let mut acc = *g;
         for (&i, xq) in examples.iter().zip(values) {
-            if let Some(e10) = rows.get(i as usize) {
+            if let Some(e10) = e.get(i as usize * 10..).and_then(|r| r.first_chunk::<10>()) {
                 outer_quad(&mut acc, e10, xq.0);
             }
         }
