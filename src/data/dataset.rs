@@ -87,20 +87,7 @@ impl Dataset {
                 value: features.len() as f64,
             });
         }
-        if let Some(&bad) = labels.iter().find(|&&l| l as usize >= num_classes) {
-            return Err(Error::InvalidCount {
-                name: "labels",
-                value: u64::from(bad),
-                expected: "< num_classes",
-            });
-        }
-        if let Some(&bad) = features.iter().find(|&&x| !(0.0..=1.0).contains(&x)) {
-            return Err(Error::InvalidParameter {
-                name: "features",
-                value: bad,
-                expected: "finite and in [0, 1]",
-            });
-        }
+        check_values(&features, &labels, num_classes)?;
         Ok(Dataset::from_valid_parts(
             features,
             labels,
@@ -144,20 +131,7 @@ impl Dataset {
                 value: x.len() as f64,
             });
         }
-        if label as usize >= self.num_classes {
-            return Err(Error::InvalidCount {
-                name: "labels",
-                value: u64::from(label),
-                expected: "< num_classes",
-            });
-        }
-        if let Some(&bad) = x.iter().find(|&&v| !(0.0..=1.0).contains(&v)) {
-            return Err(Error::InvalidParameter {
-                name: "features",
-                value: bad,
-                expected: "finite and in [0, 1]",
-            });
-        }
+        check_values(x, &[label], self.num_classes)?;
         let mut features = Vec::with_capacity(self.features.len() + dim);
         features.extend_from_slice(&self.features);
         features.extend_from_slice(x);
@@ -312,6 +286,26 @@ impl Dataset {
     pub fn into_parts(self) -> (Vec<f64>, Vec<u32>, (usize, usize, usize), usize) {
         (self.features, self.labels, self.shape, self.num_classes)
     }
+}
+
+/// Every label below `num_classes`, every feature finite and in [0, 1] (the errors of
+/// [`Dataset::new`]).
+fn check_values(features: &[f64], labels: &[u32], num_classes: usize) -> Result<()> {
+    if let Some(&bad) = labels.iter().find(|&&l| l as usize >= num_classes) {
+        return Err(Error::InvalidCount {
+            name: "labels",
+            value: u64::from(bad),
+            expected: "< num_classes",
+        });
+    }
+    if let Some(&bad) = features.iter().find(|&&x| !(0.0..=1.0).contains(&x)) {
+        return Err(Error::InvalidParameter {
+            name: "features",
+            value: bad,
+            expected: "finite and in [0, 1]",
+        });
+    }
+    Ok(())
 }
 
 /// `channels × height × width`, checked: every factor ≥ 1, no overflow.
