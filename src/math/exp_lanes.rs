@@ -106,12 +106,6 @@ fn reduction_k(x: f64, a: f64) -> f64 {
     }
 }
 
-/// |x| (the sign bit cleared).
-#[inline(always)]
-fn abs(x: f64) -> f64 {
-    f64::from_bits(x.to_bits() & !(1 << 63))
-}
-
 /// `libm::exp` of one lane of the fast range (|x| < 700, not NaN).
 #[inline(always)]
 fn exp_lane(x: f64) -> f64 {
@@ -121,7 +115,7 @@ fn exp_lane(x: f64) -> f64 {
 /// [`exp_lane`] with the tail of ln2 a parameter (the tests' negative control).
 #[inline(always)]
 fn exp_lane_with(x: f64, ln2_lo: f64) -> f64 {
-    let a = abs(x);
+    let a = x.abs();
     let k = reduction_k(x, a);
     let hi = x - k * LN2_HI;
     let lo = k * ln2_lo;
@@ -142,7 +136,7 @@ fn exp_lane_with(x: f64, ln2_lo: f64) -> f64 {
 /// `libm::expm1` of one lane with −56·ln2 < x ≤ 0 (not NaN).
 #[inline(always)]
 fn expm1_nonpositive_lane(x: f64) -> f64 {
-    let a = abs(x);
+    let a = x.abs();
     let k = reduction_k(x, a);
     let hi = x - k * LN2_HI;
     let lo = k * LN2_LO;
@@ -173,7 +167,7 @@ fn expm1_nonpositive_lane(x: f64) -> f64 {
 #[inline]
 pub(crate) fn exp_in_place(v: &mut [f64]) {
     // A reduction without early exit (vectorised): the common case is all in range.
-    if v.iter().fold(true, |ok, &x| ok & (abs(x) < 700.0)) {
+    if v.iter().fold(true, |ok, &x| ok & (x.abs() < 700.0)) {
         for x in v.iter_mut() {
             *x = exp_lane(*x);
         }
@@ -190,7 +184,7 @@ pub(crate) fn exp_in_place(v: &mut [f64]) {
 #[inline]
 pub(crate) fn elu(x: &[f64], y: &mut [f64]) {
     if x.iter()
-        .fold(true, |ok, &v| ok & ((v > 0.0) | (abs(v) < EXPM1_FAST)))
+        .fold(true, |ok, &v| ok & ((v > 0.0) | (v.abs() < EXPM1_FAST)))
     {
         for (y, &v) in y.iter_mut().zip(x) {
             // Positive lanes compute expm1(+0) and keep x.
@@ -279,11 +273,7 @@ mod tests {
         // tail; then every argument in slices of 10, where a slice holding one from outside
         // the range takes libm's calls.
         let x = arguments(20_261_128, 2_000_000);
-        let fast: Vec<f64> = x
-            .iter()
-            .copied()
-            .filter(|&v| super::abs(v) < 700.0)
-            .collect();
+        let fast: Vec<f64> = x.iter().copied().filter(|&v| v.abs() < 700.0).collect();
         assert!(fast.len() > 1_700_000, "{}", fast.len());
         for len in [1, 7, 10, 320] {
             check_in_slices(&fast, len, exp_in_place, libm::exp);
@@ -306,7 +296,7 @@ mod tests {
         let fast: Vec<f64> = x
             .iter()
             .copied()
-            .filter(|&v| v > 0.0 || super::abs(v) < super::EXPM1_FAST)
+            .filter(|&v| v > 0.0 || v.abs() < super::EXPM1_FAST)
             .collect();
         assert!(fast.len() > 1_500_000, "{}", fast.len());
         for len in [1, 7, 10, 320] {
@@ -323,7 +313,7 @@ mod tests {
         // 10⁻²² and changes no result.)
         let lo = super::LN2_LO * 1.0001;
         let x = arguments(20_261_128, 20_000);
-        let fast = x.iter().filter(|&&v| super::abs(v) < 700.0);
+        let fast = x.iter().filter(|&&v| v.abs() < 700.0);
         let differ = fast
             .filter(|&&v| super::exp_lane_with(v, lo).to_bits() != libm::exp(v).to_bits())
             .count();

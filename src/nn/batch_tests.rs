@@ -249,6 +249,9 @@ fn ghost_sum_in_batch_order_by_the_block_index_changes_no_bit() {
         let mut ws = model.batch_workspace().unwrap();
         for (lo, n) in [(0usize, 300usize), (0, 45), (5, 300), (32, 300)] {
             let batch: Vec<usize> = (lo..n).collect();
+            // The block path is taken (a whole first block) except for the start at 5.
+            let first = batch.get(..32.min(batch.len())).unwrap();
+            assert_eq!(super::whole_block(data.support(), first).is_some(), lo != 5);
             for clipping in [None, hard(0.05), gelu(0.3)] {
                 let (want, want_loss) = batched_dense(&model, &params, &data, &batch, clipping);
                 let (got, got_loss) = batched(&model, &params, &data, &batch, clipping).unwrap();
