@@ -63,6 +63,10 @@ __all__ = [
     "Run",
     "from_dp_event",
     "from_opacus_history",
+    "from_opacus",
+    "describe_run",
+    "write_run",
+    "check",
     "run",
     "call",
     "to_args",
@@ -471,6 +475,58 @@ class Run:
             (_count("batch_size", batch_size), _count("dataset_size", dataset_size)),
         )
 
+    def to_args(self) -> list:
+        """The run flags of this run (``reconbound bound``/``epsilon``/``check`` take them):
+        ``--noise-multiplier --sampling-rate --steps`` for one Poisson phase, ``--phase``
+        per phase for a schedule, ``--sampling fixed-size|shuffled --batch-size
+        --dataset-size --noise-multiplier --steps`` for batches; every float as
+        ``repr(float(x))``, which the command line reads back to the same bits."""
+        if self.kind == "poisson":
+            if self.as_schedule or len(self.phases) > 1:
+                out: list = []
+                for q, sigma, steps in self.phases:
+                    out += ["--phase", f"{float(q)!r},{float(sigma)!r},{int(steps)}"]
+                return out
+            q, sigma, steps = self.phases[0]
+            return [
+                "--noise-multiplier", repr(float(sigma)),
+                "--sampling-rate", repr(float(q)),
+                "--steps", str(int(steps)),
+            ]
+        b, n = self.batches
+        _, sigma, steps = self.phases[0]
+        return [
+            "--sampling", "fixed-size" if self.kind == "fixed" else "shuffled",
+            "--batch-size", str(int(b)), "--dataset-size", str(int(n)),
+            "--noise-multiplier", repr(float(sigma)), "--steps", str(int(steps)),
+        ]
+
+    @classmethod
+    def read(cls, path: str) -> "Run":
+        """The mechanism of a run file (``reconbound run ... --json``, :func:`write_run`),
+        read and checked by the command line (``--run FILE``): its ``mechanism`` must agree
+        with its description. Microbatches are already in the noise multiplier; a run
+        under replace-one other than fixed-size batches raises UsageError (a Run states
+        add/remove for Poisson phases)."""
+        d = _checked(["run", "--run", str(path), "--json"])
+        m = d["mechanism"]
+        if "phases" in m:
+            return cls.schedule([
+                (p["sampling_rate"], p["noise_multiplier"], p["steps"]) for p in m["phases"]
+            ])
+        if m["sampling"] == "poisson":
+            if m["relation"] != "add-remove":
+                raise UsageError(
+                    f"run file {path!r}: relation {m['relation']} with Poisson sampling has no "
+                    "Run (use check(run_file=...) or the command line's --run)",
+                    2,
+                    "relation",
+                    m["relation"],
+                )
+            return cls.poisson(m["sampling_rate"], m["noise_multiplier"], m["steps"])
+        make = cls.fixed_size if m["sampling"] == "fixed-size" else cls.shuffled
+        return make(m["batch_size"], m["dataset_size"], m["noise_multiplier"], m["steps"])
+
     def then(self, other: "Run") -> "Run":
         """This run followed by ``other`` (both Poisson): the schedule of their phases."""
         if self.kind != "poisson" or other.kind != "poisson":
@@ -522,6 +578,31 @@ def from_opacus_history(history: Iterable[Any]) -> Run:
     if not phases:
         raise UsageError("history is empty", 2, "history", [])
     return Run.schedule(phases)
+
+
+def from_opacus(obj: Any) -> Run:
+    """The run an Opacus ``PrivacyEngine`` (or its ``accountant``, any of ``rdp``, ``prv``,
+    ``gdp``) has recorded: its ``history`` of ``(noise_multiplier, sample_rate,
+    num_steps)`` as :func:`from_opacus_history` reads it. The engine's sample rate is
+    ``1 / len(data_loader)`` (Opacus's step count: ``counting="opacus"`` in the run flags),
+    so the Run is the one ``reconbound run --batch-size B --dataset-size N --epochs E
+    --counting opacus`` describes, bit for bit. The ``library`` to name in :func:`check`
+    is ``"opacus-" + obj.accountant.mechanism()``."""
+    accountant = getattr(obj, "accountant", obj)
+    history = getattr(accountant, "history", None)
+    if history is None:
+        raise TypeError(
+            f"obj = {type(obj).__name__}: not an Opacus PrivacyEngine or accountant "
+            "(no .history)"
+        )
+    if not history:
+        raise UsageError(
+            "from_opacus: the accountant's history is empty (no optimizer step taken yet)",
+            2,
+            "history",
+            [],
+        )
+    return from_opacus_history(history)
 
 
 _MAX_EVENT_PHASES = 10_000_000  # as the core's MAX_TOTAL_STEPS bounds a schedule
@@ -951,3 +1032,75 @@ def one_run_epsilon(
     gi = [integer("guesses", i, a) for i, a in enumerate(g)]
     ti = [integer("truths", i, b) for i, b in enumerate(t)]
     return _typed(_native.estimate_guesses, gi, ti, _real("delta", delta), _real("alpha", alpha))
+
+
+def _run_flags(run: Any, run_file: Any, keywords: Dict[str, Any]) -> list:
+    """The run flags of a Run, a run file or the run keywords (one of them)."""
+    given = [x for x in (run, run_file) if x is not None]
+    if len(given) + bool(keywords) > 1:
+        raise UsageError(
+            "give one of run, run_file or the run keywords", 2, "run", None
+        )
+    if run is not None:
+        if not isinstance(run, Run):
+            raise TypeError(f"run = {run!r} is not a reconbound.Run")
+        return run.to_args()
+    if run_file is not None:
+        return ["--run", str(run_file)]
+    return to_args(**keywords)
+
+
+def describe_run(run: Any = None, *, run_file: Any = None, **keywords: Any) -> Result:
+    """The run file of a run: ``reconbound run ... --json`` as a :class:`Result`. The run is
+    a :class:`Run`, a run file (``run_file=``) or the run keywords, the command line's run
+    flags with underscores: ``noise_multiplier``, ``sampling_rate`` (a float, or a string
+    fraction ``"1/235"``), ``batch_size``, ``dataset_size``, ``steps``, ``epochs``,
+    ``sampling`` (poisson, full-batch, fixed-size, shuffled), ``counting`` (expected,
+    opacus), ``accumulation``, ``microbatches``, ``relation`` (add-remove, replace-one),
+    ``phases``. Its ``mechanism`` is what the accountants analyse."""
+    return _checked(["run"] + _run_flags(run, run_file, keywords) + ["--json"])
+
+
+def write_run(path: Any, run: Any = None, **keywords: Any) -> Result:
+    """Write the run file of a run (as :func:`describe_run`) to ``path``, a new file: an
+    existing file is never replaced (``FileExistsError``). Returns the run file's object."""
+    d = describe_run(run, **keywords)
+    with open(path, "x", encoding="utf-8") as f:
+        f.write(_json.dumps(d.to_dict()) + "\n")
+    return d
+
+
+def check(
+    run: Any = None,
+    *,
+    claimed_epsilon: Any = None,
+    target_epsilon: Any = None,
+    delta: Any = None,
+    library: Any = None,
+    tolerance: Any = None,
+    run_file: Any = None,
+    **keywords: Any,
+) -> Result:
+    """A certified verdict on an epsilon another library printed for a run: ``reconbound
+    check ... --json`` as a :class:`Result` (``verdict`` is ``"optimistic"``,
+    ``"consistent"`` or ``"conservative"``; ``epsilon_lower``/``epsilon_upper`` the run's
+    certified bracket; ``explanations`` the assumptions the claim matches). An optimistic
+    verdict is a result, not an exception (the command line exits 3 for it); invalid input
+    raises UsageError. The run: a :class:`Run` (e.g. :func:`from_opacus`), ``run_file=``,
+    or the run keywords of :func:`describe_run`."""
+    flags = _run_flags(run, run_file, keywords)
+    for name, x in (("claimed_epsilon", claimed_epsilon), ("target_epsilon", target_epsilon),
+                    ("delta", delta), ("tolerance", tolerance)):
+        if x is not None:
+            _real(name, x)
+    extra = to_args(
+        claimed_epsilon=claimed_epsilon, target_epsilon=target_epsilon, delta=delta,
+        library=library, tolerance=tolerance,
+    )
+    argv = ["check"] + flags + extra + ["--json"]
+    code, stdout, stderr = _native.run(argv)
+    if code == 3:
+        return Result(_json.loads(stdout))
+    if code == 0:
+        return Result(_json.loads(stdout))
+    return _checked(argv)

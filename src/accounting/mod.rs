@@ -11,10 +11,14 @@
 //! - [`fano`]: the Fano bound of Guo et al. 2022b as compared in Hayes et al. App. H.
 //! - [`mse`]: Guo et al. 2022 Thm 1, the RDP → MSE lower bound.
 //! - [`tradeoff`]: the certified trade-off curve (f-DP) of a run, and the risks read from it: TPR at an FPR, advantage, Bayes accuracy, γ.
+//! - [`description`]: a run as its user describes it (batch, data set, epochs, sampler, accumulation, microbatches, relation) and the mechanism the accountants take.
+//! - [`verdict`]: a certified verdict (optimistic, consistent, conservative) on an ε another library printed for a run.
 //! - [`fil`]: Fisher information leakage (Guo et al. 2022 Thms 2–4, Alg. 1): the DP-SGD FIL accountant and MSE bounds.
 
 #[cfg(feature = "alloc")]
 pub mod calibrate;
+#[cfg(feature = "alloc")]
+pub mod description;
 pub mod fano;
 #[cfg(feature = "alloc")]
 pub mod fil;
@@ -37,3 +41,5 @@ pub mod schedule;
 pub mod shuffle_lower;
 #[cfg(feature = "alloc")]
 pub mod tradeoff;
+#[cfg(feature = "alloc")]
+pub mod verdict;

@@ -15,6 +15,8 @@
 //!   σ ≤ 1e8 reaches, or σ > 1e8 itself —, an input file that cannot be read or exceeds its
 //!   size cap, an output path that cannot be written or that names another output or an
 //!   input. One line on stderr names the flag (and its value).
+//! - **3** (`check` only): the claim checked is optimistic — below what the run certifiably
+//!   spends; the verdict is on standard output as for 0.
 //! - **1**: a valid request without a certifiable answer (a numerical failure, a PLD with no
 //!   certified value under `--accountant pld`), or a result that could not be delivered (an
 //!   output file or standard output that fails while being written: a full disk,
@@ -31,6 +33,7 @@ mod attack_gm;
 mod attack_reconn;
 mod audit;
 mod audit_one_run;
+mod check;
 mod commands;
 mod epsilon_fixed;
 mod estimate;
@@ -42,6 +45,7 @@ pub mod json;
 mod merge;
 mod output;
 mod report;
+mod run_flags;
 mod schedule;
 mod shadow_io;
 mod shard;
@@ -95,6 +99,10 @@ The numerical core is the Rust crate 'reconbound' (no_std); this command line is
 (crate 'reconbound-cli'), as is the Python package: every number printed here comes from it.
 
 commands:
+  run        describe a training run once (batch, data set, epochs, sampler, accumulation,
+             microbatches, relation): the mechanism, and the run file every command takes (--run)
+  check      a certified verdict on the ε another library printed for a run: optimistic,
+             consistent or conservative (exit 3 when optimistic)
   bound      every guarantee for one DP-SGD configuration (ε by RDP and PLD, ReRo γ, Fano, MSE)
   rdp        Rényi DP of the Poisson-subsampled Gaussian at given orders
   epsilon    ε(δ) of DP-SGD by RDP and/or PLD accounting (--sampling fixed: fixed-size batches, replace-one)
@@ -122,11 +130,30 @@ pub fn run(args: &[String]) -> Outcome {
         return Outcome::usage("missing command (try 'reconbound --help')");
     };
     let rest: Vec<String> = args.iter().skip(1).cloned().collect();
+    let rest = if matches!(cmd.as_str(), "bound" | "epsilon" | "rero" | "tradeoff") {
+        match run_flags::normalise(cmd, &rest) {
+            Ok(r) => r,
+            Err(e) => return failed(e),
+        }
+    } else {
+        rest
+    };
     let result = match cmd.as_str() {
         "--help" | "-h" | "help" => return Outcome::ok(String::from(HELP)),
         "--version" | "-V" => {
             return Outcome::ok(format!("reconbound {}\n", env!("CARGO_PKG_VERSION")))
         }
+        "run" => run_flags::run_command(&rest),
+        "check" => match check::check(&rest) {
+            Ok((stdout, code)) => {
+                return Outcome {
+                    stdout,
+                    stderr: String::new(),
+                    code,
+                }
+            }
+            Err(e) => return failed(e),
+        },
         "bound" => commands::bound(&rest),
         "rdp" => commands::rdp(&rest),
         "epsilon" if epsilon_fixed::wants(&rest) => epsilon_fixed::epsilon(&rest),
@@ -145,15 +172,22 @@ pub fn run(args: &[String]) -> Outcome {
         other => {
             let shown: String = other.chars().filter(|c| !c.is_control()).take(40).collect();
             return Outcome::usage(&format!(
-                "unknown command '{shown}' (commands: bound, rdp, epsilon, rero, tradeoff, fano, calibrate, train, fil-logreg, attack, audit, estimate, merge, report)"
+                "unknown command '{shown}' (commands: run, check, bound, rdp, epsilon, rero, tradeoff, fano, calibrate, train, fil-logreg, attack, audit, estimate, merge, report)"
             ));
         }
     };
     match result {
         Ok(text) => Outcome::ok(text),
-        Err(commands::Failure::Usage(e)) => Outcome::usage(&e.0),
-        Err(commands::Failure::Invalid(e)) => Outcome::usage(&commands::render_invalid(&e)),
-        Err(commands::Failure::Compute(msg)) => Outcome {
+        Err(e) => failed(e),
+    }
+}
+
+/// The outcome of a failed command: exit 2 for bad input, 1 for no certified answer.
+fn failed(e: commands::Failure) -> Outcome {
+    match e {
+        commands::Failure::Usage(e) => Outcome::usage(&e.0),
+        commands::Failure::Invalid(e) => Outcome::usage(&commands::render_invalid(&e)),
+        commands::Failure::Compute(msg) => Outcome {
             stdout: String::new(),
             stderr: format!("reconbound: {msg}\n"),
             code: 1,

@@ -4,6 +4,7 @@
 mod common;
 
 mod api;
+mod check;
 mod epsilon_fixed;
 mod fil_logreg;
 mod json_snapshots;
