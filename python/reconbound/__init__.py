@@ -477,12 +477,12 @@ class Run:
 
     def to_args(self) -> list:
         """The run flags of this run (``reconbound bound``/``epsilon``/``check`` take them):
-        ``--noise-multiplier --sampling-rate --steps`` for one Poisson phase, ``--phase``
-        per phase for a schedule, ``--sampling fixed-size|shuffled --batch-size
+        ``--noise-multiplier --sampling-rate --steps`` for one Poisson phase (also a schedule
+        of one phase, as from_opacus gives it), ``--phase`` per phase for a schedule, ``--sampling fixed-size|shuffled --batch-size
         --dataset-size --noise-multiplier --steps`` for batches; every float as
         ``repr(float(x))``, which the command line reads back to the same bits."""
         if self.kind == "poisson":
-            if self.as_schedule or len(self.phases) > 1:
+            if len(self.phases) > 1:
                 out: list = []
                 for q, sigma, steps in self.phases:
                     out += ["--phase", f"{float(q)!r},{float(sigma)!r},{int(steps)}"]
@@ -508,7 +508,18 @@ class Run:
         with its description. Microbatches are already in the noise multiplier; a run
         under replace-one other than fixed-size batches raises UsageError (a Run states
         add/remove for Poisson phases)."""
-        d = _checked(["run", "--run", str(path), "--json"])
+        return cls._of_file(_checked(["run", "--run", str(path), "--json"]), str(path))
+
+    @classmethod
+    def of(cls, **keywords: Any) -> "Run":
+        """The mechanism of a run described by the run keywords of :func:`describe_run`
+        (``batch_size``, ``dataset_size``, ``epochs``, ``counting="opacus"``,
+        ``accumulation``, ``microbatches``, ``sampling``, ``sampling_rate="1/235"``, ...), as
+        the command line resolves it."""
+        return cls._of_file(describe_run(**keywords), "the run keywords")
+
+    @classmethod
+    def _of_file(cls, d: Any, where: str) -> "Run":
         m = d["mechanism"]
         if "phases" in m:
             return cls.schedule([
@@ -517,8 +528,8 @@ class Run:
         if m["sampling"] == "poisson":
             if m["relation"] != "add-remove":
                 raise UsageError(
-                    f"run file {path!r}: relation {m['relation']} with Poisson sampling has no "
-                    "Run (use check(run_file=...) or the command line's --run)",
+                    f"{where}: relation {m['relation']} with Poisson sampling has no Run "
+                    "(use check(run_file=...) or the command line's --run)",
                     2,
                     "relation",
                     m["relation"],
@@ -604,6 +615,13 @@ def from_opacus(obj: Any) -> Run:
         )
     return from_opacus_history(history)
 
+
+#: The run keywords beyond (noise_multiplier, sampling_rate, steps, phases) that
+#: :func:`tradeoff` and :func:`epsilon` resolve through :meth:`Run.of`.
+_DESCRIPTION_KEYWORDS = frozenset({
+    "batch_size", "dataset_size", "epochs", "counting", "accumulation", "microbatches",
+    "relation", "sampling",
+})
 
 _MAX_EVENT_PHASES = 10_000_000  # as the core's MAX_TOTAL_STEPS bounds a schedule
 
@@ -858,7 +876,16 @@ def tradeoff(
     ``kappa``: also Hayes et al.'s gamma; ``delta``: of epsilon(delta); ``points``: the
     curve at that many alphas (numpy arrays :attr:`TradeoffResult.alphas`, ``.betas``).
     Raises UsageError (``.parameter``, ``.value``) for invalid input."""
+    described = {k: unknown.pop(k) for k in list(unknown) if k in _DESCRIPTION_KEYWORDS}
     _no_unknown("tradeoff", unknown)
+    if described:
+        if run is not None:
+            raise UsageError(
+                "tradeoff: give a run or its keywords, not both", 2, next(iter(described)), None
+            )
+        run = Run.of(noise_multiplier=noise_multiplier, sampling_rate=sampling_rate,
+                     steps=steps, phases=phases, **described)
+        noise_multiplier = sampling_rate = steps = phases = None
     given = {k: v for k, v in dict(noise_multiplier=noise_multiplier,
                                     sampling_rate=sampling_rate, steps=steps,
                                     phases=phases).items() if v is not None}

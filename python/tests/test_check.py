@@ -103,6 +103,29 @@ class _quiet:
         return self._w.__exit__(*exc)
 
 
+def test_opacus_noise_multiplier_for_a_target_epsilon_checked():
+    """A claimed sigma for a target epsilon (Opacus's get_noise_multiplier; Opacus #346: its
+    search once returned a sigma whose epsilon exceeded the target by 0.5): the RDP accountant's
+    sigma reaches the target (never optimistic), the GDP accountant's does not (optimistic)."""
+    utils = need("opacus.accountants.utils")
+    seen = {"rdp": [], "gdp": []}
+    for target, q, steps in ((1.0, 0.01, 1000), (3.0, 0.004, 5000), (8.0, 0.05, 400)):
+        for mech in ("rdp", "gdp"):
+            with _quiet():
+                sigma = utils.get_noise_multiplier(
+                    target_epsilon=target, target_delta=1e-5, sample_rate=q, steps=steps,
+                    accountant=mech,
+                )
+            r = reconbound.check(
+                noise_multiplier=float(sigma), sampling_rate=q, steps=steps,
+                target_epsilon=target, delta=1e-5, library="opacus-" + mech,
+            )
+            seen[mech].append(r.verdict)
+    print(seen)
+    assert "optimistic" not in seen["rdp"], seen
+    assert "optimistic" in seen["gdp"], seen
+
+
 def test_dp_accounting_and_prv_accountant_upper_values_are_never_optimistic():
     dpa = need("dp_accounting")
     prv = need("prv_accountant")
@@ -194,6 +217,18 @@ def test_one_run_in_every_spelling_gives_the_same_bits(tmp_path):
             k: by_keywords.run["mechanism"][k] for k in mech
         }
     assert reconbound.Run.read(str(path)) == run
+    # the page of the run (report --run, no training): the same numbers from the engine's
+    # run file as from the keywords'
+    engine_file = tmp_path / "engine.json"
+    reconbound.write_run(engine_file, run)
+    event_file = tmp_path / "event.json"
+    reconbound.write_run(event_file, reconbound.from_dp_event(event))
+    a = reconbound.report(run=str(path), out=str(tmp_path / "a.html"))
+    for other in (engine_file, event_file):
+        b = reconbound.report(run=str(other), out=str(tmp_path / "b.html"))
+        for key in ("bound", "tradeoff", "rero_curve", "answer"):
+            assert a[key] == b[key], (other, key)
+    assert a.answer.startswith("For this run, a membership attack's true-positive rate")
 
 
 def test_bad_input_names_the_keyword():
@@ -205,3 +240,36 @@ def test_bad_input_names_the_keyword():
         reconbound.check(reconbound.Run.poisson(0.1, 1.0, 3), noise_multiplier=1.0)
     with pytest.raises(TypeError):
         reconbound.from_opacus(object())
+
+
+def test_tradeoff_takes_the_run_keywords():
+    """Issue 40: `tradeoff(batch_size=...)` raised while `bound(batch_size=...)` worked; every
+    function that takes a run now takes its description, resolved as the command line does."""
+    opacus_run = dict(noise_multiplier=1.1, batch_size=256, dataset_size=60000, epochs=30,
+                      counting="opacus")
+    run = reconbound.Run.of(**opacus_run)
+    assert run == reconbound.Run.poisson(1 / 235, 1.1, 7050)
+    assert reconbound.tradeoff(**opacus_run) == reconbound.tradeoff(run)
+    assert reconbound.Run.of(noise_multiplier=1.0, sampling_rate="1/235", steps=3) == (
+        reconbound.Run.poisson(1 / 235, 1.0, 3)
+    )
+
+
+def test_fixed_size_event_is_checked_under_replace_one():
+    """A dp_accounting SampledWithoutReplacement event (replace-one): the upper end by the
+    replace-one RDP, the lower end by the add/remove Poisson pair at q = B/N (verdict.rs)."""
+    dpa = need("dp_accounting")
+    event = dpa.SelfComposedDpEvent(
+        dpa.SampledWithoutReplacementDpEvent(10000, 100, dpa.GaussianDpEvent(0.5)), 500
+    )
+    run = reconbound.from_dp_event(event)
+    r = reconbound.check(run, delta=1e-5)
+    assert (r.epsilon_lower_by, r.epsilon_upper_by) == ("pld-poisson-pair", "rdp")
+    assert r.run["relation"] == "replace-one"
+    acc = dpa.rdp.RdpAccountant(neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE)
+    acc.compose(event)
+    eps = acc.get_epsilon(1e-5)
+    c = reconbound.check(run, claimed_epsilon=float(eps), delta=1e-5,
+                         library="dp-accounting-rdp")
+    assert c.verdict != "optimistic", (eps, c)
+    assert r.epsilon_lower <= eps

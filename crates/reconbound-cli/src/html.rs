@@ -142,13 +142,13 @@ fn command_lines(words: &[String]) -> String {
 }
 
 /// What the page shows for one number of the report.
-struct Page<'a> {
-    r: &'a Object,
+pub(crate) struct Page<'a> {
+    pub(crate) r: &'a Object,
 }
 
 impl Page<'_> {
     /// The number at `path`, rounded to `digits` towards `side`, linked to `#href`.
-    fn n(&self, path: &str, digits: usize, side: Side, href: &str) -> String {
+    pub(crate) fn n(&self, path: &str, digits: usize, side: Side, href: &str) -> String {
         match at(self.r, path) {
             Some(Value::Num(x)) => format!(
                 "<a class=\"num\" href=\"#{href}\" data-key=\"{path}\" data-value=\"{}\">{}</a>",
@@ -163,7 +163,7 @@ impl Page<'_> {
     }
 
     /// The text at `path` (escaped).
-    fn t(&self, path: &str) -> String {
+    pub(crate) fn t(&self, path: &str) -> String {
         match at(self.r, path) {
             Some(Value::Str(s)) => escape(s),
             Some(Value::Num(x)) => number(*x),
@@ -174,7 +174,7 @@ impl Page<'_> {
     }
 
     /// The number at `path`, if it is one.
-    fn f(&self, path: &str) -> Option<f64> {
+    pub(crate) fn f(&self, path: &str) -> Option<f64> {
         at(self.r, path).and_then(Value::as_f64)
     }
 
@@ -197,7 +197,7 @@ impl Page<'_> {
     }
 }
 
-const STYLE: &str = "
+pub(crate) const STYLE: &str = "
 body { font-family: 'DejaVu Sans', Arial, sans-serif; max-width: 980px; margin: 24px auto;
   padding: 0 16px; color: #222; line-height: 1.45; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; }
@@ -227,7 +227,7 @@ fn inline_svg(svg: &str) -> &str {
     }
 }
 
-fn figure(svg: &str, caption: &str) -> String {
+pub(crate) fn figure(svg: &str, caption: &str) -> String {
     if svg.is_empty() {
         return format!("<p class=\"note\">({caption}: nothing to draw)</p>\n");
     }

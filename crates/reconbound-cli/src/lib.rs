@@ -46,6 +46,7 @@ mod merge;
 mod output;
 mod report;
 mod run_flags;
+mod run_page;
 mod schedule;
 mod shadow_io;
 mod shard;
@@ -120,8 +121,10 @@ commands:
              read from a CSV file
   merge      reassemble the shard files of an 'attack prior-aware', 'audit' or 'report'
              --shard K/M run into the whole run's result
-  report     all of the above for one DP-SGD run, as one self-contained HTML page: ε, ReRo γ
-             against the prior size beside the prior-aware attack, MSE and FIL, the audit
+  report     the page of YOUR run (--run FILE, no training): the one-line answer, the claimed
+             ε checked, ε, the trade-off curve, γ, MSE; without --run, the crate's own demo:
+             it trains a model and shows ε, ReRo γ beside the prior-aware attack, MSE and FIL,
+             the audit
 ";
 
 /// Run the command line on `args` (without the program name).
@@ -130,7 +133,10 @@ pub fn run(args: &[String]) -> Outcome {
         return Outcome::usage("missing command (try 'reconbound --help')");
     };
     let rest: Vec<String> = args.iter().skip(1).cloned().collect();
-    let rest = if matches!(cmd.as_str(), "bound" | "epsilon" | "rero" | "tradeoff") {
+    let rest = if matches!(
+        cmd.as_str(),
+        "bound" | "epsilon" | "rero" | "tradeoff" | "calibrate"
+    ) {
         match run_flags::normalise(cmd, &rest) {
             Ok(r) => r,
             Err(e) => return failed(e),
@@ -168,6 +174,7 @@ pub fn run(args: &[String]) -> Outcome {
         "audit" => audit::audit(&rest),
         "estimate" => estimate::estimate(&rest),
         "merge" => merge::merge(&rest),
+        "report" if run_page::wants(&rest) => run_page::report(&rest),
         "report" => report::report(&rest),
         other => {
             let shown: String = other.chars().filter(|c| !c.is_control()).take(40).collect();

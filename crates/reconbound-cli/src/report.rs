@@ -86,8 +86,10 @@ usage: reconbound report [--model mlp|mnist-convnet] [--data embedded|<idx dir>]
          [--noise-multiplier S | --epsilon E [--delta D]] [--prior-size M]
          [--trials R] [--audit-trials A] [--fil-coords K] [--seed X] [--threads K]
          [--reconn K] [--out FILE.html] [--shard K/M] [--quiet] [--json]
+       reconbound report --run FILE ...   the page of YOUR run, no training
+                                          (reconbound report --run x --help)
 
-How well could someone reconstruct a training example from this model, and how sure are we?
+The crate's own demo: how well could someone reconstruct a training example from this model, and how sure are we?
 One DP-SGD configuration (the training run of 'attack prior-aware' and 'audit': hard
 clipping at C, noise multiplier S, T steps, Poisson sampling at rate Q or the full batch for
 Q = 1, no momentum, |D| = N + 1 training examples) and, for exactly that (Q, S, T, δ), in one

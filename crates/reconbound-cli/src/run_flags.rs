@@ -3,7 +3,8 @@
 //! same names (`--batch-size` ↔ `batch_size`), read into the core's
 //! [`Description`](reconbound::accounting::description::Description) and resolved by it.
 //!
-//! Commands that take one phase (q, σ, T) — `bound`, `epsilon`, `rero`, `tradeoff` — take
+//! Commands that take one phase (q, σ, T) — `bound`, `epsilon`, `rero`, `tradeoff`, and
+//! `calibrate` (which takes (q, T) and finds σ) — take
 //! every spelling through [`normalise`]: a run file, a fraction `--sampling-rate 1/235`,
 //! `--counting opacus`, `--accumulation K`, `--microbatches M`, `--relation` and
 //! `--sampling` are resolved by the core and replaced by the mechanism's own flags
@@ -93,14 +94,16 @@ The run (the same names as flags, as keys of a run file and as Python keywords):
   --run FILE                  a run file (JSON, as 'reconbound run --json' prints it)
 ";
 
-/// Whether `args` use a run spelling that [`normalise`] must resolve.
-fn needs_normalising(args: &[String]) -> bool {
+/// Whether `args` of `command` use a run spelling that [`normalise`] must resolve
+/// (`calibrate` has no batch, data set or epochs of its own either).
+fn needs_normalising(command: &str, args: &[String]) -> bool {
     args.iter().any(|a| {
         let Some(body) = a.strip_prefix("--") else {
             return false;
         };
         let name = body.split_once('=').map_or(body, |(n, _)| n);
         DESCRIPTIVE.contains(&name)
+            || (command == "calibrate" && matches!(name, "batch-size" | "dataset-size" | "epochs"))
     }) || fraction_rate(args)
 }
 
@@ -127,7 +130,7 @@ fn fraction_rate(args: &[String]) -> bool {
 /// # Errors
 /// A malformed run flag or file, a run the command cannot account.
 pub(crate) fn normalise(command: &str, args: &[String]) -> Result<Vec<String>, Failure> {
-    if !needs_normalising(args) || args.iter().any(|a| a == "--help" || a == "-h") {
+    if !needs_normalising(command, args) || args.iter().any(|a| a == "--help" || a == "-h") {
         return Ok(args.to_vec());
     }
     if matches!(command, "epsilon" | "tradeoff") && !args.iter().any(|a| is_flag(a, "run")) {
@@ -165,10 +168,47 @@ pub(crate) fn normalise(command: &str, args: &[String]) -> Result<Vec<String>, F
         }
         i += 1;
     }
+    let from_file = run_args.iter().any(|a| is_flag(a, "run"));
+    if command == "calibrate" && !from_file {
+        // calibrate finds σ: the run is described without one (σ = 1 stands in for the
+        // resolution, and is not passed on; a run file's σ is not passed on either)
+        if run_args.iter().any(|a| is_flag(a, "noise-multiplier")) {
+            return Err(UsageError(String::from(
+                "flag '--noise-multiplier' does not apply to 'calibrate' (it finds the noise multiplier)",
+            ))
+            .into());
+        }
+        run_args.push(String::from("--noise-multiplier"));
+        run_args.push(String::from("1"));
+    }
     let f = parse(&run_args, &RUN_FLAGS)?;
     let d = description(&f, false)?;
     let r = d.resolve()?;
+    if command == "calibrate" {
+        for (given, flag, why) in [
+            (
+                d.microbatches.is_some(),
+                "microbatches",
+                "the σ it returns would be the accounted σ/2, not the one to train with",
+            ),
+            (
+                d.relation == Some(Adjacency::ReplaceOne),
+                "relation",
+                "it accounts add/remove",
+            ),
+        ] {
+            if given {
+                return Err(UsageError(format!(
+                    "flag '--{flag}' does not apply to 'calibrate' ({why})"
+                ))
+                .into());
+            }
+        }
+    }
     let mut out = mechanism_flags(command, &d, &r)?;
+    if command == "calibrate" && d.phases.is_none() {
+        out.drain(0..2); // the stand-in --noise-multiplier 1
+    }
     out.extend(rest);
     Ok(out)
 }

@@ -144,6 +144,39 @@ fn verdicts_and_their_exit_status() {
 
 #[test]
 fn peer_library_cases_get_the_right_verdict() {
+    // Opacus issue #643: history [(σ 3, q 0.2, 50 steps)], δ = 1/48000: its gdp accountant
+    // printed 1.83, its rdp accountant 2.16; the certified ε is 1.96080…
+    let delta = (1.0f64 / 48_000.0).to_string();
+    let opacus = [
+        "--noise-multiplier",
+        "3",
+        "--sampling-rate",
+        "0.2",
+        "--steps",
+        "50",
+        "--delta",
+        &delta,
+    ];
+    let (code, v, out) = check(
+        &[
+            &opacus[..],
+            &["--claimed-epsilon", "1.83", "--library", "opacus-gdp"],
+        ]
+        .concat(),
+    );
+    assert_eq!((code, v.as_str()), (3, "optimistic"), "{out}");
+    assert!(
+        (json_num(&out, "epsilon_lower") - 1.9608).abs() < 1e-4,
+        "{out}"
+    );
+    let (code, v, _) = check(
+        &[
+            &opacus[..],
+            &["--claimed-epsilon", "2.16", "--library", "opacus-rdp"],
+        ]
+        .concat(),
+    );
+    assert_eq!((code, v.as_str()), (0, "conservative"));
     // prv_accountant issue #17: q 0.00033, σ 4, 10,000 steps, δ 1.1e-18 → eps_estimate
     // 0.056 (eps_upper 0.156); δ 1.13e-18 → 3.8. The certified ε is ≈ 0.0672 at both.
     let prv = [
@@ -405,6 +438,44 @@ fn bad_run_descriptions_and_claims_are_refused_naming_the_flag() {
     assert_refused(
         &s(&["run", "--run", &never.to_string_lossy()]),
         "--run",
+        &never,
+    );
+}
+
+#[test]
+fn calibrate_takes_the_batch_the_epochs_and_the_run_file() {
+    // issue 40: `calibrate` refused --batch-size; now every spelling gives the same σ
+    let dir = temp_dir("check", "calibrate");
+    let target = [
+        "calibrate",
+        "--target-epsilon",
+        "3",
+        "--delta",
+        "1e-5",
+        "--json",
+    ];
+    let (_, file, _) = run(&[&["run"][..], &OPACUS_RUN, &["--json"]].concat());
+    let path = write_in(&dir, "run.json", &file);
+    let by_batch = run(&[&target[..], &OPACUS_RUN[2..]].concat());
+    let by_file = run(&[&target[..], &["--run", &path]].concat());
+    let by_rate = run(&[
+        &target[..],
+        &["--sampling-rate", "1/235", "--steps", "7050"],
+    ]
+    .concat());
+    assert_eq!(by_batch.0, 0, "{}", by_batch.2);
+    assert_eq!(by_batch, by_file);
+    assert_eq!(by_batch, by_rate);
+    let never = dir.join("never");
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    assert_refused(
+        &s(&[&target[..], &OPACUS_RUN[..]].concat()),
+        "'--noise-multiplier' does not apply to 'calibrate'",
+        &never,
+    );
+    assert_refused(
+        &s(&[&target[..], &OPACUS_RUN[2..], &["--microbatches", "8"]].concat()),
+        "'--microbatches' does not apply to 'calibrate'",
         &never,
     );
 }
