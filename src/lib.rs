@@ -81,6 +81,8 @@ pub mod accounting;
 pub mod attacks;
 pub mod autodiff;
 #[cfg(feature = "alloc")]
+pub mod conformance;
+#[cfg(feature = "alloc")]
 pub mod data;
 pub mod error;
 #[cfg(feature = "alloc")]

@@ -526,7 +526,9 @@ class Run:
                 (p["sampling_rate"], p["noise_multiplier"], p["steps"]) for p in m["phases"]
             ])
         if m["sampling"] == "poisson":
-            if m["relation"] != "add-remove":
+            # the full batch under replace-one is the Gaussian of sensitivity 2C: the Run at
+            # sigma/2 (the mechanism's noise multiplier) is that mechanism exactly
+            if m["relation"] != "add-remove" and m["sampling_rate"] != 1:
                 raise UsageError(
                     f"{where}: relation {m['relation']} with Poisson sampling has no Run "
                     "(use check(run_file=...) or the command line's --run)",
@@ -594,11 +596,12 @@ def from_opacus_history(history: Iterable[Any]) -> Run:
 def from_opacus(obj: Any) -> Run:
     """The run an Opacus ``PrivacyEngine`` (or its ``accountant``, any of ``rdp``, ``prv``,
     ``gdp``) has recorded: its ``history`` of ``(noise_multiplier, sample_rate,
-    num_steps)`` as :func:`from_opacus_history` reads it. The engine's sample rate is
-    ``1 / len(data_loader)`` (Opacus's step count: ``counting="opacus"`` in the run flags),
-    so the Run is the one ``reconbound run --batch-size B --dataset-size N --epochs E
-    --counting opacus`` describes, bit for bit. The ``library`` to name in :func:`check`
-    is ``"opacus-" + obj.accountant.mechanism()``."""
+    num_steps)`` as :func:`from_opacus_history` reads it: the run as Opacus accounted it.
+    ``Run.of(batch_size=B, dataset_size=N, epochs=E, counting="opacus", ...)`` is the run as
+    it ran; the two agree bit for bit unless 1/(1/⌈N/B⌉) rounds below ⌈N/B⌉ (93 batches,
+    for one), where Opacus 1.6.0's accountant records the rate 1/(⌈N/B⌉ − 1), above its
+    sampler's 1/⌈N/B⌉ (conservative). The ``library`` to name in :func:`check` is
+    ``"opacus-" + obj.accountant.mechanism()``."""
     accountant = getattr(obj, "accountant", obj)
     history = getattr(accountant, "history", None)
     if history is None:

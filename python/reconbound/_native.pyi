@@ -33,3 +33,37 @@ def estimate_scores(
     alpha: float,
 ) -> str: ...
 def estimate_guesses(guesses: List[int], truths: List[int], delta: float, alpha: float) -> str: ...
+def conformance_sampler(
+    batches: List[List[int]],
+    dataset_size: int,
+    sampling_rate: float,
+    noise_multiplier: float,
+    steps: int,
+    delta: float,
+    alpha: float,
+) -> str: ...
+def conformance_noise(
+    z: List[float],
+    sampling_rate: float,
+    noise_multiplier: float,
+    steps: int,
+    delta: float,
+    alpha: float,
+) -> str: ...
+def conformance_updates(
+    ratios: List[float],
+    batch_sizes: List[int],
+    tolerance: float,
+    sampling_rate: float,
+    noise_multiplier: float,
+    steps: int,
+    delta: float,
+) -> str: ...
+def conformance_steps(
+    taken: int,
+    accounted: int,
+    sampling_rate: float,
+    noise_multiplier: float,
+    steps: int,
+    delta: float,
+) -> str: ...

@@ -1,6 +1,8 @@
 //! `reconbound._native`: the Python package's entry points.
 //!
-//! - Typed ([`epsilon`], [`bound`], [`tradeoff`], [`estimate_scores`], [`estimate_guesses`]): values in (floats,
+//! - Typed ([`epsilon`], [`bound`], [`tradeoff`], [`estimate_scores`], [`estimate_guesses`],
+//!   the conformance kit's [`conformance_sampler`], [`conformance_noise`],
+//!   [`conformance_updates`], [`conformance_steps`]): values in (floats,
 //!   integers, lists — no flags, no files), the core computes (`reconbound::accounting::run`,
 //!   the audit estimators), and the command line's renderer (`reconbound_cli::api`) gives
 //!   the JSON object the CLI prints for the same request, byte for byte. Invalid input raises
@@ -288,6 +290,110 @@ fn estimate_guesses(
         .map_err(raised)
 }
 
+/// The claimed run of a conformance test.
+fn claimed(
+    q: f64,
+    sigma: f64,
+    steps: u64,
+    delta: f64,
+    n: u64,
+) -> reconbound_cli::conformance::Claimed {
+    reconbound_cli::conformance::Claimed {
+        sampling_rate: q,
+        noise_multiplier: sigma,
+        steps,
+        delta,
+        dataset_size: n,
+    }
+}
+
+/// conformance_sampler(batches, dataset_size, sampling_rate, noise_multiplier, steps, delta,
+/// alpha) -> str
+///
+/// The sampler tests of the conformance kit (`reconbound::conformance::sampler`) on the
+/// record indices of each step's batch: `{"tests": [...]}` as JSON.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn conformance_sampler(
+    py: Python<'_>,
+    batches: Vec<Vec<u64>>,
+    dataset_size: u64,
+    sampling_rate: f64,
+    noise_multiplier: f64,
+    steps: u64,
+    delta: f64,
+    alpha: f64,
+) -> PyResult<String> {
+    py.detach(move || {
+        let c = claimed(sampling_rate, noise_multiplier, steps, delta, dataset_size);
+        reconbound_cli::conformance::sampler_json(&batches, &c, alpha)
+    })
+    .map_err(raised)
+}
+
+/// conformance_noise(z, sampling_rate, noise_multiplier, steps, delta, alpha) -> str
+///
+/// The noise test on the update's coordinates (zero gradients) times the normaliser over C.
+#[pyfunction]
+fn conformance_noise(
+    py: Python<'_>,
+    z: Vec<f64>,
+    sampling_rate: f64,
+    noise_multiplier: f64,
+    steps: u64,
+    delta: f64,
+    alpha: f64,
+) -> PyResult<String> {
+    py.detach(move || {
+        let c = claimed(sampling_rate, noise_multiplier, steps, delta, 0);
+        reconbound_cli::conformance::noise_json(&z, &c, alpha)
+    })
+    .map_err(raised)
+}
+
+/// conformance_updates(ratios, batch_sizes, tolerance, sampling_rate, noise_multiplier,
+/// steps, delta) -> str
+///
+/// The clipping and normalisation tests on noiseless steps.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn conformance_updates(
+    py: Python<'_>,
+    ratios: Vec<f64>,
+    batch_sizes: Vec<u64>,
+    tolerance: f64,
+    sampling_rate: f64,
+    noise_multiplier: f64,
+    steps: u64,
+    delta: f64,
+) -> PyResult<String> {
+    py.detach(move || {
+        let c = claimed(sampling_rate, noise_multiplier, steps, delta, 0);
+        reconbound_cli::conformance::updates_json(&ratios, &batch_sizes, tolerance, &c)
+    })
+    .map_err(raised)
+}
+
+/// conformance_steps(taken, accounted, sampling_rate, noise_multiplier, steps, delta) -> str
+///
+/// The steps test.
+#[pyfunction]
+fn conformance_steps(
+    py: Python<'_>,
+    taken: u64,
+    accounted: u64,
+    sampling_rate: f64,
+    noise_multiplier: f64,
+    steps: u64,
+    delta: f64,
+) -> PyResult<String> {
+    py.detach(move || {
+        let c = claimed(sampling_rate, noise_multiplier, steps, delta, 0);
+        reconbound_cli::conformance::steps_json(taken, accounted, &c)
+    })
+    .map_err(raised)
+}
+
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -297,6 +403,10 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tradeoff, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_scores, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_guesses, m)?)?;
+    m.add_function(wrap_pyfunction!(conformance_sampler, m)?)?;
+    m.add_function(wrap_pyfunction!(conformance_noise, m)?)?;
+    m.add_function(wrap_pyfunction!(conformance_updates, m)?)?;
+    m.add_function(wrap_pyfunction!(conformance_steps, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

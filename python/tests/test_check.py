@@ -273,3 +273,39 @@ def test_fixed_size_event_is_checked_under_replace_one():
                          library="dp-accounting-rdp")
     assert c.verdict != "optimistic", (eps, c)
     assert r.epsilon_lower <= eps
+
+
+def test_opacus_counting_is_the_run_opacus_makes():
+    """`counting="opacus"` is what a real Opacus 1.6.0 run does: 930 examples in batches of
+    10 make 93 batches; its Poisson sampler draws at q = 1/93 and runs int(1/q) = 92 steps an
+    epoch. Its accountant records q = 1/len(DP loader) = 1/92, a higher rate than the
+    sampler's: conservative (the epsilon it prints is not optimistic, checked here), but not
+    the mechanism that ran (a finding reported in the README)."""
+    torch = need("torch")
+    opacus = need("opacus")
+    data = torch.utils.data.TensorDataset(torch.randn(930, 2), torch.randint(0, 2, (930,)))
+    loader = torch.utils.data.DataLoader(data, batch_size=10)
+    model = torch.nn.Linear(2, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    engine = opacus.PrivacyEngine(accountant="prv")
+    with _quiet():
+        model, opt, loader = engine.make_private(
+            module=model, optimizer=opt, data_loader=loader, noise_multiplier=1.0,
+            max_grad_norm=1.0,
+        )
+        for _ in range(2):
+            for x, y in loader:
+                opt.zero_grad()
+                torch.nn.functional.cross_entropy(model(x), y).backward()
+                opt.step()
+    described = reconbound.Run.of(noise_multiplier=1.0, batch_size=10, dataset_size=930,
+                                  epochs=2, counting="opacus")
+    assert loader.sample_rate == 1 / 93  # the sampler's rate
+    assert described == reconbound.Run.poisson(loader.sample_rate, 1.0, 184)
+    assert engine.accountant.history == [(1.0, 1 / 92, 184)]  # what the accountant records
+    with _quiet():
+        eps = engine.get_epsilon(1e-5)
+    r = reconbound.check(described, claimed_epsilon=float(eps), delta=1e-5,
+                         library="opacus-prv")
+    assert r.verdict != "optimistic", (eps, r)
+    assert eps > r.epsilon_upper  # the accountant's higher rate spends more than the run

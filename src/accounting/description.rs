@@ -17,9 +17,12 @@
 //! - **Rate and steps.** `expected` counting (TensorFlow Privacy's
 //!   `compute_dp_sgd_privacy`, dp_accounting's examples, this crate's `bound --epochs`):
 //!   q = B_e/N and T = ⌈E/q⌉. `opacus` counting (Opacus's `make_private` with Poisson
-//!   sampling): the Poisson loader has ⌈N/B_e⌉ steps per epoch and q = 1/⌈N/B_e⌉, so
-//!   T = ⌈E·⌈N/B_e⌉⌉ (Opacus `DPDataLoader.from_data_loader`, `sample_rate = 1 /
-//!   len(data_loader)`).
+//!   sampling): q = 1/⌈N/B_e⌉ (`DPDataLoader.from_data_loader`: `sample_rate = 1 /
+//!   len(data_loader)`), and its sampler runs `int(1/q)` steps an epoch — ⌈N/B_e⌉, or one
+//!   fewer where 1/(1/⌈N/B_e⌉) rounds below it in f64 (93 batches of 10 from 930 give 92
+//!   steps) — so T = ⌈E·int(1/q)⌉, the steps Opacus's accountant records. (Opacus 1.6.0's
+//!   accountant then records the rate 1/len(its DP loader) = 1/int(1/q), 1/92 there: a
+//!   higher rate than its sampler's, so its ε is conservative for that run, not the run's.)
 //! - **Microbatches** (TensorFlow Privacy `num_microbatches` = M < B_e): each microbatch's
 //!   mean gradient is clipped to C, and adding or removing one example moves its microbatch's
 //!   clipped value anywhere in the ball of radius C, so by up to 2C (TensorFlow Privacy issue
@@ -49,8 +52,11 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::accounting::run::{Adjacency, Run};
-use crate::accounting::schedule::{Schedule, MAX_TOTAL_STEPS};
-use crate::error::{check_count, check_positive, check_unit_rate, Error, Result};
+use crate::accounting::schedule::Schedule;
+use crate::error::{check_count, check_positive, check_unit_rate, Error, Result, Shown};
+
+/// The most steps a description's epochs may give: the most a PLD composes.
+const MAX_EPOCH_STEPS: u64 = 1 << 48;
 
 /// How batches are drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,7 +100,7 @@ impl Sampler {
 pub enum Counting {
     /// q = B_e/N, T = ⌈E/q⌉.
     Expected,
-    /// Opacus: q = 1/⌈N/B_e⌉, T = ⌈E·⌈N/B_e⌉⌉.
+    /// Opacus: q = 1/⌈N/B_e⌉, T = ⌈E·int(1/q)⌉ (module docs).
     Opacus,
 }
 
@@ -171,21 +177,71 @@ pub struct Description {
 /// The mechanism of a [`Description`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Resolved {
-    /// The run the accountants analyse (noise multiplier already halved for microbatches).
+    /// The run the accountants analyse, under the description's relation: Poisson phases at
+    /// the noise multiplier over the sensitivity in units of C (σ/2 with microbatches or
+    /// under replace-one, σ otherwise), fixed-size batches at σ (their replace-one analysis
+    /// doubles the sensitivity itself), shuffled epochs at σ. For Poisson sampling at q < 1
+    /// under replace-one no accountant here has an upper bound: `run` is then the
+    /// Poisson-subsampled Gaussian at σ/2, which is not a guarantee for it (the command line
+    /// and [`super::verdict`] refuse or bound it from below only).
     pub run: Run,
+    /// The add/remove pair of one record against one whose clipped gradient is 0, at the same
+    /// sampling probability: Poisson at q (B_e/N for fixed-size and shuffled batches) and the
+    /// noise multiplier over the add/remove sensitivity (σ/2 with microbatches): the lower
+    /// ends of [`super::verdict`] for replace-one and fixed-size batches.
+    pub add_remove_pair: Run,
     /// q of one step (B_e/N for fixed-size and shuffled batches; the first phase's for a
     /// schedule).
     pub sampling_rate: f64,
     /// T, the noisy releases in all.
     pub steps: u64,
-    /// The noise multiplier the accountant sees (σ, or σ/2 with microbatches).
+    /// The noise multiplier over the sensitivity under the relation (σ/2 with microbatches
+    /// or under replace-one).
     pub accounted_noise_multiplier: f64,
+    /// Whether microbatches of several examples make the add/remove sensitivity 2C.
+    pub microbatched: bool,
     /// The effective batch B_e and N, when the description has a batch.
     pub batch: Option<(u64, u64)>,
     /// The neighbouring relation the guarantees are stated for.
     pub relation: Adjacency,
     /// How the description became the mechanism, one step a line ("q = 1/235 (Opacus: …)").
     pub derivation: Vec<String>,
+}
+
+/// ⌈x·n / (y·d)⌉ for finite x, y > 0 and integers n, d ≥ 1, exactly (x and y are read as the
+/// binary fractions they are); `None` when it exceeds 2^64 − 1.
+fn ceil_ratio(x: f64, n: u64, y: f64, d: u64) -> Option<u64> {
+    fn parts(v: f64) -> (u128, i32) {
+        let bits = v.to_bits();
+        let exp = ((bits >> 52) & 0x7ff) as i32;
+        let frac = (bits & ((1u64 << 52) - 1)) as u128;
+        if exp == 0 {
+            (frac, -1074)
+        } else {
+            (frac | (1u128 << 52), exp - 1075)
+        }
+    }
+    let ((mx, ex), (my, ey)) = (parts(x), parts(y));
+    let mut num = mx.checked_mul(u128::from(n))?;
+    let mut den = my.checked_mul(u128::from(d))?;
+    if num == 0 {
+        return Some(0);
+    }
+    let shift = ex - ey;
+    if shift >= 0 {
+        let sh = shift as u32;
+        if sh >= num.leading_zeros() {
+            return None;
+        }
+        num <<= sh;
+    } else {
+        let sh = (-shift) as u32;
+        if sh >= den.leading_zeros() {
+            return Some(1); // den > 2^127 > num: 0 < ratio < 1
+        }
+        den <<= sh;
+    }
+    u64::try_from(num.div_ceil(den)).ok()
 }
 
 impl Description {
@@ -228,8 +284,7 @@ impl Description {
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] `noise_multiplier` not finite and > 0, `sampling_rate` ∉
-    /// (0, 1], `epochs` not finite and > 0 or giving more than
-    /// [`MAX_TOTAL_STEPS`] steps; [`Error::InvalidCount`] `steps`, `batch_size`,
+    /// (0, 1], `epochs` not finite and > 0 or giving more than 2^48 steps; [`Error::InvalidCount`] `steps`, `batch_size`,
     /// `dataset_size`, `accumulation` = 0, an effective batch above N, `microbatches` that do
     /// not divide the effective batch; [`Error::Inconsistent`] a combination that does not
     /// describe a run (a sampling rate with accumulation, with fixed-size or shuffled batches,
@@ -249,19 +304,41 @@ impl Description {
                 s.phases().len(),
                 s.total_steps()
             ));
-            let run = Run::schedule(s.clone());
-            return self.finish(
+            // phases have no microbatches: the relation's sensitivity is C or 2C
+            let run = if relation == Adjacency::ReplaceOne {
+                derivation.push(String::from(
+                    "replace-one: sensitivity 2C, every phase accounted at σ/2",
+                ));
+                Run::schedule(s.scaled(0.5)?)
+            } else {
+                Run::schedule(s.clone())
+            };
+            return Ok(Resolved {
                 run,
-                p.sampling_rate,
-                s.total_steps(),
-                p.noise_multiplier,
-                None,
+                add_remove_pair: Run::schedule(s.clone()),
+                sampling_rate: p.sampling_rate,
+                steps: s.total_steps(),
+                accounted_noise_multiplier: p.noise_multiplier
+                    * if relation == Adjacency::ReplaceOne {
+                        0.5
+                    } else {
+                        1.0
+                    },
+                microbatched: false,
+                batch: None,
                 relation,
                 derivation,
-            );
+            });
         }
         let sigma = check_positive("noise_multiplier", self.noise_multiplier)?;
         let k = check_count("accumulation", self.accumulation, 1, ">= 1")?;
+        if self.sampler == Sampler::FullBatch && self.counting == Counting::Opacus {
+            return Err(Error::Inconsistent {
+                what:
+                    "sampler full-batch with Opacus step counting (a full-batch step is an epoch)",
+                value: 0.0,
+            });
+        }
         let mut derivation = Vec::new();
         // q, and the effective batch when there is one
         let (q, batch) = match (self.sampler, self.rate) {
@@ -275,8 +352,17 @@ impl Description {
                 }
                 (1.0, None)
             }
-            (Sampler::FullBatch, Rate::Batch { dataset_size, .. }) => {
+            (Sampler::FullBatch, Rate::Batch {
+                batch_size,
+                dataset_size,
+            }) => {
                 check_count("dataset_size", dataset_size, 1, ">= 1")?;
+                if batch_size.saturating_mul(k) != dataset_size {
+                    return Err(Error::Inconsistent {
+                        what: "sampler full-batch with a batch (times accumulation) other than the data set",
+                        value: batch_size as f64,
+                    });
+                }
                 (1.0, Some((dataset_size, dataset_size)))
             }
             (_, Rate::Full) => (1.0, None),
@@ -335,31 +421,40 @@ impl Description {
             Length::Steps(t) => check_count("steps", t, 1, ">= 1")?,
             Length::Epochs(e) => {
                 let e = check_positive("epochs", e)?;
+                // exact: ⌈E·N/B_e⌉ from the batch, ⌈E/q⌉ from a rate, ⌈E·int(1/q)⌉ for Opacus
                 let t = match (self.counting, batch) {
-                    (Counting::Opacus, Some((be, n))) => {
-                        let per_epoch = n.div_ceil(be) as f64;
-                        libm::ceil(e * per_epoch)
+                    (Counting::Opacus, _) => {
+                        ceil_ratio(e, opacus_steps_per_epoch(q).max(1.0) as u64, 1.0, 1)
                     }
-                    _ => libm::ceil(e / q),
+                    (Counting::Expected, Some((be, n))) => ceil_ratio(e, n, 1.0, be),
+                    (Counting::Expected, None) => ceil_ratio(e, 1, q, 1),
                 };
-                if !(t.is_finite() && t <= MAX_TOTAL_STEPS as f64) {
+                let Some(t) = t.filter(|&t| t <= MAX_EPOCH_STEPS) else {
                     return Err(Error::InvalidParameter {
                         name: "epochs",
                         value: e,
-                        expected: "giving at most 1e7 steps at this sampling rate",
+                        expected: "giving at most 2^48 steps at this sampling rate",
                     });
-                }
-                let t = t as u64;
-                derivation.push(match (self.counting, batch) {
-                    (Counting::Opacus, Some((be, n))) => {
-                        format!("T = {t} ({e} epochs of {} steps)", n.div_ceil(be))
+                };
+                derivation.push(match self.counting {
+                    Counting::Opacus => {
+                        let per_epoch = opacus_steps_per_epoch(q);
+                        let loader = libm::round(1.0 / q);
+                        if per_epoch < loader {
+                            format!("T = {t} ({} epochs of {per_epoch} steps: Opacus's sampler runs int(1/q) = {per_epoch} steps an epoch, one fewer than its {loader} batches, as 1/(1/{loader}) rounds below {loader}; its accountant records q = 1/{per_epoch}, above the sampler's, which is conservative)", Shown(e))
+                        } else {
+                            format!("T = {t} ({} epochs of {per_epoch} steps)", Shown(e))
+                        }
                     }
-                    _ => format!("T = {t} (⌈{e} epochs / q⌉)"),
+                    Counting::Expected => match batch {
+                        Some((be, n)) => format!("T = {t} (⌈{} epochs × {n}/{be}⌉)", Shown(e)),
+                        None => format!("T = {t} (⌈{} epochs / q⌉)", Shown(e)),
+                    },
                 });
                 t
             }
         };
-        let mut accounted = sigma;
+        let mut microbatched = false;
         if let Some(m) = self.microbatches {
             let Some((be, _)) = batch else {
                 return Err(Error::Inconsistent {
@@ -376,15 +471,34 @@ impl Description {
                 });
             }
             if m < be {
-                accounted = sigma / 2.0;
+                microbatched = true;
                 derivation.push(format!(
-                    "{m} microbatches of {} examples: sensitivity 2C under add/remove (TensorFlow Privacy #620), accounted as σ/2 = {accounted}",
-                    be / m
+                    "{m} microbatches of {} examples: sensitivity 2C under add/remove (TensorFlow Privacy #620), accounted as σ/2 = {}",
+                    be / m,
+                    Shown(sigma / 2.0)
                 ));
             }
         }
-        let run = match self.sampler {
-            Sampler::Poisson | Sampler::FullBatch => Run::poisson(q, accounted, steps)?,
+        // σ over the sensitivity: of the add/remove pair, and under the run's relation (one
+        // replaced example moves the sum, or its microbatch's clipped mean, by up to 2C)
+        let pair_sigma = if microbatched { sigma / 2.0 } else { sigma };
+        let relation_sigma = if microbatched || relation == Adjacency::ReplaceOne {
+            sigma / 2.0
+        } else {
+            sigma
+        };
+        if relation == Adjacency::ReplaceOne && !microbatched && self.sampler != Sampler::FixedSize
+        {
+            derivation.push(format!(
+                "replace-one: sensitivity 2C, accounted as σ/2 = {}",
+                Shown(relation_sigma)
+            ));
+        }
+        let add_remove_pair = Run::poisson(q, pair_sigma, steps)?;
+        let (run, accounted) = match self.sampler {
+            Sampler::Poisson | Sampler::FullBatch => {
+                (Run::poisson(q, relation_sigma, steps)?, relation_sigma)
+            }
             Sampler::FixedSize | Sampler::Shuffled => {
                 let Some((be, n)) = batch else {
                     return Err(Error::Inconsistent {
@@ -393,26 +507,12 @@ impl Description {
                     });
                 };
                 if self.sampler == Sampler::FixedSize {
-                    Run::fixed_size(be, n, accounted, steps)?
+                    (Run::fixed_size(be, n, sigma, steps)?, sigma / 2.0)
                 } else {
-                    Run::shuffled(be, n, accounted, steps)?
+                    (Run::shuffled(be, n, sigma, steps)?, relation_sigma)
                 }
             }
         };
-        self.finish(run, q, steps, accounted, batch, relation, derivation)
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn finish(
-        &self,
-        run: Run,
-        sampling_rate: f64,
-        steps: u64,
-        accounted: f64,
-        batch: Option<(u64, u64)>,
-        relation: Adjacency,
-        derivation: Vec<String>,
-    ) -> Result<Resolved> {
         if self.sampler == Sampler::FixedSize && relation == Adjacency::AddRemove {
             return Err(Error::Inconsistent {
                 what: "relation add-remove with fixed-size batches (their batch size fixes the data set's size: they are accounted under replace-one)",
@@ -421,14 +521,24 @@ impl Description {
         }
         Ok(Resolved {
             run,
-            sampling_rate,
+            add_remove_pair,
+            sampling_rate: q,
             steps,
             accounted_noise_multiplier: accounted,
+            microbatched,
             batch,
             relation,
             derivation,
         })
     }
+}
+
+/// The steps of one epoch of Opacus's Poisson loader at rate q: its
+/// `UniformWithReplacementSampler` runs `int(1 / sample_rate)` steps, which is ⌈N/B⌉ − 1 where
+/// 1/(1/⌈N/B⌉) rounds below ⌈N/B⌉ in f64 (5.9 % of loader lengths up to 200,000, the first
+/// 93, 99, 105).
+fn opacus_steps_per_epoch(q: f64) -> f64 {
+    libm::trunc(1.0 / q)
 }
 
 #[cfg(test)]
@@ -451,6 +561,12 @@ mod tests {
         let r = d.resolve().unwrap();
         assert_eq!((r.sampling_rate, r.steps), (1.0 / 235.0, 7050));
         assert_eq!(r.run, Run::poisson(1.0 / 235.0, 1.1, 7050).unwrap());
+        // 930 examples in batches of 10: 93 batches, but 1/(1/93) = 92.99999999999999 and
+        // Opacus's sampler runs int(1/q) = 92 steps an epoch (measured: len(DPDataLoader))
+        let mut d = Description::new(1.0, batch(10, 930), Length::Epochs(2.0));
+        d.counting = Counting::Opacus;
+        let r = d.resolve().unwrap();
+        assert_eq!((r.sampling_rate, r.steps), (1.0 / 93.0, 184));
     }
 
     #[test]
@@ -515,6 +631,83 @@ mod tests {
     }
 
     #[test]
+    fn epochs_become_steps_exactly() {
+        // review of issue 40: ⌈E/q⌉ in f64 with q = 100/4900 gave 50; ⌈E·N/B⌉ = 49, as TF
+        // Privacy and dp_accounting count
+        let d = Description::new(1.0, batch(100, 4900), Length::Epochs(1.0));
+        assert_eq!(d.resolve().unwrap().steps, 49);
+        // every (E, B, N) of a grid, against integer arithmetic
+        for n in [10u64, 99, 1000, 4900, 60_000] {
+            for b in [1u64, 3, 7, 10, 100, 256] {
+                if b > n {
+                    continue;
+                }
+                for e in [1u64, 2, 3, 5, 10, 60] {
+                    let d = Description::new(1.0, batch(b, n), Length::Epochs(e as f64));
+                    assert_eq!(
+                        d.resolve().unwrap().steps,
+                        (e * n).div_ceil(b),
+                        "{e} {b} {n}"
+                    );
+                }
+            }
+        }
+        // a fractional epoch count, read as the binary fraction it is: 2.5 · 1000/100 = 25
+        let d = Description::new(1.0, batch(100, 1000), Length::Epochs(2.5));
+        assert_eq!(d.resolve().unwrap().steps, 25);
+        // Opacus's count with a rate given: int(1/q) steps an epoch (q = 1/93: 92)
+        let mut d = Description::new(1.0, Rate::SamplingRate(1.0 / 93.0), Length::Epochs(2.0));
+        d.counting = Counting::Opacus;
+        assert_eq!(d.resolve().unwrap().steps, 184);
+    }
+
+    #[test]
+    fn ceil_ratio_is_exact() {
+        assert_eq!(ceil_ratio(3.0, 10, 1.0, 4), Some(8));
+        assert_eq!(ceil_ratio(1.0, 1, 0.1, 1), Some(10)); // 0.1 is a little above 1/10
+        assert_eq!(ceil_ratio(1.0, 1, 0.3, 1), Some(4)); // 1/0.3 = 3.33…
+        assert_eq!(ceil_ratio(1e-300, 1, 1.0, 1), Some(1));
+        assert_eq!(ceil_ratio(1e300, 1, 1.0, 1), None);
+        assert_eq!(ceil_ratio(5e-324, 1, 1e300, u64::MAX), Some(1));
+    }
+
+    #[test]
+    fn microbatches_and_replace_one_double_the_sensitivity_once() {
+        // the review: σ/2 for microbatches and σ/2 again for replace-one made σ/4
+        let mut d = Description::new(
+            2.0,
+            Rate::Batch {
+                batch_size: 100,
+                dataset_size: 100,
+            },
+            Length::Steps(1),
+        );
+        d.sampler = Sampler::FullBatch;
+        d.microbatches = Some(10);
+        d.relation = Some(Adjacency::ReplaceOne);
+        let r = d.resolve().unwrap();
+        assert_eq!(r.accounted_noise_multiplier, 1.0);
+        assert_eq!(r.run, Run::full_batch(1.0, 1).unwrap());
+        // fixed-size batches with microbatches: still 2C, the replace-one analysis at σ
+        let mut d = Description::new(1.0, batch(100, 10_000), Length::Steps(10));
+        d.sampler = Sampler::FixedSize;
+        d.microbatches = Some(10);
+        let r = d.resolve().unwrap();
+        assert_eq!(r.run, Run::fixed_size(100, 10_000, 1.0, 10).unwrap());
+        assert_eq!(r.add_remove_pair, Run::poisson(0.01, 0.5, 10).unwrap());
+    }
+
+    #[test]
+    fn full_batch_refuses_what_it_cannot_mean() {
+        let mut d = Description::new(1.0, batch(256, 60_000), Length::Steps(3));
+        d.sampler = Sampler::FullBatch;
+        assert!(matches!(d.resolve(), Err(Error::Inconsistent { .. })));
+        let mut d = Description::new(1.0, Rate::Full, Length::Epochs(3.0));
+        d.counting = Counting::Opacus;
+        assert!(matches!(d.resolve(), Err(Error::Inconsistent { .. })));
+    }
+
+    #[test]
     fn bad_values_name_the_parameter() {
         let d = Description::new(f64::NAN, Rate::SamplingRate(0.01), Length::Steps(1));
         assert_eq!(
@@ -525,7 +718,7 @@ mod tests {
         assert_eq!(d.resolve().unwrap_err().parameter(), Some("sampling_rate"));
         let d = Description::new(1.0, batch(10, 5), Length::Steps(1));
         assert_eq!(d.resolve().unwrap_err().parameter(), Some("batch_size"));
-        let d = Description::new(1.0, Rate::SamplingRate(1e-9), Length::Epochs(1.0));
+        let d = Description::new(1.0, Rate::SamplingRate(1e-18), Length::Epochs(1.0));
         assert_eq!(d.resolve().unwrap_err().parameter(), Some("epochs"));
     }
 

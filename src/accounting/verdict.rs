@@ -21,21 +21,27 @@
 //!   exact pair of one record with gradient C·u against its absence, Mironov, Talwar & Zhang
 //!   2019, Koskela et al. 2020). Its upper end is the smaller of the PLD's and RDP's.
 //! - **Replace-one** (fixed-size batches; a claim under replace-one for Poisson sampling):
-//!   replacing a record z by a record z′ whose clipped gradient is 0 (allowed: the analysis
-//!   holds for every gradient in the ball of radius C) leaves every step's release as it is
-//!   without z′, so the pair (D ∪ {z}, D ∪ {z′}) is the add/remove pair of z at the same
-//!   sampling probability q (B/N for fixed-size batches: the slot of a record is in a batch
-//!   of B drawn without replacement with probability B/N, independently across steps), and
-//!   swapping z and z′ gives the other direction. So the replace-one ε(δ) is at least the
+//!   take a data set D whose other records all have clipped gradient 0, and replace a record
+//!   z by a record z′ whose clipped gradient is 0 too (allowed: the analysis holds for every
+//!   gradient in the ball of radius C). Every step's release is then noise plus z's gradient
+//!   when z's slot is in the batch, against noise alone: the pair (D ∪ {z}, D ∪ {z′}) is the
+//!   add/remove pair of z at the same sampling probability q (B/N for fixed-size batches: a
+//!   slot is in a batch of B drawn without replacement with probability B/N, independently
+//!   across steps), and swapping z and z′ gives the other direction. With microbatches, z's
+//!   microbatch's clipped mean can move from −C·u to +C·u (the other records' gradients
+//!   −L·u): the pair at σ/2 ([`Resolved::add_remove_pair`]). So the replace-one ε(δ) is at least the
 //!   add/remove ε(δ) of the Poisson run at the same q, σ, T, whose certified lower end is
 //!   ours. The upper end of fixed-size batches is the replace-one RDP of Wang, Balle &
 //!   Kasiviswanathan 2019 (Thm 9 at σ/2); full-batch replace-one is the Gaussian mechanism
 //!   of sensitivity 2C, exactly the full batch at σ/2 (upper and lower); Poisson sampling
 //!   at q < 1 under replace-one has no certified upper end here.
 //! - **Shuffled epochs**: no accountant; the lower end is the max test of Chua et al. 2024
-//!   ([`super::shuffle_lower`], zero-out neighbours) when B divides N and at least one
-//!   whole epoch is run (the releases after the last whole epoch are ignored: post-
-//!   processing), else 0. There is no upper end.
+//!   ([`super::shuffle_lower`], zero-out neighbours, which are replace-one neighbours too:
+//!   ⊥ is a record with gradient 0) when B divides N and at least one whole epoch is run
+//!   (the releases after the last whole epoch are ignored: post-processing), else 0. Not
+//!   with microbatches: the instance puts the slot's batch 1 and 2 (in units of C) above the
+//!   others, which microbatches, each clipped into the ball of radius C, cannot. There is no
+//!   upper end.
 //!
 //! # Examples
 //! ```
@@ -58,7 +64,7 @@
 
 use crate::accounting::description::Resolved;
 use crate::accounting::rdp::Conversion;
-use crate::accounting::run::{self, Adjacency, Run, Sampling, Unsupported};
+use crate::accounting::run::{self, Adjacency, Run, Sampling};
 use crate::accounting::shuffle_lower;
 use crate::error::{check_non_negative, check_open_unit, Result};
 
@@ -157,15 +163,30 @@ pub fn bracket(run: &Resolved, delta: f64) -> Result<Bracket> {
         upper: None,
         upper_by: Source::None,
     };
-    let sigma = run.accounted_noise_multiplier;
+    // the lower end of the add/remove pair of a record against one with a zero gradient
+    let pair_lower = |b: Bracket| Bracket {
+        lower: b.lower,
+        lower_by: if b.lower_by == Source::None {
+            Source::None
+        } else {
+            Source::PoissonPair
+        },
+        upper: None,
+        upper_by: Source::None,
+    };
     match run.run.sampling() {
         Some(Sampling::Shuffled {
             batch_size,
             dataset_size,
         }) => {
-            if dataset_size % batch_size != 0 {
+            // the instance of Chua et al. needs the slot's batch at 1 and 2 (in units of C)
+            // above the others: microbatches, each in the ball of radius C, cannot make it
+            if run.microbatched || dataset_size % batch_size != 0 {
                 return Ok(none);
             }
+            let Some((sigma, _)) = run.run.noise_and_steps() else {
+                return Ok(none);
+            };
             let per_epoch = dataset_size / batch_size;
             let epochs = run.steps / per_epoch;
             if epochs == 0 {
@@ -178,51 +199,32 @@ pub fn bracket(run: &Resolved, delta: f64) -> Result<Bracket> {
                 ..none
             })
         }
-        Some(Sampling::FixedSize {
-            batch_size,
-            dataset_size,
-        }) => {
-            let q = batch_size as f64 / dataset_size as f64;
-            let lower = poisson_lower(&Run::poisson(q, sigma, run.steps)?, delta)?;
+        Some(Sampling::FixedSize { .. }) => {
             let upper = match run::rdp_epsilon(&run.run, delta, Conversion::Improved)? {
                 Ok(b) => Some(b.epsilon),
                 Err(_) => None,
             };
             Ok(Bracket {
-                lower: lower.unwrap_or(0.0),
-                lower_by: lower.map_or(Source::None, |_| Source::PoissonPair),
                 upper,
                 upper_by: if upper.is_some() {
                     Source::Rdp
                 } else {
                     Source::None
                 },
+                ..pair_lower(add_remove(&run.add_remove_pair, delta)?)
             })
         }
         _ if run.relation == Adjacency::ReplaceOne => {
-            // Poisson sampling (or a schedule) under replace-one
+            // Poisson sampling (or a schedule) under replace-one: with every phase the full
+            // batch, `run` is the Gaussian of sensitivity 2C exactly (σ/2 at C)
             let all_full = run
                 .run
                 .as_schedule()
                 .is_some_and(|s| s.phases().iter().all(|p| p.sampling_rate >= 1.0));
             if all_full {
-                // the Gaussian of sensitivity 2C: the full batch at σ/2, exactly
-                let s = run.run.as_schedule().map(|s| s.scaled(0.5)).transpose()?;
-                if let Some(s) = s {
-                    return add_remove(&Run::schedule(s), delta);
-                }
+                return add_remove(&run.run, delta);
             }
-            let b = add_remove(&run.run, delta)?;
-            Ok(Bracket {
-                lower: b.lower,
-                lower_by: if b.lower_by == Source::None {
-                    Source::None
-                } else {
-                    Source::PoissonPair
-                },
-                upper: None,
-                upper_by: Source::None,
-            })
+            Ok(pair_lower(add_remove(&run.add_remove_pair, delta)?))
         }
         _ => add_remove(&run.run, delta),
     }
@@ -248,15 +250,6 @@ fn add_remove(run: &Run, delta: f64) -> Result<Bracket> {
         },
         upper,
         upper_by,
-    })
-}
-
-/// The PLD's certified lower end of a Poisson run, if it has one.
-fn poisson_lower(run: &Run, delta: f64) -> Result<Option<f64>> {
-    Ok(match run::pld_epsilon(run, delta)? {
-        Ok(e) => Some(e.lower),
-        Err(Unsupported::Shuffled | Unsupported::PldFixedSize) => None,
-        Err(_) => None,
     })
 }
 
@@ -377,6 +370,48 @@ mod tests {
         let b = bracket(&d.resolve().unwrap(), 1e-5).unwrap();
         let half = bracket(&poisson(1.0, 1.0, 4), 1e-5).unwrap();
         assert_eq!(b, half);
+    }
+
+    #[test]
+    fn microbatches_with_replace_one_are_the_gaussian_of_sensitivity_2c() {
+        // review of issue 40: σ 2, full batch, 10 microbatches, replace-one: ε 4.37717 at
+        // δ 1e-5 (the Gaussian at σ/sensitivity = 1), not the ε of σ/4
+        let mut d = Description::new(
+            2.0,
+            Rate::Batch {
+                batch_size: 100,
+                dataset_size: 100,
+            },
+            Length::Steps(1),
+        );
+        d.sampler = Sampler::FullBatch;
+        d.microbatches = Some(10);
+        d.relation = Some(Adjacency::ReplaceOne);
+        let b = bracket(&d.resolve().unwrap(), 1e-5).unwrap();
+        assert!(
+            (b.lower - 4.37717).abs() < 1e-4 && b.upper.unwrap() < 4.378,
+            "{b:?}"
+        );
+        assert_eq!(
+            check(5.0, 1e-5, &b, 0.0).unwrap().verdict,
+            Verdict::Conservative
+        );
+    }
+
+    #[test]
+    fn shuffled_with_microbatches_has_no_lower_end() {
+        let mut d = Description::new(
+            1.0,
+            Rate::Batch {
+                batch_size: 100,
+                dataset_size: 1000,
+            },
+            Length::Steps(10),
+        );
+        d.sampler = Sampler::Shuffled;
+        d.microbatches = Some(10);
+        let b = bracket(&d.resolve().unwrap(), 0.01).unwrap();
+        assert_eq!((b.lower, b.lower_by, b.upper), (0.0, Source::None, None));
     }
 
     #[test]

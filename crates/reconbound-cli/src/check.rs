@@ -129,7 +129,8 @@ pub(crate) fn check(args: &[String]) -> Result<(String, i32), Failure> {
     } else {
         "claimed-epsilon"
     };
-    let claimed = f.f64(claim_flag)?;
+    // -0 is 0 (never echoed as "ε = -0")
+    let claimed = f.f64(claim_flag)?.map(|e| e + 0.0);
     let delta = match (f.f64("delta")?, claimed) {
         (Some(d), _) => d,
         (None, None) => defaults::DELTA,
@@ -158,6 +159,12 @@ pub(crate) fn check(args: &[String]) -> Result<(String, i32), Failure> {
     let tolerance = f.f64("tolerance")?.unwrap_or(library.tolerance);
     reconbound::error::check_non_negative("tolerance", tolerance)?;
     let no_run_flag = !run_flags_given(&f);
+    if no_run_flag && claimed.is_some() {
+        return Err(UsageError(format!(
+            "a claim needs its run: give the run flags or '--run FILE' with '--{claim_flag}' (without a claim, 'check' shows the default run's bracket)"
+        ))
+        .into());
+    }
     let d = run_flags::description(&f, no_run_flag)?;
     let r = d.resolve()?;
     let b = verdict::bracket(&r, delta)?;
@@ -223,7 +230,7 @@ pub(crate) fn check(args: &[String]) -> Result<(String, i32), Failure> {
     let mut t = message;
     t.push('\n');
     t.push_str(&format!(
-        "certified ε at δ = {}: {} (lower end: {}; upper end: {})\n",
+        "certified ε at δ = {}: ε {} (lower end: {}; upper end: {})\n",
         shown(delta),
         bracket_text(&b),
         b.lower_by.as_str(),
@@ -242,7 +249,7 @@ pub(crate) fn check(args: &[String]) -> Result<(String, i32), Failure> {
     t.push_str(&run_flags::text(&d, &r));
     for (label, eb, ok) in &explanations {
         t.push_str(&format!(
-            "if {label}: ε ∈ {}{}\n",
+            "if {label}: ε {}{}\n",
             bracket_text(eb),
             match ok {
                 Some(true) => " — the claim matches this assumption (within 1 %)",
@@ -281,7 +288,11 @@ fn rename(e: reconbound::Error, flag: &'static str) -> Failure {
 
 fn bracket_text(b: &Bracket) -> String {
     match b.upper {
-        Some(u) => format!("[{}, {}]", sig(b.lower, 6, Side::Down), sig(u, 6, Side::Up)),
+        Some(u) => format!(
+            "∈ [{}, {}]",
+            sig(b.lower, 6, Side::Down),
+            sig(u, 6, Side::Up)
+        ),
         None => format!("≥ {} (no certified upper end)", sig(b.lower, 6, Side::Down)),
     }
 }
@@ -289,6 +300,16 @@ fn bracket_text(b: &Bracket) -> String {
 /// The one-line answer.
 fn headline(c: Option<&Check>, b: &Bracket, delta: f64, flag: &str) -> String {
     let Some(c) = c else {
+        if b.lower_by == verdict::Source::None {
+            return format!(
+                "no claim given (--claimed-epsilon E --delta D): nothing is certified from below for this run at δ = {}{}",
+                shown(delta),
+                match b.upper {
+                    Some(u) => format!("; it spends at most ε = {}", sig(u, 6, Side::Up)),
+                    None => String::new(),
+                }
+            );
+        }
         return format!(
             "no claim given (--claimed-epsilon E --delta D): this run certifiably spends ε ≥ {} at δ = {}{}",
             sig(b.lower, 6, Side::Down),
@@ -317,9 +338,13 @@ fn headline(c: Option<&Check>, b: &Bracket, delta: f64, flag: &str) -> String {
             sig(b.upper.unwrap_or(f64::NAN), 6, Side::Up),
             sig(c.margin, 3, Side::Down)
         ),
-        Verdict::Consistent if c.upper_certified => format!(
+        Verdict::Consistent if c.upper_certified && b.lower_by != verdict::Source::None => format!(
             "CONSISTENT: {what} = {e} at δ = {d} agrees with the run's certified ε {}",
             bracket_text(b)
+        ),
+        Verdict::Consistent if c.upper_certified => format!(
+            "CONSISTENT (not refuted): {what} = {e} at δ = {d} is at most the run's certified upper end {}, but no lower end is certified for this run (the PLD has no value here), so it is not confirmed either",
+            sig(b.upper.unwrap_or(f64::NAN), 6, Side::Up)
         ),
         Verdict::Consistent => format!(
             "CONSISTENT (not refuted, not confirmed): {what} = {e} at δ = {d} is not below the certified lower end {}, and no upper end is certified for this run",
@@ -355,8 +380,8 @@ fn explain(
                 a,
             ));
         }
-        if let (Some(_), Ok(r)) = (d.microbatches, d.resolve()) {
-            if r.accounted_noise_multiplier != d.noise_multiplier {
+        if let Ok(r) = d.resolve() {
+            if r.microbatched {
                 let mut a = d.clone();
                 a.microbatches = None;
                 alts.push((
@@ -390,8 +415,12 @@ fn explain(
     }
     let mut out = Vec::new();
     for (label, a) in alts {
+        // an assumption the accountants cannot evaluate explains nothing: skipped, and the
+        // verdict on the real run stands
         let Ok(r) = a.resolve() else { continue };
-        let eb = verdict::bracket(&r, delta)?;
+        let Ok(eb) = verdict::bracket(&r, delta) else {
+            continue;
+        };
         // printed claims are rounded (jax_privacy's "0.72" for 0.71801…): a claim matches an
         // assumption when it is within MATCH of its bracket (plus the tolerance above it)
         let ok = claimed.map(|e| {

@@ -35,6 +35,7 @@ mod audit;
 mod audit_one_run;
 mod check;
 mod commands;
+pub mod conformance;
 mod epsilon_fixed;
 mod estimate;
 mod fil_logreg;

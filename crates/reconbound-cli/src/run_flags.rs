@@ -84,7 +84,8 @@ The run (the same names as flags, as keys of a run file and as Python keywords):
   --steps T | --epochs E      noisy steps, or epochs (T = ⌈E/q⌉; see --counting)
   --sampling poisson|full-batch|fixed-size|shuffled    the sampler (default poisson)
   --counting expected|opacus  how epochs become steps: expected (T = ⌈E/q⌉), or Opacus's
-                              loader (q = 1/⌈N/(K·B)⌉, T = E·⌈N/(K·B)⌉)
+                              loader (q = 1/⌈N/(K·B)⌉, T = ⌈E·int(1/q)⌉: its sampler's steps,
+                              one fewer an epoch than the batches for some N/B, e.g. 930/10)
   --accumulation K            K physical batches of B per noisy step (effective batch K·B)
   --microbatches M            TensorFlow Privacy's num_microbatches: M < K·B doubles the
                               sensitivity (accounted at σ/2, TF Privacy #620)
@@ -243,7 +244,7 @@ fn mechanism_flags(command: &str, d: &Description, r: &Resolved) -> Result<Vec<S
             s("--dataset-size"),
             n.to_string(),
             s("--noise-multiplier"),
-            d.noise_multiplier.to_string(),
+            format!("{:?}", d.noise_multiplier),
             s("--steps"),
             r.steps.to_string(),
         ]);
@@ -252,33 +253,28 @@ fn mechanism_flags(command: &str, d: &Description, r: &Resolved) -> Result<Vec<S
         Some(sch) => sch.phases().to_vec(),
         None => Vec::new(),
     };
-    let full = phases.iter().all(|p| p.sampling_rate >= 1.0);
-    let halve = r.relation == Adjacency::ReplaceOne;
-    if halve && !full {
+    if r.relation == Adjacency::ReplaceOne {
         return Err(UsageError(format!(
-            "flag '--relation': replace-one is accounted for fixed-size batches and the full batch; Poisson sampling under replace-one has no certified upper bound here ('reconbound check' gives its lower bound), not in '{command}'"
+            "flag '--relation': '{command}' states add/remove guarantees for Poisson sampling; replace-one is accounted by 'check' and 'report --run' (and by 'epsilon --sampling fixed-size')"
         ))
         .into());
     }
-    let scale = if halve { 0.5 } else { 1.0 };
     if d.phases.is_some() {
         let mut out = Vec::new();
         for p in &phases {
             out.push(s("--phase"));
             out.push(format!(
-                "{},{},{}",
-                p.sampling_rate,
-                p.noise_multiplier * scale,
-                p.steps
+                "{:?},{:?},{}",
+                p.sampling_rate, p.noise_multiplier, p.steps
             ));
         }
         return Ok(out);
     }
     Ok(std::vec![
         s("--noise-multiplier"),
-        (r.accounted_noise_multiplier * scale).to_string(),
+        format!("{:?}", r.accounted_noise_multiplier),
         s("--sampling-rate"),
-        r.sampling_rate.to_string(),
+        format!("{:?}", r.sampling_rate),
         s("--steps"),
         r.steps.to_string(),
     ])
@@ -448,7 +444,7 @@ fn relation(x: Option<&str>, flag: &str) -> Result<Option<Adjacency>, UsageError
 pub(crate) const FORMAT: &str = "reconbound-run/1";
 
 /// The keys a run file may have.
-const FILE_KEYS: [&str; 15] = [
+const FILE_KEYS: [&str; 14] = [
     "format",
     "noise_multiplier",
     "sampling_rate",
@@ -463,7 +459,6 @@ const FILE_KEYS: [&str; 15] = [
     "relation",
     "phases",
     "mechanism",
-    "command",
 ];
 
 /// The description a run file holds. Its `mechanism` object, if present, is what the file
@@ -495,16 +490,30 @@ pub(crate) fn from_json(text: &str) -> Result<Description, String> {
     let mut args: Vec<String> = Vec::new();
     for (k, val) in o.entries() {
         let key = k.as_str();
-        if matches!(key, "format" | "mechanism" | "command") || *val == Value::Null {
+        if matches!(key, "format" | "mechanism") || *val == Value::Null {
             continue;
         }
         let flag = format!("--{}", key.replace('_', "-"));
         match (key, val) {
             ("phases", Value::Arr(items)) => {
+                if items.is_empty() {
+                    return Err(String::from(
+                        "key 'phases' is empty (a schedule has at least one phase)",
+                    ));
+                }
                 for (i, p) in items.iter().enumerate() {
                     let Value::Obj(p) = p else {
                         return Err(format!("phases[{i}] is not an object"));
                     };
+                    if let Some((k, _)) = p.entries().iter().find(|(k, _)| {
+                        !matches!(k.as_str(), "sampling_rate" | "noise_multiplier" | "steps")
+                    }) {
+                        let shown: String =
+                            k.chars().filter(|c| !c.is_control()).take(40).collect();
+                        return Err(format!(
+                            "unknown key 'phases[{i}].{shown}' (keys: sampling_rate, noise_multiplier, steps)"
+                        ));
+                    }
                     let q = p
                         .get_f64("sampling_rate")
                         .map_err(|e| format!("phases[{i}]: {e}"))?;
@@ -536,13 +545,14 @@ pub(crate) fn from_json(text: &str) -> Result<Description, String> {
     }
     let f = parse(&args, &RUN_FLAGS).map_err(|e| keyed(&e.0))?;
     let d = description(&f, false).map_err(|e| keyed(&failure_text(e)))?;
+    // the description must describe a run: its errors named by the file's keys
+    let r = d
+        .resolve()
+        .map_err(|e| keyed(&super::commands::render_invalid(&e)))?;
     if let Some(m) = o.get("mechanism") {
         let Value::Obj(m) = m else {
             return Err(String::from("key 'mechanism' is not an object"));
         };
-        let r = d
-            .resolve()
-            .map_err(|e| keyed(&super::commands::render_invalid(&e)))?;
         let want = mechanism_json(&r);
         for (k, v) in m.entries() {
             match want.get(k) {
@@ -627,8 +637,14 @@ pub(crate) fn mechanism_json(r: &Resolved) -> Object {
             put_phases(&mut m, s);
         }
         _ => {
+            // the noise multiplier the run is built with (σ over the sensitivity for Poisson
+            // sampling; σ for fixed-size batches, whose analysis doubles the sensitivity)
+            let sigma = r
+                .run
+                .noise_and_steps()
+                .map_or(r.accounted_noise_multiplier, |(s, _)| s);
             m.num("sampling_rate", r.sampling_rate)
-                .num("noise_multiplier", r.accounted_noise_multiplier)
+                .num("noise_multiplier", sigma)
                 .int("steps", r.steps);
         }
     }
@@ -742,9 +758,9 @@ pub(crate) fn text(d: &Description, r: &Resolved) -> String {
     }
     if d.phases.is_none() {
         t.push_str(&format!(
-            "mechanism: q = {}, σ = {}, T = {}, sampler {}, relation {}\n",
-            r.sampling_rate,
-            r.accounted_noise_multiplier,
+            "mechanism: q = {}, σ over the sensitivity = {}, T = {}, sampler {}, relation {}\n",
+            reconbound::error::Shown(r.sampling_rate),
+            reconbound::error::Shown(r.accounted_noise_multiplier),
             r.steps,
             d.sampler.as_str(),
             r.relation.as_str()

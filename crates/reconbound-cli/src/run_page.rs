@@ -93,6 +93,12 @@ pub(crate) fn report(args: &[String]) -> Result<String, Failure> {
     let Some(path) = f.raw("run") else {
         return Err(UsageError(String::from("flag '--run' is required")).into());
     };
+    if f.has("claimed-epsilon") && !f.has("delta") {
+        return Err(UsageError(String::from(
+            "flag '--delta' is required with '--claimed-epsilon' (an ε without its δ claims nothing)",
+        ))
+        .into());
+    }
     for flag in ["library", "tolerance"] {
         if f.has(flag) && !f.has("claimed-epsilon") {
             return Err(UsageError(format!(
@@ -127,15 +133,15 @@ pub(crate) fn report(args: &[String]) -> Result<String, Failure> {
     let Some(schedule) = r.run.as_schedule() else {
         return Err(UsageError(String::from("flag '--run': not a Poisson run")).into());
     };
-    let mut schedule = schedule.clone();
-    if r.relation == Adjacency::ReplaceOne {
-        if schedule.phases().iter().any(|p| p.sampling_rate < 1.0) {
-            return Err(UsageError(String::from(
-                "flag '--run': replace-one with Poisson sampling has no certified upper bound here ('reconbound check' gives its lower bound)",
-            ))
-            .into());
-        }
-        schedule = schedule.scaled(0.5)?;
+    // under replace-one the full batch's run is already the Gaussian of sensitivity 2C
+    let schedule = schedule.clone();
+    if r.relation == Adjacency::ReplaceOne
+        && schedule.phases().iter().any(|p| p.sampling_rate < 1.0)
+    {
+        return Err(UsageError(String::from(
+            "flag '--run': replace-one with Poisson sampling has no certified upper bound here ('reconbound check' gives its lower bound)",
+        ))
+        .into());
     }
     let delta = f.f64("delta")?.unwrap_or(defaults::DELTA);
     reconbound::error::check_open_unit("delta", delta)?;
@@ -294,7 +300,7 @@ pub(crate) fn report(args: &[String]) -> Result<String, Failure> {
     let answer = answer(&o);
     o.str("answer", &answer).str("out", out);
     let subtitle = format!(
-        "{}, T = {}, σ = {}",
+        "{}, T = {}, σ over the sensitivity = {}{}",
         if is_schedule {
             String::from("schedule of phases")
         } else if r.sampling_rate >= 1.0 {
@@ -306,7 +312,12 @@ pub(crate) fn report(args: &[String]) -> Result<String, Failure> {
             )
         },
         r.steps,
-        sig(r.accounted_noise_multiplier, 4, Side::Nearest)
+        sig(r.accounted_noise_multiplier, 4, Side::Nearest),
+        match (r.relation, r.microbatched) {
+            (Adjacency::ReplaceOne, _) => " (replace-one: sensitivity 2C)",
+            (_, true) => " (microbatches: sensitivity 2C)",
+            _ => "",
+        }
     );
     let mut points = Vec::new();
     {

@@ -351,6 +351,9 @@ pub(super) fn level_cap(max_points: usize, level: u32, top: u32) -> usize {
 
 /// `steps`-fold composition of one or two PLDs (composed in lockstep so that their
 /// transforms can be packed pairwise), by exponentiation by squaring.
+/// The most steps [`compose_many`] composes (2^48).
+pub const MAX_COMPOSED_STEPS: u64 = 1 << 48;
+
 pub(crate) fn compose_many(
     bases: Vec<Pld>,
     steps: u64,
@@ -359,6 +362,15 @@ pub(crate) fn compose_many(
     ws: &mut Workspace,
 ) -> Result<Vec<Pld>> {
     let steps = check_steps(steps)?;
+    if steps > MAX_COMPOSED_STEPS {
+        // the grid's offsets (i64) add at every doubling: beyond 2^48 steps they could
+        // overflow; no DP-SGD run has that many steps
+        return Err(Error::InvalidCount {
+            name: "steps",
+            value: steps,
+            expected: "<= 2^48 for a PLD composition",
+        });
+    }
     let max_points = max_points.clamp(64, MAX_GRID_POINTS);
     let top = 63 - steps.leading_zeros();
     let cap = |level: u32| level_cap(max_points, level, top);

@@ -231,3 +231,20 @@ fn epsilon_with_the_remove_scout_is_the_full_maximum_within_its_bracket() {
         );
     }
 }
+
+#[test]
+fn composition_refuses_more_steps_than_its_offsets_hold() {
+    // 2^64 − 1 steps overflowed the grid's i64 offsets (a panic in debug, a wrapped offset in
+    // release); the composition refuses more than 2^48, naming the steps
+    let c = PldConfig::default();
+    let p = Pld::subsampled_gaussian(0.01, 1.0, Direction::Remove, Bound::Pessimistic, &c).unwrap();
+    assert_eq!(
+        p.compose(u64::MAX, 1 << 12).unwrap_err().parameter(),
+        Some("steps")
+    );
+    assert_eq!(
+        p.compose((1 << 48) + 1, 1 << 12).unwrap_err().parameter(),
+        Some("steps")
+    );
+    assert!(p.compose(1 << 48, 1 << 12).is_ok());
+}

@@ -691,6 +691,8 @@ fn run_page_answers_first_and_its_numbers_are_the_json() {
         &[
             "--claimed-epsilon",
             "1.5",
+            "--delta",
+            "1e-5",
             "--library",
             "opacus-gdp",
             "--json",
@@ -806,7 +808,11 @@ fn run_page_render_in_chromium() {
     let bin =
         chromium().expect("chromium is not installed (apt-get install chromium; .ci/run does)");
     let d = dir("run-page-chromium");
-    let (_, stdout) = run_page(&d, "page.html", &["--claimed-epsilon", "1.5", "--json"]);
+    let (_, stdout) = run_page(
+        &d,
+        "page.html",
+        &["--claimed-epsilon", "1.5", "--delta", "1e-5", "--json"],
+    );
     let json = object(&stdout);
     let url = format!("file://{}", d.join("page.html").display());
     let profile = d.join("profile");

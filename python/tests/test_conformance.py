@@ -1,0 +1,139 @@
+"""Issue 41: the conformance kit. The honest trainers pass (the numpy reference over 100
+seeds, at the stated false-alarm rate; Opacus 1.6.0 over the seeds CI's time allows) and each
+seeded fault fails the test named for it — the real library's own ways of going wrong
+(poisson_sampling=False, sigma/2, clipping off, the realised batch, the accountant's hook on
+skipped physical batches, q from the wrong length).
+
+alpha = 1e-6 per test: 100 seeds x 7 tests give more than 2 false alarms with probability
+< 1e-10, so the assertion "at most 2" fails an honest trainer with probability < 1e-6."""
+
+import json
+import os
+
+import pytest
+
+from reconbound import UsageError
+from reconbound import conformance as kit
+
+IN_CI = os.environ.get("CI") == "true"
+
+
+def need(module):
+    if IN_CI:
+        return __import__(module, fromlist=["_"])
+    return pytest.importorskip(module)
+
+
+def failed(result):
+    return sorted(t["name"] for t in result["tests"] if t["passed"] is not True)
+
+
+def test_numpy_reference_passes_at_its_false_alarm_rate_over_100_seeds():
+    alarms = {}
+    for seed in range(100):
+        r = kit.run_kit(kit.NumpyTrainer(), kit.Config(seed=seed))
+        assert len(r["tests"]) == 7
+        for name in failed(r):
+            alarms[name] = alarms.get(name, 0) + 1
+    print(f"false alarms over 100 seeds at alpha = 1e-6 per test: {alarms or 'none'}")
+    assert sum(alarms.values()) <= 2, alarms
+
+
+@pytest.mark.parametrize("fault", kit.FAULTS)
+def test_numpy_faults_fail_their_test(fault):
+    r = kit.run_kit(kit.NumpyTrainer(fault), kit.Config(seed=1))
+    for name in kit.FAULT_TESTS[fault]:
+        assert name in failed(r), (fault, failed(r))
+    assert not r["passed"]
+    for t in r["tests"]:
+        if not t["passed"] and t["name"] in ("noise", "sampler-rate", "steps"):
+            # the epsilon of what was measured, beside the claim's
+            assert t["epsilon_claimed"] > 0
+            if fault in ("half-noise", "accumulation"):
+                assert t["epsilon_measured_lower"] > t["epsilon_claimed"], t
+
+
+def test_opacus_honest_passes_and_every_fault_is_caught():
+    need("opacus")
+    seeds = [0, 1]
+    for seed in seeds:
+        r = kit.run_kit(kit.OpacusTrainer(), kit.Config(seed=seed))
+        assert r["passed"], (seed, failed(r), r["tests"])
+    print(f"opacus honest: passed on seeds {seeds} ({r['seconds']:.1f} s a run)")
+    for fault in kit.FAULTS:
+        r = kit.run_kit(kit.OpacusTrainer(fault), kit.Config(seed=0))
+        for name in kit.FAULT_TESTS[fault]:
+            assert name in failed(r), (fault, failed(r))
+
+
+def test_jax_privacy_honest_passes_and_its_faults_are_caught():
+    need("jax_privacy")
+    r = kit.run_kit(kit.JaxPrivacyTrainer(), kit.Config(seed=0))
+    assert not r["failed"], failed(r)
+    # no step count to compare: skipped, saying why, and not a pass
+    assert r["skipped"] == ["steps"] and not r["passed"]
+    assert "num_updates" in [t for t in r["tests"] if t["name"] == "steps"][0]["skipped"]
+    for fault in kit.FAULTS:
+        r = kit.run_kit(kit.JaxPrivacyTrainer(fault), kit.Config(seed=0))
+        if fault == "accumulation":
+            assert not r["failed"] and r["skipped"] == ["steps"]  # nothing to break
+            continue
+        for name in kit.FAULT_TESTS[fault]:
+            assert name in failed(r), (fault, failed(r))
+
+
+def test_command_line_exit_status_and_json(capsys):
+    assert kit.main(["--trainer", "numpy", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [t["name"] for t in out["tests"]] == [
+        "sampler-rate", "sampler-batch-sizes", "sampler-independence", "noise", "clipping",
+        "normalisation", "steps",
+    ]
+    assert kit.main(["--trainer", "numpy", "--fault", "half-noise"]) == 1
+    text = capsys.readouterr().out
+    assert "noise" in text and "FAIL" in text and "less noise than claimed" in text
+    assert kit.main(["--trainer", "numpy", "--alpha", "0.9"]) == 2
+    assert "alpha" in capsys.readouterr().err
+    assert kit.main(["--trainer", "nope"]) == 2
+    capsys.readouterr()
+    if IN_CI or _has("jax_privacy"):
+        assert kit.main(["--trainer", "jax-privacy"]) == 3  # steps skipped: not a pass
+        assert "steps could not run (skipped: not a pass)" in capsys.readouterr().out
+
+
+def _has(module):
+    try:
+        __import__(module)
+        return True
+    except ImportError:
+        return False
+
+
+def test_a_trainer_that_cannot_be_observed_is_skipped_never_passed():
+    class SamplerOnly:
+        name = "sampler-only"
+
+        def sample_batches(self, cfg):
+            return kit.NumpyTrainer().sample_batches(cfg)
+
+    r = kit.run_kit(SamplerOnly())
+    skipped = [t for t in r["tests"] if t["passed"] is None]
+    assert {t["name"] for t in skipped} == {"noise", "clipping", "normalisation", "steps"}
+    assert all("no " in t["skipped"] for t in skipped)
+    assert not r["passed"]
+
+
+def test_bad_budgets_are_refused_naming_the_parameter():
+    for cfg, name in (
+        (kit.Config(sampling_rate=0.0123), "sampling_rate"),
+        (kit.Config(steps=1), "steps"),
+        (kit.Config(noise_dim=0), "noise_dim"),
+        (kit.Config(steps=2, noise_dim=5), "noise_dim"),
+        (kit.Config(alpha=0.0), "alpha"),
+        (kit.Config(dataset_size=100000, steps=400), "steps"),
+    ):
+        with pytest.raises(UsageError) as e:
+            kit.run_kit(kit.NumpyTrainer(), cfg)
+        assert e.value.parameter == name, (cfg, e.value)
+    with pytest.raises(UsageError):
+        kit.NumpyTrainer("typo")
