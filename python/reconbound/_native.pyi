@@ -53,6 +53,8 @@ def conformance_noise(
 def conformance_updates(
     ratios: List[float],
     batch_sizes: List[int],
+    low_ratios: List[float],
+    low_batch_sizes: List[int],
     tolerance: float,
     sampling_rate: float,
     noise_multiplier: float,

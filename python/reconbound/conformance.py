@@ -13,8 +13,9 @@ the core (``reconbound::conformance``), which holds every statistic:
   divides by q*N; C*q*N/D when it divides by another constant D), so that the noise is
   measured in units of the clipped sum, whatever constant the trainer divides by;
 * ``clipping``, ``normalisation``: noiseless steps (sigma = 0) where every example's gradient
-  points the same way with norm 1000*C: the update's norm times q*N / (lr*C) must be the
-  realised batch size;
+  points the same way (spread over two coordinates, or a weight and a bias) with norm 1000*C,
+  and again with 10*C: an example's contribution must not grow with its gradient, and the
+  update's norm times q*N / (lr*C) must be the realised batch size times one constant;
 * ``steps``: with gradient accumulation (4 physical batches a step), the steps the
   accountant recorded against the optimizer steps taken.
 
@@ -30,7 +31,7 @@ seeded faults
 of each: ``shuffle``, ``half-noise``, ``no-clip``, ``realised-batch``, ``accumulation``,
 ``wrong-q``. The command line::
 
-    python -m reconbound.conformance --trainer numpy|opacus [--fault NAME] [--seed S] [--json]
+    python -m reconbound.conformance --trainer numpy|opacus|jax-privacy [--fault NAME] [--seed S] [--json]
 
 exits 0 when every test ran and passed, 1 when one failed, 3 when none failed but one could
 not run (a skipped test is never a pass: the table says which and why), 2 for bad input.
@@ -46,7 +47,7 @@ import time
 from dataclasses import dataclass, asdict
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import UsageError, _native
+from . import UncertifiableError, UsageError, _native, _typed
 
 FAULTS = ("shuffle", "half-noise", "no-clip", "realised-batch", "accumulation", "wrong-q")
 
@@ -78,7 +79,7 @@ class Config:
     dataset_size: int = 1000
     sampling_rate: float = 0.05
     noise_multiplier: float = 1.0
-    clip: float = 1.0
+    clip: float = 2.0
     steps: int = 400
     noise_dim: int = 250
     accumulation: int = 4
@@ -96,10 +97,17 @@ class Config:
         if not (0.0 < self.sampling_rate < 1.0):
             raise UsageError(f"sampling_rate = {self.sampling_rate!r} is out of range: must be in (0, 1)", 2, "sampling_rate", self.sampling_rate)
         b = self.dataset_size * self.sampling_rate
-        if abs(b - round(b)) > 1e-9 * b:
+        if abs(b - round(b)) > 1e-9 * b or round(b) < 1:
             raise UsageError(
-                f"sampling_rate = {self.sampling_rate!r}: q*N = {b} is not an integer (the "
-                "expected batch size a trainer divides by)", 2, "sampling_rate", self.sampling_rate)
+                f"sampling_rate = {self.sampling_rate!r}: q*N = {b} is not a positive integer "
+                "(the expected batch size a trainer divides by)", 2, "sampling_rate", self.sampling_rate)
+        if self.dataset_size % int(round(b)) != 0:
+            raise UsageError(
+                f"dataset_size = {self.dataset_size} is not a multiple of the expected batch "
+                f"{int(round(b))}: Opacus samples at 1/ceil(N/B), another rate than q", 2,
+                "dataset_size", self.dataset_size)
+        if not (isinstance(self.seed, int) and self.seed >= 0):
+            raise UsageError(f"seed = {self.seed!r} is out of range: must be an integer >= 0", 2, "seed", self.seed)
         for name in ("noise_multiplier", "clip"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
@@ -108,10 +116,14 @@ class Config:
             v = getattr(self, name)
             if not (isinstance(v, int) and v >= least):
                 raise UsageError(f"{name} = {v!r} is out of range: must be an integer >= {least}", 2, name, v)
-        if not (0.0 < self.alpha <= 0.5):
-            raise UsageError(f"alpha = {self.alpha!r} is out of range: must be in (0, 0.5]", 2, "alpha", self.alpha)
+        if not (1e-300 <= self.alpha <= 0.5):
+            raise UsageError(f"alpha = {self.alpha!r} is out of range: must be in [1e-300, 0.5]", 2, "alpha", self.alpha)
         if not (0.0 < self.delta < 1.0):
             raise UsageError(f"delta = {self.delta!r} is out of range: must be in (0, 1)", 2, "delta", self.delta)
+        if self.steps * self.noise_dim > 9_000_000:
+            raise UsageError(
+                f"steps * noise_dim = {self.steps * self.noise_dim} is too large: at most 9000000 "
+                "noise coordinates", 2, "noise_dim", self.noise_dim)
         if self.dataset_size * self.steps > 9_999_999:
             raise UsageError(
                 f"dataset_size * steps = {self.dataset_size * self.steps} is too large: at most 9999999",
@@ -197,12 +209,13 @@ class NumpyTrainer:
             out.append(self._step(cfg, grads, b, rng, cfg.noise_multiplier))
         return list(np.concatenate(out) * cfg.expected_batch / cfg.clip)
 
-    def noiseless_updates(self, cfg: Config) -> Tuple[List[float], List[int]]:
+    def noiseless_updates(self, cfg: Config, gradient_norm: float = 1000.0) -> Tuple[List[float], List[int]]:
         import numpy as np
 
-        rng = self._rng(cfg, 3)
+        rng = self._rng(cfg, 3 if gradient_norm >= 1000.0 else 4)
         grads = np.zeros((cfg.dataset_size, 4))
-        grads[:, 0] = 1000.0 * cfg.clip
+        # one direction over two coordinates (a per-coordinate clip shows as sqrt(2)*C)
+        grads[:, 0] = grads[:, 1] = gradient_norm * cfg.clip / math.sqrt(2.0)
         ratios, sizes = [], []
         for b in self._batches(cfg, rng, max(cfg.steps // 4, 2)):
             u = self._step(cfg, grads, b, rng, 0.0)
@@ -243,7 +256,7 @@ class OpacusTrainer:
         import opacus  # noqa: F401
         import torch  # noqa: F401
 
-    def _make(self, cfg: Config, dim: int, x, sigma: float, clip: float, batch: Optional[int] = None):
+    def _make(self, cfg: Config, dim: int, x, sigma: float, clip: float, batch: Optional[int] = None, bias: bool = False):
         import opacus
         import torch
 
@@ -254,8 +267,9 @@ class OpacusTrainer:
             b = int(round(1.25 * b))
         data = torch.utils.data.TensorDataset(x, torch.arange(n))
         loader = torch.utils.data.DataLoader(data, batch_size=b)
-        model = torch.nn.Linear(dim, 1, bias=False)
-        torch.nn.init.zeros_(model.weight)
+        model = torch.nn.Linear(dim, 1, bias=bias)
+        for p in model.parameters():
+            torch.nn.init.zeros_(p)
         opt = torch.optim.SGD(model.parameters(), lr=1.0)
         engine = opacus.PrivacyEngine(accountant="rdp")
         if self.fault == "half-noise":
@@ -281,24 +295,28 @@ class OpacusTrainer:
                     break
         return out
 
-    def _train(self, cfg: Config, x, sigma: float, steps: int, loss_scale: float):
-        """Run ``steps`` optimizer steps on the linear model w.x with loss scale*w.x (zero
-        gradients at scale 0); return each step's update and realised batch."""
+    def _train(self, cfg: Config, x, sigma: float, steps: int, loss_scale: float, bias: bool = False):
+        """Run ``steps`` optimizer steps on the linear model w.x (+ b) with the mean loss
+        scale*(w.x + b), as Opacus's loss_reduction="mean" expects (zero gradients at scale
+        0); return each step's update of every parameter, and the realised batch."""
+        import numpy as np
         import torch
 
-        engine, model, opt, loader = self._make(cfg, x.shape[1], x, sigma, cfg.clip)
+        engine, model, opt, loader = self._make(cfg, x.shape[1], x, sigma, cfg.clip, bias=bias)
+        params = list(model.parameters())
         updates, sizes = [], []
         while len(updates) < steps:
             for xb, idx in loader:
-                before = model._module.weight.detach().clone() if hasattr(model, "_module") else model.weight.detach().clone()
+                before = [p.detach().clone() for p in params]
                 opt.zero_grad()
                 out = model(xb)
-                (loss_scale * out).sum().backward()
+                (loss_scale * out).mean().backward()
                 if self.fault == "realised-batch":
                     opt.expected_batch_size = max(len(idx), 1)
                 opt.step()
-                w = model._module.weight if hasattr(model, "_module") else model.weight
-                updates.append((w.detach() - before).flatten().numpy().astype(float))
+                updates.append(np.concatenate([
+                    (p.detach() - b).flatten().numpy().astype(float) for p, b in zip(params, before)
+                ]))
                 sizes.append(len(idx))
                 if len(updates) == steps:
                     break
@@ -313,13 +331,16 @@ class OpacusTrainer:
         # an SGD step of learning rate 1 is -grad; grad = (sum + noise) / expected batch
         return list(-np.concatenate(updates) * cfg.expected_batch / cfg.clip)
 
-    def noiseless_updates(self, cfg: Config) -> Tuple[List[float], List[int]]:
+    def noiseless_updates(self, cfg: Config, gradient_norm: float = 1000.0) -> Tuple[List[float], List[int]]:
         import numpy as np
         import torch
 
+        # a weight and a bias, each with half the gradient's square norm (per-layer clipping
+        # to C each shows as sqrt(2)*C)
         x = torch.zeros(cfg.dataset_size, 4)
-        x[:, 0] = 1000.0 * cfg.clip
-        updates, sizes = self._train(cfg, x, 0.0, max(cfg.steps // 4, 2), 1.0)
+        x[:, 0] = 1.0
+        scale = gradient_norm * cfg.clip / math.sqrt(2.0)
+        updates, sizes = self._train(cfg, x, 0.0, max(cfg.steps // 4, 2), scale, bias=True)
         ratios = [float(np.linalg.norm(u)) * cfg.expected_batch / cfg.clip for u in updates]
         return ratios, sizes
 
@@ -349,7 +370,7 @@ class OpacusTrainer:
                 for xb, _ in mem_loader:
                     before = w.detach().clone()
                     opt.zero_grad()
-                    model(xb).sum().backward()
+                    model(xb).mean().backward()
                     opt.step()
                     if not torch.equal(w.detach(), before):
                         taken += 1
@@ -379,6 +400,11 @@ class JaxPrivacyTrainer:
     def __init__(self, fault: Optional[str] = None):
         if fault is not None and fault not in FAULTS:
             raise UsageError(f"fault = {fault!r} is not one of {', '.join(FAULTS)}", 2, "fault", fault)
+        if fault == "accumulation":
+            raise UsageError(
+                "fault = 'accumulation' does not apply to the jax-privacy trainer: its core API "
+                "keeps no count of the steps taken, so there is nothing to miscount",
+                2, "fault", fault)
         self.fault = fault
         import jax  # noqa: F401
         import jax_privacy  # noqa: F401
@@ -437,12 +463,13 @@ class JaxPrivacyTrainer:
         updates, _ = self._updates(cfg, x, 0.0, cfg.noise_multiplier, cfg.steps, 2)
         return list(np.concatenate(updates) * cfg.expected_batch / cfg.clip)
 
-    def noiseless_updates(self, cfg: Config) -> Tuple[List[float], List[int]]:
+    def noiseless_updates(self, cfg: Config, gradient_norm: float = 1000.0) -> Tuple[List[float], List[int]]:
         import numpy as np
 
         x = np.zeros((cfg.dataset_size, 4), dtype=np.float32)
-        x[:, 0] = 1000.0 * cfg.clip
-        updates, sizes = self._updates(cfg, x, 1.0, 0.0, max(cfg.steps // 4, 2), 3)
+        x[:, 0] = x[:, 1] = gradient_norm * cfg.clip / math.sqrt(2.0)
+        stream = 3 if gradient_norm >= 1000.0 else 4
+        updates, sizes = self._updates(cfg, x, 1.0, 0.0, max(cfg.steps // 4, 2), stream)
         ratios = [float(np.linalg.norm(u)) * cfg.expected_batch / cfg.clip for u in updates]
         return ratios, sizes
 
@@ -472,7 +499,7 @@ def run_kit(trainer: Any, cfg: Optional[Config] = None) -> Dict[str, Any]:
             for name in names:
                 tests.append({"name": name, "passed": None, "skipped": why})
             return
-        tests.extend(_json.loads(call(f))["tests"])
+        tests.extend(_typed(call, f)["tests"])
 
     add(("sampler-rate", "sampler-batch-sizes", "sampler-independence"), "sample_batches",
         lambda f: _native.conformance_sampler(f(cfg), cfg.dataset_size, cfg.sampling_rate,
@@ -483,11 +510,12 @@ def run_kit(trainer: Any, cfg: Optional[Config] = None) -> Dict[str, Any]:
     updates: List[Dict[str, Any]] = []
     f = getattr(trainer, "noiseless_updates", None)
     if f is not None:
-        updates = _json.loads(
-            _native.conformance_updates(*_pair(f(cfg)), UPDATE_TOLERANCE, *args))["tests"]
+        high, low = _pair(f(cfg, 1000.0)), _pair(f(cfg, 10.0))
+        updates = _typed(
+            _native.conformance_updates, *high, *low, UPDATE_TOLERANCE, *args)["tests"]
     c = 1.0
-    if updates and updates[0]["passed"] and updates[0]["measured"] > 0:
-        c = updates[0]["measured"]
+    if updates and updates[0]["passed"] and updates[0]["contribution"] > 0:
+        c = updates[0]["contribution"]
     add(("noise",), "noise_coordinates",
         lambda f: _native.conformance_noise([float(z) / c for z in f(cfg)], *args, cfg.alpha))
     if f is None:
@@ -578,6 +606,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     except UsageError as e:
         print(f"reconbound.conformance: {e}", file=sys.stderr)
         return 2
+    except UncertifiableError as e:
+        print(f"reconbound.conformance: {e}", file=sys.stderr)
+        return 1
     except ImportError as e:
         print(f"reconbound.conformance: the {a.trainer} trainer needs {e.name} "
               f"(pip install it): {e}", file=sys.stderr)

@@ -351,16 +351,19 @@ fn conformance_noise(
     .map_err(raised)
 }
 
-/// conformance_updates(ratios, batch_sizes, tolerance, sampling_rate, noise_multiplier,
-/// steps, delta) -> str
+/// conformance_updates(ratios, batch_sizes, low_ratios, low_batch_sizes, tolerance,
+/// sampling_rate, noise_multiplier, steps, delta) -> str
 ///
-/// The clipping and normalisation tests on noiseless steps.
+/// The clipping and normalisation tests on noiseless steps, with gradients of norm 1000·C
+/// and 10·C.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn conformance_updates(
     py: Python<'_>,
     ratios: Vec<f64>,
     batch_sizes: Vec<u64>,
+    low_ratios: Vec<f64>,
+    low_batch_sizes: Vec<u64>,
     tolerance: f64,
     sampling_rate: f64,
     noise_multiplier: f64,
@@ -369,7 +372,12 @@ fn conformance_updates(
 ) -> PyResult<String> {
     py.detach(move || {
         let c = claimed(sampling_rate, noise_multiplier, steps, delta, 0);
-        reconbound_cli::conformance::updates_json(&ratios, &batch_sizes, tolerance, &c)
+        reconbound_cli::conformance::updates_json(
+            (&ratios, &batch_sizes),
+            (&low_ratios, &low_batch_sizes),
+            tolerance,
+            &c,
+        )
     })
     .map_err(raised)
 }

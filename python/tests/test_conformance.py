@@ -74,10 +74,11 @@ def test_jax_privacy_honest_passes_and_its_faults_are_caught():
     assert r["skipped"] == ["steps"] and not r["passed"]
     assert "num_updates" in [t for t in r["tests"] if t["name"] == "steps"][0]["skipped"]
     for fault in kit.FAULTS:
-        r = kit.run_kit(kit.JaxPrivacyTrainer(fault), kit.Config(seed=0))
         if fault == "accumulation":
-            assert not r["failed"] and r["skipped"] == ["steps"]  # nothing to break
+            with pytest.raises(UsageError, match="nothing to miscount"):
+                kit.JaxPrivacyTrainer(fault)  # no step count to break: refused, not passed
             continue
+        r = kit.run_kit(kit.JaxPrivacyTrainer(fault), kit.Config(seed=0))
         for name in kit.FAULT_TESTS[fault]:
             assert name in failed(r), (fault, failed(r))
 
@@ -109,6 +110,51 @@ def _has(module):
         return False
 
 
+def test_a_trainer_that_releases_the_sum_is_conformant():
+    """The review of issue 41: dividing by a constant is post-processing; a trainer that
+    releases the noisy sum (divides by 1) clips and noises as claimed and must pass."""
+
+    class Summing(kit.NumpyTrainer):
+        name = "numpy-sum"
+
+        def _step(self, cfg, grads, batch, rng, sigma):
+            return super()._step(cfg, grads, batch, rng, sigma) * cfg.expected_batch
+
+        def noise_coordinates(self, cfg):
+            return [z for z in super().noise_coordinates(cfg)]
+
+    r = kit.run_kit(Summing(), kit.Config(seed=3))
+    assert r["passed"], failed(r)
+
+
+def test_per_coordinate_clipping_and_unscaled_noise_are_caught():
+    """Clipping each coordinate to C (a contribution of sqrt(2)*C on the two-coordinate probe)
+    and noise not scaled by C (C = 2 by default) both show as less noise than claimed."""
+
+    class ValueClip(kit.NumpyTrainer):
+        def _step(self, cfg, grads, batch, rng, sigma):
+            import numpy as np
+
+            g = np.clip(grads[batch], -cfg.clip, cfg.clip)
+            total = g.sum(axis=0) + sigma * cfg.clip * rng.standard_normal(g.shape[1])
+            return total / cfg.expected_batch
+
+    class UnscaledNoise(kit.NumpyTrainer):
+        def _step(self, cfg, grads, batch, rng, sigma):
+            import numpy as np
+
+            g = grads[batch]
+            norms = np.linalg.norm(g, axis=1)
+            g = g * np.minimum(1.0, cfg.clip / np.maximum(norms, 1e-300))[:, None]
+            return (g.sum(axis=0) + sigma * rng.standard_normal(g.shape[1])) / cfg.expected_batch
+
+    for trainer in (ValueClip(), UnscaledNoise()):
+        r = kit.run_kit(trainer, kit.Config(seed=4))
+        assert "noise" in failed(r), (type(trainer).__name__, failed(r))
+        noise = [t for t in r["tests"] if t["name"] == "noise"][0]
+        assert noise["finding"].startswith("less noise"), noise
+
+
 def test_a_trainer_that_cannot_be_observed_is_skipped_never_passed():
     class SamplerOnly:
         name = "sampler-only"
@@ -130,7 +176,12 @@ def test_bad_budgets_are_refused_naming_the_parameter():
         (kit.Config(noise_dim=0), "noise_dim"),
         (kit.Config(steps=2, noise_dim=5), "noise_dim"),
         (kit.Config(alpha=0.0), "alpha"),
+        (kit.Config(alpha=1e-308), "alpha"),
+        (kit.Config(seed=-1), "seed"),
+        (kit.Config(dataset_size=200, sampling_rate=0.15), "dataset_size"),
         (kit.Config(dataset_size=100000, steps=400), "steps"),
+        # too few steps to detect constant batches at alpha = 1e-6: refused by the core
+        (kit.Config(steps=4, noise_dim=50000), "steps"),
     ):
         with pytest.raises(UsageError) as e:
             kit.run_kit(kit.NumpyTrainer(), cfg)

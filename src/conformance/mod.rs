@@ -34,12 +34,14 @@
 //!   direction and a norm far above C: the update's norm times the normaliser over C is the
 //!   realised batch size b_t exactly when each example contributes C (clipping) and the sum
 //!   is divided by the constant expected batch size (normalisation). The contribution c =
-//!   median(ratio_t / b_t) is C·E/D for a trainer that clips to C and divides by a constant D:
+//!   median(ratio_t / b_t) is C·E/D for a trainer that clips to C and divides by a constant D
+//!   (the claimed E, or 1 for a trainer that releases the sum):
 //!   a clipping norm C′ and a normaliser D cannot be told apart from updates alone, and only
 //!   their ratio matters for privacy (dividing by a constant is post-processing), so the noise
 //!   test measures the noise in units of c (the Python kit divides its coordinates by it): a
-//!   clipping norm above the claimed one shows as less noise. `clipping` fails when c exceeds
-//!   [`CLIPPING_LIMIT`] (no clipping at all: c = 1000); `normalisation` when a step's ratio is
+//!   clipping norm above the claimed one shows as less noise. `clipping` compares c at two
+//!   gradient norms, 1000·C and 10·C: it fails when c grows by more than [`CLIPPING_GROWTH`]
+//!   (no clipping: 100×), whatever D is; `normalisation` when a step's ratio is
 //!   not c·b_t (dividing by the realised batch, as Opacus #571 and #819 describe, makes it the
 //!   constant expected size instead), so each fault fails its own test.
 //! - [`steps`]: the steps the accountant recorded against the optimizer steps taken.
@@ -58,12 +60,11 @@ use crate::error::{check_count, check_open_unit, check_positive, check_unit_rate
 use crate::math::beta::clopper_pearson;
 use crate::math::special::ln_binomial;
 
-/// The clipping test's limit on the median contribution per example, in units of C: the
-/// gradients are 1000·C, so a trainer that does not clip contributes 1000; one that clips
-/// contributes C times the ratio of the claimed to its own constant normaliser (or of the
-/// expected to the realised batch), which stays far below 10. A clipping norm other than the
-/// claimed one is measured by the noise test instead (module docs).
-pub const CLIPPING_LIMIT: f64 = 10.0;
+/// The clipping test's limit on how much the contribution per example may grow when the
+/// gradients grow from 10·C to 1000·C: 1 when both are clipped (up to the spread of the
+/// batches drawn, a few per cent), 100 when neither is; 2 separates them whatever constant
+/// the trainer divides by.
+pub const CLIPPING_GROWTH: f64 = 2.0;
 
 /// The most count trials a Clopper–Pearson interval here takes (N·T records-steps).
 pub const MAX_TRIALS: u64 = 9_999_999;
@@ -129,7 +130,8 @@ fn check_alpha(alpha: f64) -> Result<f64> {
 ///
 /// # Errors
 /// `sampling_rate` ∉ (0, 1), `alpha` ∉ (0, ½], N = 0, fewer than 2 steps, an index ≥ N,
-/// N·T above [`MAX_TRIALS`].
+/// N·T above [`MAX_TRIALS`]; a budget too small to detect constant batches or shuffling at
+/// this α (`steps`: a test that cannot fail is not run).
 pub fn sampler(
     batches: &[&[u64]],
     dataset_size: u64,
@@ -186,6 +188,25 @@ pub fn sampler(
     let b0 = libm::round(n as f64 * q);
     let ln_p0 = ln_binomial(n as f64, b0)? + b0 * libm::log(q) + (n as f64 - b0) * libm::log1p(-q);
     let p0 = libm::exp(ln_p0);
+    // a budget too small to detect anything is refused, not passed: T constant batches
+    // refute Poisson only if α^(1/T) > p₀, and no pair in N·⌊T/2⌋ refutes it only if the
+    // Clopper–Pearson upper limit of 0 successes, 1 − (α/4)^(1/(N·⌊T/2⌋)), is below q²/2
+    if libm::exp(libm::log(alpha) / t as f64) <= p0 {
+        return Err(Error::InvalidCount {
+            name: "steps",
+            value: t,
+            expected: "more than ln(alpha)/ln(p0) batches: too few to detect constant batch sizes at this alpha",
+        });
+    }
+    let pair_trials_power = n * (t / 2);
+    let zero_upper = -libm::expm1(libm::log(alpha / 4.0) / pair_trials_power as f64);
+    if zero_upper >= 0.5 * q * q {
+        return Err(Error::InvalidCount {
+            name: "steps",
+            value: t,
+            expected: "enough pairs of steps that a shuffled sampler (no record in both) is refuted at this alpha",
+        });
+    }
     let at_b0 = batches.iter().filter(|b| b.len() as f64 == b0).count() as u64;
     let ci = clopper_pearson(at_b0, t, alpha)?;
     let sizes = TestResult {
@@ -298,25 +319,12 @@ pub fn noise(z: &[f64], noise_multiplier: f64, alpha: f64) -> Result<TestResult>
     })
 }
 
-/// The clipping and normalisation tests (module docs) on noiseless steps: `ratios[t]` is the
-/// update's norm times the normaliser over C, `batch_sizes[t]` the realised batch b_t; exact
-/// up to the relative `tolerance` (floating-point roundoff of the trainer).
-///
-/// # Errors
-/// Different lengths, no step with a non-empty batch, a ratio not finite and ≥ 0, `tolerance`
-/// ∉ [0, 1).
-pub fn updates(ratios: &[f64], batch_sizes: &[u64], tolerance: f64) -> Result<[TestResult; 2]> {
+/// The median contribution per example, median(ratio_t / b_t) over steps with b_t > 0.
+fn contribution(ratios: &[f64], batch_sizes: &[u64]) -> Result<f64> {
     if ratios.len() != batch_sizes.len() {
         return Err(Error::Inconsistent {
             what: "ratios and batch_sizes of different lengths",
             value: ratios.len() as f64,
-        });
-    }
-    if !(0.0..1.0).contains(&tolerance) {
-        return Err(Error::InvalidParameter {
-            name: "tolerance",
-            value: tolerance,
-            expected: "in [0, 1)",
         });
     }
     let mut per_example = alloc::vec::Vec::new();
@@ -340,12 +348,39 @@ pub fn updates(ratios: &[f64], batch_sizes: &[u64], tolerance: f64) -> Result<[T
         });
     }
     per_example.sort_by(f64::total_cmp);
-    let median = per_example[per_example.len() / 2];
-    // normalisation: every step's ratio is the same multiple c (the median contribution per
-    // example, C when clipping works) of its realised batch; an empty batch gives 0
+    Ok(per_example[per_example.len() / 2])
+}
+
+/// The clipping and normalisation tests (module docs) on noiseless steps at two gradient
+/// norms: `ratios[t]` is the update's norm times the claimed normaliser over C, `batch_sizes[t]`
+/// the realised batch b_t, with every example's gradient of norm 1000·C (`high`) and 10·C
+/// (`low`), one direction. Returns the two tests and the contribution c at 1000·C (the noise
+/// test's unit). Normalisation is exact up to the relative `tolerance`.
+///
+/// # Errors
+/// Different lengths, no step with a non-empty batch, a ratio not finite and ≥ 0, `tolerance`
+/// ∉ [0, 1).
+pub fn updates(
+    high: (&[f64], &[u64]),
+    low: (&[f64], &[u64]),
+    tolerance: f64,
+) -> Result<([TestResult; 2], f64)> {
+    if !(0.0..1.0).contains(&tolerance) {
+        return Err(Error::InvalidParameter {
+            name: "tolerance",
+            value: tolerance,
+            expected: "in [0, 1)",
+        });
+    }
+    let (ratios, batch_sizes) = high;
+    let c = contribution(ratios, batch_sizes)?;
+    let c_low = contribution(low.0, low.1)?;
+    // clipping: a clipped contribution does not grow with the gradient (100× here)
+    let growth = c / c_low.max(f64::MIN_POSITIVE);
+    // normalisation: every step's ratio is the same multiple c of its realised batch
     let mut worst = 0.0f64;
     for (&r, &b) in ratios.iter().zip(batch_sizes) {
-        let want = median * b as f64;
+        let want = c * b as f64;
         worst = worst.max(if b > 0 {
             (r - want).abs() / want.max(f64::MIN_POSITIVE)
         } else {
@@ -354,19 +389,19 @@ pub fn updates(ratios: &[f64], batch_sizes: &[u64], tolerance: f64) -> Result<[T
     }
     let clipping = TestResult::exact(
         "clipping",
-        median <= CLIPPING_LIMIT,
-        median,
+        growth <= CLIPPING_GROWTH,
+        growth,
         1.0,
-        "an example contributes more than C: clipping is off or ignores the clipping norm",
+        "an example's contribution grows with its gradient: clipping is off, or its norm is above 10·C",
     );
     let normalisation = TestResult::exact(
         "normalisation",
         worst <= tolerance,
         worst,
         0.0,
-        "the sum is not divided by the constant expected batch size (the realised batch, for one), which leaks the batch size",
+        "the sum is not divided by a constant (the realised batch, for one), which leaks the batch size",
     );
-    Ok([clipping, normalisation])
+    Ok(([clipping, normalisation], c))
 }
 
 /// The steps test: the steps the accountant recorded against the optimizer steps taken.

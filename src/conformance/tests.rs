@@ -124,24 +124,54 @@ fn noise_false_alarms_stay_below_alpha_over_seeds() {
 #[test]
 fn clipping_and_normalisation_from_noiseless_updates() {
     let sizes: Vec<u64> = poisson(5, Q).iter().map(|b| b.len() as u64).collect();
+    let low_sizes: Vec<u64> = poisson(6, Q).iter().map(|b| b.len() as u64).collect();
     let expected = N as f64 * Q;
-    let honest: Vec<f64> = sizes.iter().map(|&b| b as f64).collect();
-    let [c, n] = updates(&honest, &sizes, 1e-9).unwrap();
-    assert!(c.passed && n.passed, "{c:?} {n:?}");
-    // clipping off: each example contributes its gradient norm, 1000·C
-    let unclipped: Vec<f64> = sizes.iter().map(|&b| 1000.0 * b as f64).collect();
-    let [c, n] = updates(&unclipped, &sizes, 1e-9).unwrap();
-    assert!(!c.passed && c.measured == 1000.0, "{c:?}");
+    let honest = |s: &[u64]| s.iter().map(|&b| b as f64).collect::<Vec<f64>>();
+    let ([c, n], contribution) = updates(
+        (&honest(&sizes), &sizes),
+        (&honest(&low_sizes), &low_sizes),
+        1e-9,
+    )
+    .unwrap();
+    assert!(c.passed && n.passed && contribution == 1.0, "{c:?} {n:?}");
+    // a trainer that releases the sum (divides by 1): contributions of E·C, still clipped
+    // (the review of issue 41: a limit on c failed it)
+    let summed = |s: &[u64]| s.iter().map(|&b| expected * b as f64).collect::<Vec<f64>>();
+    let ([c, n], contribution) = updates(
+        (&summed(&sizes), &sizes),
+        (&summed(&low_sizes), &low_sizes),
+        1e-9,
+    )
+    .unwrap();
+    assert!(
+        c.passed && n.passed && contribution == expected,
+        "{c:?} {n:?}"
+    );
+    // clipping off: each example contributes its gradient norm, 1000·C and 10·C
+    let scaled = |s: &[u64], g: f64| s.iter().map(|&b| g * b as f64).collect::<Vec<f64>>();
+    let ([c, n], _) = updates(
+        (&scaled(&sizes, 1000.0), &sizes),
+        (&scaled(&low_sizes, 10.0), &low_sizes),
+        1e-9,
+    )
+    .unwrap();
+    assert!(!c.passed && (c.measured - 100.0).abs() < 1e-9, "{c:?}");
     assert!(
         n.passed,
         "clipping off is not a normalisation failure: {n:?}"
     );
     // divided by the realised batch: the ratio is the constant expected size
-    let realised: Vec<f64> = sizes
-        .iter()
-        .map(|&b| if b > 0 { expected } else { 0.0 })
-        .collect();
-    let [c, n] = updates(&realised, &sizes, 1e-9).unwrap();
+    let realised = |s: &[u64]| {
+        s.iter()
+            .map(|&b| if b > 0 { expected } else { 0.0 })
+            .collect::<Vec<f64>>()
+    };
+    let ([c, n], _) = updates(
+        (&realised(&sizes), &sizes),
+        (&realised(&low_sizes), &low_sizes),
+        1e-9,
+    )
+    .unwrap();
     assert!(
         c.passed,
         "realised-batch normalisation is not a clipping failure: {c:?}"
@@ -178,9 +208,14 @@ fn steps_and_bad_input() {
         noise(&[f64::NAN; 100], 1.0, 0.1).unwrap_err().parameter(),
         Some("coordinate")
     );
-    assert!(updates(&[1.0], &[1, 2], 0.0).is_err());
+    let one: (&[f64], &[u64]) = (&[1.0], &[1]);
+    assert!(updates((&[1.0], &[1, 2]), one, 0.0).is_err());
     assert_eq!(
-        updates(&[0.0], &[0], 0.0).unwrap_err().parameter(),
+        updates((&[0.0], &[0]), one, 0.0).unwrap_err().parameter(),
         Some("steps")
+    );
+    assert_eq!(
+        updates(one, one, 1.5).unwrap_err().parameter(),
+        Some("tolerance")
     );
 }

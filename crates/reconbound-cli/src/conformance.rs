@@ -143,24 +143,30 @@ pub fn noise_json(z: &[f64], claimed: &Claimed, alpha: f64) -> Result<String, Co
     )?]))
 }
 
-/// The clipping and normalisation tests on noiseless steps.
+/// The clipping and normalisation tests on noiseless steps at gradient norms 1000·C (`high`)
+/// and 10·C (`low`); the clipping test's JSON also has `contribution`, c at 1000·C (the unit
+/// of the noise test).
 ///
 /// # Errors
 /// As [`conformance::updates`].
 pub fn updates_json(
-    ratios: &[f64],
-    batch_sizes: &[u64],
+    high: (&[f64], &[u64]),
+    low: (&[f64], &[u64]),
     tolerance: f64,
     claimed: &Claimed,
 ) -> Result<String, CommandError> {
-    let r = conformance::updates(ratios, batch_sizes, tolerance)?;
+    let (r, c) = conformance::updates(high, low, tolerance)?;
+    let mut clipping = put(
+        &r[0],
+        claimed,
+        None,
+        "no ε: without clipping the sensitivity is unbounded",
+    )?;
+    if let Value::Obj(o) = &mut clipping {
+        o.num("contribution", c);
+    }
     Ok(array(std::vec![
-        put(
-            &r[0],
-            claimed,
-            None,
-            "no ε: without clipping the sensitivity is unbounded"
-        )?,
+        clipping,
         put(
             &r[1],
             claimed,
