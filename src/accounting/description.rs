@@ -56,7 +56,7 @@ use crate::accounting::schedule::Schedule;
 use crate::error::{check_count, check_positive, check_unit_rate, Error, Result, Shown};
 
 /// The most steps a description's epochs may give: the most a PLD composes.
-const MAX_EPOCH_STEPS: u64 = 1 << 48;
+const MAX_EPOCH_STEPS: u64 = crate::accounting::pld::MAX_COMPOSED_STEPS;
 
 /// How batches are drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

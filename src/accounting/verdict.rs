@@ -147,8 +147,28 @@ pub struct Check {
     pub tolerance: f64,
     /// By how much: ε_L − ε_c when optimistic, ε_c − ε_U when conservative, 0 otherwise.
     pub margin: f64,
+}
+
+impl Check {
     /// Whether the bracket has an upper end (a consistent claim is then confirmed).
-    pub upper_certified: bool,
+    pub fn upper_certified(&self) -> bool {
+        self.bracket.upper.is_some()
+    }
+}
+
+/// How close a claim must be to a bracket to *match* it ([`claim_matches`]): 1 % relative, since
+/// libraries print rounded values (jax_privacy's "0.72" for 0.71801…).
+pub const MATCH_RELATIVE: f64 = 0.01;
+
+/// Whether `claimed_epsilon` matches `bracket` — the bracket of the run under some assumption
+/// (Poisson sampling instead of shuffling, σ instead of the microbatches' σ/2, …): within
+/// [`MATCH_RELATIVE`] below its lower end and above its upper end plus `tolerance`. A
+/// diagnostic of which assumption a claim was computed under, not a verdict.
+pub fn claim_matches(claimed_epsilon: f64, bracket: &Bracket, tolerance: f64) -> bool {
+    claimed_epsilon >= bracket.lower * (1.0 - MATCH_RELATIVE)
+        && bracket
+            .upper
+            .is_none_or(|u| claimed_epsilon <= u * (1.0 + MATCH_RELATIVE) + tolerance)
 }
 
 /// The certified bracket of `run`'s ε(δ) under its relation (module docs).
@@ -277,7 +297,6 @@ pub fn check(claimed_epsilon: f64, delta: f64, bracket: &Bracket, tolerance: f64
         bracket: *bracket,
         tolerance,
         margin,
-        upper_certified: bracket.upper.is_some(),
     })
 }
 
@@ -329,7 +348,18 @@ mod tests {
         };
         let c = check(100.0, 1e-5, &open, 0.0).unwrap();
         assert_eq!(c.verdict, Verdict::Consistent);
-        assert!(!c.upper_certified);
+        assert!(!c.upper_certified());
+        // matching: jax_privacy's printed 0.72 matches the physical-batch bracket
+        // [0.718013, 0.718062] (PR #271), 0.70 does not, nor 0.73
+        let physical = Bracket {
+            lower: 0.718013,
+            lower_by: Source::Pld,
+            upper: Some(0.718062),
+            upper_by: Source::Pld,
+        };
+        assert!(claim_matches(0.72, &physical, 0.0));
+        assert!(!claim_matches(0.70, &physical, 0.0) && !claim_matches(0.73, &physical, 0.0));
+        assert!(claim_matches(1e9, &open, 0.0));
     }
 
     #[test]

@@ -338,11 +338,11 @@ fn headline(c: Option<&Check>, b: &Bracket, delta: f64, flag: &str) -> String {
             sig(b.upper.unwrap_or(f64::NAN), 6, Side::Up),
             sig(c.margin, 3, Side::Down)
         ),
-        Verdict::Consistent if c.upper_certified && b.lower_by != verdict::Source::None => format!(
+        Verdict::Consistent if c.upper_certified() && b.lower_by != verdict::Source::None => format!(
             "CONSISTENT: {what} = {e} at δ = {d} agrees with the run's certified ε {}",
             bracket_text(b)
         ),
-        Verdict::Consistent if c.upper_certified => format!(
+        Verdict::Consistent if c.upper_certified() => format!(
             "CONSISTENT (not refuted): {what} = {e} at δ = {d} is at most the run's certified upper end {}, but no lower end is certified for this run (the PLD has no value here), so it is not confirmed either",
             sig(b.upper.unwrap_or(f64::NAN), 6, Side::Up)
         ),
@@ -354,9 +354,6 @@ fn headline(c: Option<&Check>, b: &Bracket, delta: f64, flag: &str) -> String {
 }
 
 type Explanation = (String, Bracket, Option<bool>);
-
-/// How close (relative) a claim must be to an assumption's bracket to match it: 1 %.
-const MATCH: f64 = 0.01;
 
 /// The assumptions a library's accountant makes that the run breaks, each with the bracket it
 /// would give and whether the claim agrees with it.
@@ -421,12 +418,7 @@ fn explain(
         let Ok(eb) = verdict::bracket(&r, delta) else {
             continue;
         };
-        // printed claims are rounded (jax_privacy's "0.72" for 0.71801…): a claim matches an
-        // assumption when it is within MATCH of its bracket (plus the tolerance above it)
-        let ok = claimed.map(|e| {
-            e >= eb.lower * (1.0 - MATCH)
-                && eb.upper.is_none_or(|u| e <= u * (1.0 + MATCH) + tolerance)
-        });
+        let ok = claimed.map(|e| verdict::claim_matches(e, &eb, tolerance));
         out.push((label, eb, ok));
     }
     Ok(out)

@@ -39,10 +39,22 @@ fn poisson(q: f64, sigma: f64, steps: u64) -> Description {
     Description::new(sigma, Rate::SamplingRate(q), Length::Steps(steps))
 }
 
-/// The test's JSON, with the claimed run's bracket and the measured mechanism's lower end.
+/// The certified upper ε of the run as claimed (computed once per call: a PLD).
+fn claimed_upper(claimed: &Claimed) -> Result<Option<f64>, CommandError> {
+    let r = poisson(
+        claimed.sampling_rate,
+        claimed.noise_multiplier,
+        claimed.steps,
+    )
+    .resolve()?;
+    Ok(verdict::bracket(&r, claimed.delta)?.upper)
+}
+
+/// The test's JSON, with the claimed run's ε and the measured mechanism's lower end.
 fn put(
     t: &TestResult,
     claimed: &Claimed,
+    claimed_epsilon: Option<f64>,
     measured: Option<Description>,
     note: &str,
 ) -> Result<Value, CommandError> {
@@ -55,16 +67,7 @@ fn put(
         .num("measured_upper", t.measured_upper)
         .num("expected", t.expected)
         .str("finding", t.finding);
-    let c = verdict::bracket(
-        &poisson(
-            claimed.sampling_rate,
-            claimed.noise_multiplier,
-            claimed.steps,
-        )
-        .resolve()?,
-        claimed.delta,
-    )?;
-    match c.upper {
+    match claimed_epsilon {
         Some(u) => o.num("epsilon_claimed", u),
         None => o.put("epsilon_claimed", Value::Null),
     };
@@ -97,6 +100,7 @@ pub fn sampler_json(
 ) -> Result<String, CommandError> {
     let refs: Vec<&[u64]> = batches.iter().map(|b| b.as_slice()).collect();
     let r = conformance::sampler(&refs, claimed.dataset_size, claimed.sampling_rate, alpha)?;
+    let eps = claimed_upper(claimed)?;
     let (sigma, steps) = (claimed.noise_multiplier, claimed.steps);
     // the rate measured: its lower confidence limit (the least the data allow)
     let rate = poisson(r[0].measured_lower.max(f64::MIN_POSITIVE), sigma, steps);
@@ -112,16 +116,16 @@ pub fn sampler_json(
     );
     shuffled.sampler = Sampler::Shuffled;
     Ok(array(std::vec![
-        put(&r[0], claimed, Some(rate), "the ε at the lower confidence limit of the measured rate")?,
+        put(&r[0], claimed, eps, Some(rate), "the ε at the lower confidence limit of the measured rate")?,
         put(
             &r[1],
-            claimed,
+            claimed, eps,
             Some(shuffled.clone()),
             "the batches read as shuffled epochs: the lower bound of Chua et al. 2024 (none when B does not divide N)",
         )?,
         put(
             &r[2],
-            claimed,
+            claimed, eps,
             Some(shuffled),
             "the batches read as shuffled epochs: the lower bound of Chua et al. 2024 (none when B does not divide N)",
         )?,
@@ -134,10 +138,12 @@ pub fn sampler_json(
 /// As [`conformance::noise`].
 pub fn noise_json(z: &[f64], claimed: &Claimed, alpha: f64) -> Result<String, CommandError> {
     let r = conformance::noise(z, claimed.noise_multiplier, alpha)?;
+    let eps = claimed_upper(claimed)?;
     let measured = poisson(claimed.sampling_rate, r.measured_upper, claimed.steps);
     Ok(array(std::vec![put(
         &r,
         claimed,
+        eps,
         Some(measured),
         "the ε at the upper confidence limit of the measured noise multiplier"
     )?]))
@@ -156,9 +162,11 @@ pub fn updates_json(
     claimed: &Claimed,
 ) -> Result<String, CommandError> {
     let (r, c) = conformance::updates(high, low, tolerance)?;
+    let eps = claimed_upper(claimed)?;
     let mut clipping = put(
         &r[0],
         claimed,
+        eps,
         None,
         "no ε: without clipping the sensitivity is unbounded",
     )?;
@@ -170,6 +178,7 @@ pub fn updates_json(
         put(
             &r[1],
             claimed,
+            eps,
             None,
             "no ε: a data-dependent normaliser is not the accounted mechanism",
         )?,
@@ -184,6 +193,7 @@ pub fn updates_json(
 /// A claimed run the accountants refuse.
 pub fn steps_json(taken: u64, accounted: u64, claimed: &Claimed) -> Result<String, CommandError> {
     let r = conformance::steps(taken, accounted);
+    let eps = claimed_upper(claimed)?;
     let measured = (accounted > 0 && taken > 0)
         .then(|| libm::ceil(claimed.steps as f64 * taken as f64 / accounted as f64))
         .filter(|t| *t <= 1e7)
@@ -191,6 +201,7 @@ pub fn steps_json(taken: u64, accounted: u64, claimed: &Claimed) -> Result<Strin
     Ok(array(std::vec![put(
         &r,
         claimed,
+        eps,
         measured,
         "the ε of the steps taken: T × taken / accounted"
     )?]))

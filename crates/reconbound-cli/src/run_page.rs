@@ -223,7 +223,11 @@ pub(crate) fn report(args: &[String]) -> Result<String, Failure> {
             a.get("fpr_upper").and_then(Value::as_f64),
             a.get("fnr_upper").and_then(Value::as_f64),
         ) {
-            (Some(fpr), Some(fnr)) => Some((fpr, (1.0 - fnr).max(0.0), tc.tpr(fpr)?.upper)),
+            (Some(fpr), Some(fnr)) => {
+                let tpr = (1.0 - fnr).max(0.0);
+                let (bound, above) = tc.audit_corner(fpr, tpr)?;
+                Some((tpr, bound, above))
+            }
             _ => None,
         },
         _ => None,
@@ -262,10 +266,10 @@ pub(crate) fn report(args: &[String]) -> Result<String, Failure> {
         .put("bound", Value::Obj(bound.to_json()))
         .put("audit", audit);
     match corner {
-        Some((_, tpr, bound)) => {
+        Some((tpr, bound, above)) => {
             o.num("audit_tpr_lower", tpr)
                 .num("audit_curve_tpr", bound)
-                .put("audit_above_curve", Value::Bool(tpr > bound));
+                .put("audit_above_curve", Value::Bool(above));
         }
         None => {
             o.put("audit_tpr_lower", Value::Null)

@@ -351,7 +351,7 @@ pub(super) fn level_cap(max_points: usize, level: u32, top: u32) -> usize {
 
 /// `steps`-fold composition of one or two PLDs (composed in lockstep so that their
 /// transforms can be packed pairwise), by exponentiation by squaring.
-/// The most steps [`compose_many`] composes (2^48).
+/// The most steps a PLD composition composes (2^48): beyond, the grid's offsets could overflow.
 pub const MAX_COMPOSED_STEPS: u64 = 1 << 48;
 
 pub(crate) fn compose_many(

@@ -268,6 +268,7 @@ const TAIL_RATIO: i64 = 32;
 const FINE_MAX: usize = 1 << 14;
 
 mod compose;
+pub use compose::MAX_COMPOSED_STEPS;
 mod discretise;
 mod divergence;
 mod entry;

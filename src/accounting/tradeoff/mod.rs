@@ -401,6 +401,20 @@ impl TradeoffCurve {
         Ok(self.beta(fpr)?.complement())
     }
 
+    /// An audit's corner against the curve: with FPR ≤ `fpr_upper` and TPR ≥ `tpr_lower`
+    /// holding together (at the audit's confidence), the test's true point lies under the curve
+    /// only if TPR ≤ 1 − f(FPR) ≤ 1 − f(FPR̄) (the curve's complement rises with FPR). Returns
+    /// the certified TPR bound at `fpr_upper` and whether the corner is above it — the audit
+    /// then contradicts the curve: the trainer is not this mechanism, or the audit's α came up.
+    ///
+    /// # Errors
+    /// `fpr_upper` ∉ [0, 1], `tpr_lower` not in [0, 1].
+    pub fn audit_corner(&self, fpr_upper: f64, tpr_lower: f64) -> Result<(f64, bool)> {
+        let tpr_lower = crate::error::check_probability("tpr_lower", tpr_lower)?;
+        let bound = self.tpr(fpr_upper)?.upper;
+        Ok((bound, tpr_lower > bound))
+    }
+
     /// Hayes et al.'s γ at the baseline κ: 1 − T(ν, μ)(κ), the add direction alone (see
     /// the module docs), kept in [κ, 1] (and, from the PLD, below the σ → 0 limit
     /// 1 − (1 − q)^T(1 − κ)). Report `upper`.

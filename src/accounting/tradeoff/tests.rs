@@ -447,3 +447,17 @@ fn curve_below_the_crossing_is_the_four_composition_bracket_bit_for_bit() {
         }
     }
 }
+
+#[test]
+fn an_audit_corner_above_the_curve_contradicts_it() {
+    // 1-GDP: 1 − f(0.05) = Φ(Φ⁻¹(0.05) + 1) = 0.25952 (scipy.stats.norm); a corner with TPR ≥
+    // 0.30 at FPR ≤ 0.05 is above it, one with TPR ≥ 0.20 is not
+    let f = TradeoffCurve::gaussian(1.0).unwrap();
+    let (bound, above) = f.audit_corner(0.05, 0.30).unwrap();
+    assert!((bound - 0.259_52).abs() < 1e-4 && above, "{bound}");
+    assert!(!f.audit_corner(0.05, 0.20).unwrap().1);
+    assert_eq!(
+        f.audit_corner(0.05, 1.5).unwrap_err().parameter(),
+        Some("tpr_lower")
+    );
+}
