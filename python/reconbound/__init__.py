@@ -1039,15 +1039,24 @@ def one_run_epsilon(
     *,
     delta: float,
     alpha: float = 0.05,
+    run: Any = None,
+    run_file: Any = None,
+    **keywords: Any,
 ) -> Result:
     """The one-run audit's epsilon (Steinke, Nasr, Jagielski 2023) from an adversary's
     guesses fixed in advance (+1 "in", -1 "out", 0 abstain) and the truths (1 in, 0 out), one
     per canary (lists or numpy arrays): computed by the core on these values, a
-    :class:`Result` equal to ``reconbound estimate --guesses FILE --json`` — with, beside
-    ``epsilon_empirical``, the f-DP one-run audit of the same counts (Mahloujifar, Melis,
-    Chaudhuri 2025): ``mu_fdp``, the largest mu-GDP curve refuted, and ``epsilon_fdp``, its
-    epsilon at delta (None at delta = 0; a lower bound only if the curve is Gaussian).
-    Raises UsageError (a ValueError) for invalid input."""
+    :class:`Result` equal to ``reconbound estimate --guesses FILE --json [RUN]``.
+
+    With the run the guesses come from (a :class:`Run`, ``run_file``, or the run keywords
+    such as ``sampling_rate=0.01, noise_multiplier=1, steps=1000``), also the f-DP one-run
+    audit (Mahloujifar, Melis, Chaudhuri 2025) against that run's own curves:
+    ``epsilon_fdp``, a lower bound on the trainer's epsilon if it is the run up to its noise
+    (Poisson, full batch, schedules), ``claim_refuted_fdp`` and ``p_value_fdp`` for the run's
+    own curve. Always ``epsilon_gdp`` and ``mu_gdp``: the counts read against Gaussian curves
+    (as jax_privacy's ``epsilon_one_run_fdp``), a lower bound only for full-batch runs
+    (``gdp_note``). Raises UsageError (a ValueError) for invalid input."""
+    run_args = _run_flags(run, run_file, keywords) if (run is not None or run_file is not None or keywords) else []
     g = list(guesses)
     t = list(truths)
 
@@ -1061,7 +1070,7 @@ def one_run_epsilon(
 
     gi = [integer("guesses", i, a) for i, a in enumerate(g)]
     ti = [integer("truths", i, b) for i, b in enumerate(t)]
-    return _typed(_native.estimate_guesses, gi, ti, _real("delta", delta), _real("alpha", alpha))
+    return _typed(_native.estimate_guesses, gi, ti, _real("delta", delta), _real("alpha", alpha), run_args)
 
 
 def _run_flags(run: Any, run_file: Any, keywords: Dict[str, Any]) -> list:

@@ -3,7 +3,7 @@
 # arguments (noise_multiplier=1.1 -> --noise-multiplier 1.1). Both return a Result: the
 # command's JSON object (`reconbound <command> --help` lists its keys) as a dict whose keys
 # are also attributes.
-from typing import Any, Dict, Iterable, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Optional, Sequence, Tuple, Union
 
 __version__: str
 
@@ -118,5 +118,12 @@ def empirical_epsilon(
     split_in: Sequence[str | bool] | None = ...,
 ) -> Result: ...
 def one_run_epsilon(
-    guesses: Sequence[int], truths: Sequence[int], *, delta: float, alpha: float = ...
+    guesses: Sequence[int],
+    truths: Sequence[int],
+    *,
+    delta: float,
+    alpha: float = ...,
+    run: Optional[Run] = ...,
+    run_file: Optional[str] = ...,
+    **keywords: Any,
 ) -> Result: ...

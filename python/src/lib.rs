@@ -274,10 +274,10 @@ fn estimate_scores(
     .map_err(raised)
 }
 
-/// estimate_guesses(guesses, truths, delta, alpha) -> str
+/// estimate_guesses(guesses, truths, delta, alpha, run_args) -> str
 ///
-/// The JSON object of `reconbound estimate --guesses FILE --json` for these guesses, with no
-/// file.
+/// The JSON object of `reconbound estimate --guesses FILE --json RUN` for these guesses, with
+/// no file; `run_args` the run flags the guesses are tested against (empty: no run).
 #[pyfunction]
 fn estimate_guesses(
     py: Python<'_>,
@@ -285,8 +285,9 @@ fn estimate_guesses(
     truths: Vec<i64>,
     delta: f64,
     alpha: f64,
+    run_args: Vec<String>,
 ) -> PyResult<String> {
-    py.detach(move || api::estimate_guesses_json(&guesses, &truths, delta, alpha))
+    py.detach(move || api::estimate_guesses_json(&guesses, &truths, delta, alpha, &run_args))
         .map_err(raised)
 }
 

@@ -190,8 +190,11 @@ pub fn estimate_guesses_json(
     truths: &[i64],
     delta: f64,
     alpha: f64,
+    run_args: &[String],
 ) -> Result<String, CommandError> {
-    Ok(estimate::guesses_json(guesses, truths, delta, alpha)?)
+    Ok(estimate::guesses_json(
+        guesses, truths, delta, alpha, run_args,
+    )?)
 }
 
 /// `reconbound tradeoff ... --json` for `run` and `options`: the certified trade-off curve

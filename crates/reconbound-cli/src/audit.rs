@@ -210,7 +210,9 @@ epsilon_claimed, claim_refuted, claim_error and per row refutes_claim too, and t
 test of each row's counts against the claim's own certified trade-off curve (Mahloujifar,
 Melis, Chaudhuri 2025; the accountant's curve at σ′ or the trainer's σ, or the (ε, δ)-DP
 curve of --claimed-epsilon; valid for any mechanism): claim_refuted_fdp, claim_error_fdp,
-per row epsilon_fdp (the f-DP ε against Gaussian curves), refutes_claim_fdp, p_value_fdp.
+per row epsilon_fdp (the f-DP ε against the trainer's own curves, its σ scaled: a lower
+bound), epsilon_gdp (the counts read against Gaussian curves: a lower bound only for the full
+batch), refutes_claim_fdp, p_value_fdp.
 CSV (--csv): crafter,trial,world,final_loss,max_loss,mean_loss,gradient,canary_steps
 (world 0 without the canary, 1 with it; scores in round-trip precision).
 ";

@@ -1,22 +1,29 @@
 //! `reconbound estimate`: the audit estimators of [`reconbound::attacks::audit`] on scores or
 //! guesses from any implementation (Opacus, JAX, …), read from a CSV file: the empirical ε
 //! of per-trial scores of the two worlds ([`empirical_epsilon_of_scores`], the path `audit`
-//! takes) or the one-run ε of guesses and truths ([`one_run_epsilon`], and beside it the f-DP
-//! one-run ε against Gaussian curves, [`one_run_fdp_epsilon`]).
+//! takes) or the one-run ε of guesses and truths ([`one_run_epsilon`]; beside it the f-DP
+//! one-run ε against the curves of the run the guesses come from, [`one_run_fdp_family`],
+//! when the run is given, and the same counts read against Gaussian curves,
+//! [`one_run_fdp_epsilon`], labelled as assuming one).
 
-use super::args::{parse, switch, value as v, UsageError};
+use super::args::{parse, switch, value as v, Flags, Spec, UsageError};
 use super::audit::{empirical_json, threshold_text};
 use super::commands::{shown, Failure};
 use super::format::{sig, Side};
 use super::input::read_text_bounded;
 use super::json::{Object, Value};
 use super::output::printable;
+use super::run_flags::{self, RUN_FLAGS};
+use reconbound::accounting::description::{Description, Resolved};
+use reconbound::accounting::pld::PldConfig;
+use reconbound::accounting::run::Adjacency;
 use reconbound::attacks::audit::epsilon::{
     one_run_epsilon, one_run_fdp_epsilon, one_run_fdp_mu, OneRunCounts, Scores, Threshold,
 };
 use reconbound::attacks::audit::evaluate::{
     empirical_epsilon_max, empirical_epsilon_of_scores, Estimator, ThresholdRule,
 };
+use reconbound::attacks::audit::one_run_family::{one_run_fdp_family, FamilyBound};
 use reconbound::rng::Rng;
 use std::format;
 use std::string::String;
@@ -34,7 +41,7 @@ const HELP: &str = "\
 usage: reconbound estimate --scores FILE.csv --delta D [--estimator cp|gdp]
          [--threshold held-out|bonferroni|VALUE] [--calibration N]
          [--calibration-rows random|first] [--seed X] [--alpha A] [--json]
-       reconbound estimate --guesses FILE.csv --delta D [--alpha A] [--json]
+       reconbound estimate --guesses FILE.csv --delta D [RUN] [--alpha A] [--json]
 
 The estimators of 'reconbound audit' on the scores of any implementation (an Opacus or JAX
 training audited by its own distinguisher): the same numbers 'audit' prints for one row
@@ -74,11 +81,16 @@ columns (header line, any order)
 m = the canaries (rows), r = the guesses (non-zero), v = the correct ones; ε is the largest
 that v of r refutes at level α with the 2·m·δ term (refused unless 2·m·δ < α). The guess
 rule must be fixed in advance (a rule picked after looking at the truths is not paid for).
-Beside it, the f-DP one-run audit (Mahloujifar, Melis, Chaudhuri 2025): μ̂, the largest μ
-whose μ-GDP trade-off curve the same counts refute at level α (their recursive bound with
-abstentions), and ε f-DP, the ε at δ of μ̂-GDP — the largest ε whose (ε, δ) Gaussian
-mechanism is refuted (as jax_privacy's epsilon_one_run_fdp). A lower bound on ε only if the
-mechanism's trade-off curve is Gaussian (the ε above holds for every mechanism); none at δ = 0.
+With the run the guesses come from (RUN: the run flags below, or --run FILE), the f-DP
+one-run audit (Mahloujifar, Melis, Chaudhuri 2025) against that run's own curves: ε f-DP,
+the ε at δ of the least noise (the run's σ scaled by one factor) whose certified trade-off
+curve the same counts refute at level α — a lower bound on the ε of the trainer if it is the
+run up to its noise, for Poisson sampling, the full batch and schedules (fixed-size and
+shuffled runs have no add/remove curve: none) — and whether the run's own curve is refuted
+(valid for any trainer). Beside them, always, μ-GDP: μ̂, the largest μ whose μ-GDP curve the
+counts refute, and its ε at δ (as jax_privacy's epsilon_one_run_fdp), which assumes a
+Gaussian curve: a lower bound only for full-batch runs (randomised response at ε₀ = 1 reads
+1.643 at its median outcome). None at δ = 0.
 
 Files: comma-separated, UTF-8 (a byte-order mark is accepted), a header line first, blank
 lines and lines starting with # ignored, at most 256 MiB. A malformed line, an unknown or
@@ -86,7 +98,8 @@ repeated column, or a non-finite score is refused with its line number (exit 2).
 
 Printed: the rows of each world, then the threshold and its rule, FP/N₀, FN/N₁, FPR̄, FNR̄,
 the empirical ε (a lower bound at confidence 1 − α, or the GDP estimate) and the most these
-trials could show (no error at all); for --guesses m, r, v, ε and the f-DP μ̂ and ε.
+trials could show (no error at all); for --guesses m, r, v, ε, the f-DP ε against the run
+and the μ-GDP reading.
 
 Defaults: cp, held-out, α = 0.05. --delta is required.
 
@@ -101,7 +114,10 @@ trials_in, ignored_columns, epsilon_empirical, gdp_mu, threshold, threshold_dire
 false_positives, positives, false_negatives, fpr_upper, fnr_upper, epsilon_empirical_max
 (the keys of one 'audit' row).
 JSON keys (--guesses): command, estimator (one-run), alpha, confidence, delta, canaries,
-guesses, correct, epsilon_empirical, epsilon_fdp (null at δ = 0), mu_fdp, ignored_columns.
+guesses, correct, epsilon_empirical, epsilon_fdp, epsilon_fdp_noise_scale,
+claim_refuted_fdp, p_value_fdp (null without a run, at δ = 0 or for an unsupported run),
+epsilon_fdp_unavailable (why, else null), epsilon_gdp (null at δ = 0), mu_gdp, gdp_note,
+run (the run file, or null), ignored_columns.
 ";
 
 fn usage(msg: String) -> Failure {
@@ -382,23 +398,22 @@ fn check_alpha_delta(alpha: f64, delta: f64) -> Result<(f64, f64), Failure> {
 
 /// `reconbound estimate …`.
 pub(crate) fn estimate(args: &[String]) -> Out {
-    let f = parse(
-        args,
-        &[
-            v("scores"),
-            v("guesses"),
-            v("delta"),
-            v("estimator"),
-            v("threshold"),
-            v("calibration"),
-            v("calibration-rows"),
-            v("seed"),
-            v("alpha"),
-            switch("json"),
-        ],
-    )?;
+    let mut specs: Vec<Spec> = std::vec![
+        v("scores"),
+        v("guesses"),
+        v("delta"),
+        v("estimator"),
+        v("threshold"),
+        v("calibration"),
+        v("calibration-rows"),
+        v("seed"),
+        v("alpha"),
+        switch("json"),
+    ];
+    specs.extend(RUN_FLAGS);
+    let f = parse(args, &specs)?;
     if f.help {
-        return Ok(String::from(HELP));
+        return Ok(String::from(HELP) + "\n" + run_flags::HELP);
     }
     f.exclusive("scores", "guesses")?;
     let delta = f.f64_required("delta")?;
@@ -418,7 +433,14 @@ pub(crate) fn estimate(args: &[String]) -> Out {
                 )));
             }
         }
-        return one_run(path, alpha, delta, f.has("json"));
+        let run = guessed_run(&f)?;
+        return one_run(path, alpha, delta, f.has("json"), run.as_ref());
+    }
+    if let Some(s) = RUN_FLAGS.iter().find(|s| f.has(s.name)) {
+        return Err(usage(format!(
+            "flag '--{}' applies only with '--guesses' (the run the one-run guesses are tested against)",
+            s.name
+        )));
     }
     let Some(path) = f.raw("scores") else {
         return Err(usage(String::from(
@@ -722,8 +744,29 @@ fn scores_output(
     Ok(t)
 }
 
+/// The run of the one-run guesses, if any run flag (or `--run FILE`) is given: its
+/// description and resolution.
+fn guessed_run(f: &Flags) -> Result<Option<(Description, Resolved)>, Failure> {
+    if !RUN_FLAGS.iter().any(|s| f.has(s.name)) {
+        return Ok(None);
+    }
+    let d = run_flags::description(f, false)?;
+    let r = d.resolve()?;
+    Ok(Some((d, r)))
+}
+
+/// Why a run has no family bound: the one-run game adds and removes canaries, and the crate
+/// certifies add/remove curves for Poisson sampling, the full batch and schedules only.
+const NO_ADD_REMOVE_CURVE: &str = "the one-run game adds and removes canaries; add/remove curves are certified for Poisson sampling, the full batch and schedules, not for fixed-size batches, shuffled epochs or a replace-one run";
+
 /// `estimate --guesses FILE`: the one-run ε of guesses and truths.
-fn one_run(path: &str, alpha: f64, delta: f64, json: bool) -> Out {
+fn one_run(
+    path: &str,
+    alpha: f64,
+    delta: f64,
+    json: bool,
+    run: Option<&(Description, Resolved)>,
+) -> Out {
     let text = read_text_bounded(path, CSV_CAP, "guesses")?;
     let t = table(&text, "guesses", path, &["guess", "truth"], &[])?;
     let (cg, ct) = match t.columns.as_slice() {
@@ -769,11 +812,38 @@ fn one_run(path: &str, alpha: f64, delta: f64, json: bool) -> Out {
         }
         Ok(())
     })?;
-    one_run_output(m, r, v, &printable(path), alpha, delta, json, &t.ignored)
+    one_run_output(
+        m,
+        r,
+        v,
+        &printable(path),
+        alpha,
+        delta,
+        json,
+        &t.ignored,
+        run,
+    )
 }
 
+/// What the one-run guesses say against their run's own family of curves: the bound, or
+/// why there is none.
+enum Family {
+    /// No run given.
+    NoRun,
+    /// δ = 0: no ε to bound.
+    NoDelta,
+    /// The run has no add/remove curve the family bound can use.
+    Unsupported(String),
+    /// The bound.
+    Bound(FamilyBound),
+}
+
+/// The label of the Gaussian-family reading of one-run counts.
+const GDP_NOTE: &str = "assumes a Gaussian trade-off curve: a lower bound only for full-batch runs";
+
 /// The output of `estimate --guesses` for m canaries, r guesses and v correct ones
-/// (`shown_path` names their source in the text; `ignored` the file's other columns).
+/// (`shown_path` names their source in the text; `ignored` the file's other columns; `run`
+/// the run they are tested against, if given).
 #[allow(clippy::too_many_arguments)]
 fn one_run_output(
     m: u64,
@@ -784,6 +854,7 @@ fn one_run_output(
     delta: f64,
     json: bool,
     ignored: &[String],
+    run: Option<&(Description, Resolved)>,
 ) -> Out {
     let counts = OneRunCounts {
         canaries: m,
@@ -791,12 +862,27 @@ fn one_run_output(
         correct: v,
     };
     let epsilon = one_run_epsilon(counts, alpha, delta, 1)?;
-    // the f-DP audit of the same counts against μ-GDP; its ε needs δ > 0
-    let mu_fdp = one_run_fdp_mu(counts, alpha, 1)?;
-    let epsilon_fdp = if delta > 0.0 {
+    // the same counts read against μ-GDP (a lower bound only for Gaussian curves)
+    let mu_gdp = one_run_fdp_mu(counts, alpha, 1)?;
+    let epsilon_gdp = if delta > 0.0 {
         Some(one_run_fdp_epsilon(counts, alpha, delta, 1)?)
     } else {
         None
+    };
+    let family = match run {
+        None => Family::NoRun,
+        Some(_) if delta == 0.0 => Family::NoDelta,
+        Some((_, res))
+            if res.relation != Adjacency::AddRemove || res.run.as_schedule().is_none() =>
+        {
+            Family::Unsupported(String::from(NO_ADD_REMOVE_CURVE))
+        }
+        Some((_, res)) => {
+            match one_run_fdp_family(counts, alpha, delta, &res.run, 1, &PldConfig::default())? {
+                Ok(b) => Family::Bound(b),
+                Err(u) => Family::Unsupported(u.reason()),
+            }
+        }
     };
     if json {
         let mut o = Object::new();
@@ -809,28 +895,71 @@ fn one_run_output(
             .int("guesses", r)
             .int("correct", v)
             .num("epsilon_empirical", epsilon);
-        match epsilon_fdp {
-            Some(e) => o.num("epsilon_fdp", e),
-            None => o.put("epsilon_fdp", Value::Null),
+        match &family {
+            Family::Bound(b) => {
+                o.num("epsilon_fdp", b.epsilon);
+                match b.noise_scale {
+                    Some(c) => o.num("epsilon_fdp_noise_scale", c),
+                    None => o.put("epsilon_fdp_noise_scale", Value::Null),
+                };
+                o.put("claim_refuted_fdp", Value::Bool(b.claim_refuted))
+                    .num("p_value_fdp", b.p_value)
+                    .put("epsilon_fdp_unavailable", Value::Null);
+            }
+            other => {
+                let why = match other {
+                    Family::NoRun => "no run given (the run flags or --run FILE)",
+                    Family::NoDelta => "no ε at δ = 0",
+                    Family::Unsupported(w) => w.as_str(),
+                    Family::Bound(_) => "",
+                };
+                o.put("epsilon_fdp", Value::Null)
+                    .put("epsilon_fdp_noise_scale", Value::Null)
+                    .put("claim_refuted_fdp", Value::Null)
+                    .put("p_value_fdp", Value::Null)
+                    .str("epsilon_fdp_unavailable", why);
+            }
+        }
+        match epsilon_gdp {
+            Some(e) => o.num("epsilon_gdp", e),
+            None => o.put("epsilon_gdp", Value::Null),
         };
-        o.num("mu_fdp", mu_fdp)
-            .put("ignored_columns", ignored_json(ignored));
+        o.num("mu_gdp", mu_gdp).str("gdp_note", GDP_NOTE);
+        match run {
+            Some((d, res)) => o.put("run", Value::Obj(run_flags::to_json(d, res))),
+            None => o.put("run", Value::Null),
+        };
+        o.put("ignored_columns", ignored_json(ignored));
         let mut text = o.render();
         text.push('\n');
         return Ok(text);
     }
     let level = format!("{} %", shown(100.0 * (1.0 - alpha)));
-    let fdp = match epsilon_fdp {
-        Some(e) => format!("ε ≥ {}", sig(e, 4, Side::Down)),
+    let gdp = match epsilon_gdp {
+        Some(e) => format!("ε {}", sig(e, 4, Side::Down)),
         None => String::from("ε: none at δ = 0"),
     };
+    let fdp = match &family {
+        Family::Bound(b) => format!(
+            "  f-DP one run against the run's own curves (Mahloujifar, Melis, Chaudhuri 2025): ε ≥ {}\n    (the least noise, {} × the run's σ, whose certified curve these counts refute at level α;\n    a lower bound if the trainer is this run up to its noise)\n  the run's own curve: {} (p-value {})\n",
+            sig(b.epsilon, 4, Side::Down),
+            b.noise_scale.map_or(String::from("none up to 4096"), |c| sig(c, 4, Side::Up)),
+            if b.claim_refuted { "REFUTED at level α" } else { "not refuted" },
+            sig(b.p_value, 3, Side::Up)
+        ),
+        Family::NoRun => String::from(
+            "  f-DP one run against a run's own curves: give the run (its flags or --run FILE)\n",
+        ),
+        Family::NoDelta => String::from("  f-DP one run against the run's curves: no ε at δ = 0\n"),
+        Family::Unsupported(w) => format!("  f-DP one run against the run's curves: none ({w})\n"),
+    };
     Ok(format!(
-        "one-run audit (Steinke, Nasr, Jagielski 2023) of the guesses in '{}'\n  m = {m} canaries, r = {r} guesses, v = {v} correct; δ = {}, α = {}\n\n  ε ≥ {} (with probability ≥ {level}; the 2·m·δ term included, the guess rule fixed in advance)\n  f-DP one run (Mahloujifar, Melis, Chaudhuri 2025): μ ≥ {}, {fdp}\n    (the largest μ-GDP curve these counts refute at level α, and the ε at δ of the Gaussian\n    mechanism with that curve; lower bounds only if the mechanism's curve is Gaussian)\n",
+        "one-run audit (Steinke, Nasr, Jagielski 2023) of the guesses in '{}'\n  m = {m} canaries, r = {r} guesses, v = {v} correct; δ = {}, α = {}\n\n  ε ≥ {} (with probability ≥ {level}; the 2·m·δ term included, the guess rule fixed in advance)\n{fdp}  read as Gaussian (μ-GDP): μ {}, {gdp} — {GDP_NOTE}\n",
         shown_path,
         shown(delta),
         shown(alpha),
         sig(epsilon, 4, Side::Down),
-        sig(mu_fdp, 4, Side::Down),
+        sig(mu_gdp, 4, Side::Down),
     ) + &ignored_line(ignored))
 }
 
@@ -932,8 +1061,15 @@ pub(crate) fn scores_json(
 }
 
 /// `estimate --guesses … --json` of guesses given as values ([`crate::api::estimate_guesses_json`]).
-pub(crate) fn guesses_json(guesses: &[i64], truths: &[i64], delta: f64, alpha: f64) -> Out {
+pub(crate) fn guesses_json(
+    guesses: &[i64],
+    truths: &[i64],
+    delta: f64,
+    alpha: f64,
+    run_args: &[String],
+) -> Out {
     let (alpha, delta) = check_alpha_delta(alpha, delta)?;
+    let run = guessed_run(&parse(run_args, &RUN_FLAGS)?)?;
     if guesses.len() != truths.len() {
         return Err(usage(format!(
             "guesses ({}) and truths ({}) differ in length",
@@ -974,6 +1110,7 @@ pub(crate) fn guesses_json(guesses: &[i64], truths: &[i64], delta: f64, alpha: f
         delta,
         true,
         &[],
+        run.as_ref(),
     )
 }
 

@@ -272,6 +272,7 @@ pub use compose::MAX_COMPOSED_STEPS;
 mod discretise;
 mod divergence;
 mod entry;
+mod envelope;
 mod grid;
 mod loss;
 #[cfg(test)]

@@ -461,3 +461,69 @@ fn an_audit_corner_above_the_curve_contradicts_it() {
         Some("tpr_lower")
     );
 }
+
+#[test]
+fn many_levels_through_the_envelope_equal_one_call_per_level_to_1e_12() {
+    // beta_lower_many reads each PLD's lines through their lower envelope; every value
+    // must be a certified lower end (≤ the scan's, which is the least over every line) and
+    // the scan's up to the envelope's rounding. Tolerance 1e-12 relative (+1e-300): the
+    // envelope's choice can differ from the scan's only between lines equal to a few ulps.
+    let mut levels = vec![
+        0.0,
+        1e-300,
+        1e-12,
+        1e-9,
+        1e-6,
+        1e-3,
+        0.5,
+        0.999,
+        1.0 - 1e-9,
+        1.0,
+    ];
+    levels.extend((1..200).map(|i| f64::from(i) / 200.0));
+    levels.extend((1..60).map(|i| libm::pow(10.0, -f64::from(i) / 5.0)));
+    let two = Schedule::new(&[
+        Phase {
+            sampling_rate: 0.02,
+            noise_multiplier: 0.9,
+            steps: 300,
+        },
+        Phase {
+            sampling_rate: 0.3,
+            noise_multiplier: 2.0,
+            steps: 5,
+        },
+    ])
+    .unwrap();
+    for (name, s, resolution) in [
+        ("q 0.01 σ 1 T 1000", phase(0.01, 1.0, 1000), 1e-6),
+        ("q 0.5 σ 0.8 T 4", phase(0.5, 0.8, 4), 1e-3),
+        ("q 0.001 σ 0.6 T 10", phase(0.001, 0.6, 10), 1e-9),
+        ("two phases", two, 1e-6),
+    ] {
+        let f = TradeoffCurve::of_schedule(&s, resolution, &PldConfig::default()).unwrap();
+        let many = f.beta_lower_many(&levels).unwrap();
+        let mut same = 0;
+        for (&a, &m) in levels.iter().zip(&many) {
+            let one = f.beta(a).unwrap().lower;
+            same += usize::from(m.to_bits() == one.to_bits());
+            assert!(m <= one, "{name}, α {a}: many {m} above one {one}");
+            assert!(
+                one - m <= 1e-12 * one + 1e-300,
+                "{name}, α {a}: many {m}, one {one}"
+            );
+        }
+        // the envelope picks the scan's own line nearly always: the same bits
+        assert!(
+            same * 100 >= levels.len() * 95,
+            "{name}: {same} of {} bit-equal",
+            levels.len()
+        );
+    }
+    // a wrong level is refused, naming it
+    let f = TradeoffCurve::of_schedule(&phase(0.1, 1.0, 10), 1e-6, &PldConfig::default()).unwrap();
+    assert_eq!(
+        f.beta_lower_many(&[0.5, 1.5]).unwrap_err().parameter(),
+        Some("alpha")
+    );
+}

@@ -16,6 +16,8 @@
 //!   training, each included with probability ½;
 //! - [`one_run_fdp`]: the same one-run counts tested against a claimed trade-off curve
 //!   (Mahloujifar, Melis & Chaudhuri 2025): μ-GDP and its ε, or a run's certified curve;
+//! - [`one_run_family`]: the largest ε whose curve of the claimed run's family (its noise
+//!   scaled) the one-run guesses refute — a lower bound for non-Gaussian runs too;
 //! - [`forecast`]: what an audit of a Gaussian mechanism with known μ reaches with N trials
 //!   (crafter 5 with Distinguisher 3 on the full batch), and the threshold to fix for it.
 //!
@@ -30,5 +32,6 @@ pub mod evaluate;
 pub mod forecast;
 pub mod init;
 pub mod one_run;
+pub mod one_run_family;
 pub mod one_run_fdp;
 pub mod run;

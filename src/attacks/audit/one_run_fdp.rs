@@ -132,7 +132,7 @@ fn exceeds(rho: f64, eta: f64, cap: f64) -> bool {
 
 /// The recursion at level `tau` ∈ (0, 1] for validated counts: `true` if the claim whose
 /// lower bound `g` is refuted. Every η and ρ is rounded down (module docs).
-fn refutes_at<F>(c: OneRunCounts, tau: f64, g: &mut F) -> Result<bool>
+pub(super) fn refutes_at<F>(c: OneRunCounts, tau: f64, g: &mut F) -> Result<bool>
 where
     F: FnMut(f64) -> Result<f64>,
 {
@@ -175,7 +175,7 @@ where
 
 /// The smallest level in [[`MIN_P_VALUE`], 1] at which `g` is refuted (to relative 1e-10,
 /// the refuted end), 1 if not even at level 1.
-fn p_value_of<F>(c: OneRunCounts, g: &mut F) -> Result<f64>
+pub(super) fn p_value_of<F>(c: OneRunCounts, g: &mut F) -> Result<f64>
 where
     F: FnMut(f64) -> Result<f64>,
 {
@@ -203,7 +203,7 @@ where
     Ok(hi)
 }
 
-fn check_candidates(candidates: u64) -> Result<u64> {
+pub(super) fn check_candidates(candidates: u64) -> Result<u64> {
     if candidates == 0 {
         return Err(Error::InvalidCount {
             name: "candidates",
@@ -486,8 +486,8 @@ pub struct CurveClaim<'a> {
 }
 
 impl<'a> CurveClaim<'a> {
-    /// The claim of `curve` (the convex minorant is computed here for a PLD curve: ~3,500
-    /// evaluations of `beta`, about 2 s for a schedule of 1,000 steps at q = 0.01).
+    /// The claim of `curve` (the convex minorant is computed here for a PLD curve: `beta`
+    /// at ~3,500 levels through [`TradeoffCurve::beta_lower_many`]).
     ///
     /// # Errors
     ///
@@ -560,11 +560,11 @@ fn minorant_grid() -> Vec<f64> {
 /// The convex minorant of the step lower bound of `curve`'s envelope (see [`CurveClaim`]).
 fn convex_minorant(curve: &TradeoffCurve) -> Result<Vec<Piece>> {
     let grid = minorant_grid();
-    let mut ell = Vec::with_capacity(grid.len());
-    for &x in &grid {
-        let l = curve.beta(x)?.lower;
-        ell.push(if l > 0.0 { l.min(1.0) } else { 0.0 });
-    }
+    let ell: Vec<f64> = curve
+        .beta_lower_many(&grid)?
+        .into_iter()
+        .map(|l| if l > 0.0 { l.min(1.0) } else { 0.0 })
+        .collect();
     // s on (x_j, x_{j+1}] is the largest ℓ_k with k ≥ j + 1 (f non-increasing); its
     // corners are (x_j, ŝ_j), and (1, ŝ_{n−1}) at the right end.
     let n = grid.len() - 1;

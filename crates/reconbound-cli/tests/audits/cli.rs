@@ -519,6 +519,9 @@ fn one_run_audit_reports_correct_guesses_below_the_accountant() {
         // and it is a lower bound too (each row wrong with probability < α)
         let fdp = r.get_f64("epsilon_fdp").unwrap();
         assert!(fdp <= pld, "{r:?} above {pld}");
+        // the trainer's family is Gaussian here: the GDP reading, less the scale search
+        let gdp = r.get_f64("epsilon_gdp").unwrap();
+        assert!(fdp <= gdp * (1.0 + 1e-9) && fdp >= 0.94 * gdp, "{r:?}");
         assert!(fdp <= fdp_ceiling, "{r:?} above the ceiling {fdp_ceiling}");
         if r.get_str("crafter").unwrap() == "gradient-dirac"
             && r.get_str("distinguisher").unwrap() == "gradient"

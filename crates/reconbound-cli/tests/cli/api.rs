@@ -204,8 +204,24 @@ fn estimators_on_values_are_estimate_on_the_file_of_those_values() {
     let path = write_in(&dir, "guesses.csv", &csv);
     let want = cli_json(&["estimate", "--guesses", &path, "--delta", "1e-5", "--json"]);
     assert_eq!(
-        api::estimate_guesses_json(&guesses, &truths, 1e-5, 0.05).unwrap(),
+        api::estimate_guesses_json(&guesses, &truths, 1e-5, 0.05, &[]).unwrap(),
         want
+    );
+    // with the run the guesses are tested against: the command's flags, the same bytes
+    let run = [
+        "--sampling-rate",
+        "0.1",
+        "--noise-multiplier",
+        "1",
+        "--steps",
+        "20",
+    ];
+    let mut argv = vec!["estimate", "--guesses", &path, "--delta", "1e-5", "--json"];
+    argv.extend_from_slice(&run);
+    let run: Vec<String> = run.iter().map(|a| a.to_string()).collect();
+    assert_eq!(
+        api::estimate_guesses_json(&guesses, &truths, 1e-5, 0.05, &run).unwrap(),
+        cli_json(&argv)
     );
     // bad values are refused, naming them
     let bad = api::estimate_scores_json(
@@ -221,7 +237,7 @@ fn estimators_on_values_are_estimate_on_the_file_of_those_values() {
         0.05,
     );
     assert!(matches!(bad, Err(CommandError::Usage(m)) if m.starts_with("scores_out[0]")));
-    let bad = api::estimate_guesses_json(&[2], &[1], 1e-5, 0.05);
+    let bad = api::estimate_guesses_json(&[2], &[1], 1e-5, 0.05, &[]);
     assert!(matches!(bad, Err(CommandError::Usage(m)) if m.starts_with("guesses[0]")));
     let _ = std::fs::remove_dir_all(&dir);
 }
