@@ -8,10 +8,12 @@ the core (``reconbound::conformance``), which holds every statistic:
 
 * ``sampler-rate``, ``sampler-batch-sizes``, ``sampler-independence``: the record indices of
   each step's batch (the trainer's own data loader, over records that carry their index);
-* ``noise``: the update's coordinates with zero per-example gradients, times q*N / C and
+* ``noise``, ``noise-gaussian``: the update's coordinates with zero per-example gradients, times q*N / C and
   divided by the per-example contribution the clipping test measures (C when the trainer
   divides by q*N; C*q*N/D when it divides by another constant D), so that the noise is
-  measured in units of the clipped sum, whatever constant the trainer divides by;
+  measured in units of the clipped sum, whatever constant the trainer divides by; its scale
+  (Laurent-Massart chi-squared bounds) and its shape (the Kolmogorov distance from the normal
+  against the Dvoretzky-Kiefer-Wolfowitz-Massart band);
 * ``clipping``, ``normalisation``: noiseless steps (sigma = 0) where every example's gradient
   points the same way (spread over two coordinates, or a weight and a bias) with norm 1000*C,
   and again with 10*C: an example's contribution must not grow with its gradient, and the
@@ -32,6 +34,7 @@ of each: ``shuffle``, ``half-noise``, ``no-clip``, ``realised-batch``, ``accumul
 ``wrong-q``. The command line::
 
     python -m reconbound.conformance --trainer numpy|opacus|jax-privacy [--fault NAME] [--seed S] [--json]
+        [--grad-sample-mode hooks|functorch|ghost]   (Opacus's per-example gradient modes)
 
 exits 0 when every test ran and passed, 1 when one failed, 3 when none failed but one could
 not run (a skipped test is never a pass: the table says which and why), 2 for bad input.
@@ -232,6 +235,25 @@ class NumpyTrainer:
         return taken, accounted
 
 
+def _ScaledOutput():
+    """The criterion Opacus's ghost clipping wraps: per example, target * output (the
+    linear loss scale*(w.x + b) with the scale as the target), reduced by ``reduction``."""
+    import torch
+
+    class ScaledOutput(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.reduction = "mean"
+
+        def forward(self, out, target):
+            per = out.reshape(-1) * target
+            if self.reduction == "none":
+                return per
+            return per.sum() if self.reduction == "sum" else per.mean()
+
+    return ScaledOutput()
+
+
 class OpacusTrainer:
     """Opacus 1.6.0 (``PrivacyEngine.make_private``, Poisson sampling, its default hooks
     clipping) driven as its users drive it. The faults are Opacus's own ways of going wrong:
@@ -245,10 +267,23 @@ class OpacusTrainer:
 
     name = "opacus"
 
-    def __init__(self, fault: Optional[str] = None):
+    #: Opacus's ways of computing per-example gradients: ``hooks`` (its default),
+    #: ``functorch``, and ``ghost`` (ghost clipping: norms without per-example gradients, two
+    #: backward passes through the wrapped criterion; Opacus PR #664 once made it ignore
+    #: max_grad_norm).
+    GRAD_SAMPLE_MODES = ("hooks", "functorch", "ghost")
+
+    def __init__(self, fault: Optional[str] = None, grad_sample_mode: str = "hooks"):
         if fault is not None and fault not in FAULTS:
             raise UsageError(f"fault = {fault!r} is not one of {', '.join(FAULTS)}", 2, "fault", fault)
+        if grad_sample_mode not in self.GRAD_SAMPLE_MODES:
+            raise UsageError(
+                f"grad_sample_mode = {grad_sample_mode!r} is not one of "
+                f"{', '.join(self.GRAD_SAMPLE_MODES)}", 2, "grad_sample_mode", grad_sample_mode)
         self.fault = fault
+        self.grad_sample_mode = grad_sample_mode
+        if grad_sample_mode != "hooks":
+            self.name = f"opacus ({grad_sample_mode})"
         import warnings
 
         warnings.filterwarnings("ignore", module="opacus")
@@ -276,11 +311,30 @@ class OpacusTrainer:
             sigma = sigma / 2
         if self.fault == "no-clip":
             clip = 1e9
-        model, opt, loader = engine.make_private(
-            module=model, optimizer=opt, data_loader=loader, noise_multiplier=sigma,
-            max_grad_norm=clip, poisson_sampling=self.fault != "shuffle",
-        )
+        if self.grad_sample_mode == "ghost":
+            model, opt, self.criterion, loader = engine.make_private(
+                module=model, optimizer=opt, data_loader=loader, noise_multiplier=sigma,
+                max_grad_norm=clip, poisson_sampling=self.fault != "shuffle",
+                criterion=_ScaledOutput(), grad_sample_mode="ghost",
+            )
+        else:
+            model, opt, loader = engine.make_private(
+                module=model, optimizer=opt, data_loader=loader, noise_multiplier=sigma,
+                max_grad_norm=clip, poisson_sampling=self.fault != "shuffle",
+                grad_sample_mode=self.grad_sample_mode,
+            )
         return engine, model, opt, loader
+
+    def _backward(self, model, xb, loss_scale: float) -> None:
+        """The mean loss scale*(w.x + b) backwards: directly, or through Opacus's ghost
+        clipping criterion (its two backward passes)."""
+        import torch
+
+        out = model(xb)
+        if self.grad_sample_mode == "ghost":
+            self.criterion(out, torch.full((len(xb),), float(loss_scale))).backward()
+        else:
+            (loss_scale * out).mean().backward()
 
     def sample_batches(self, cfg: Config) -> List[List[int]]:
         import torch
@@ -309,8 +363,7 @@ class OpacusTrainer:
             for xb, idx in loader:
                 before = [p.detach().clone() for p in params]
                 opt.zero_grad()
-                out = model(xb)
-                (loss_scale * out).mean().backward()
+                self._backward(model, xb, loss_scale)
                 if self.fault == "realised-batch":
                     opt.expected_batch_size = max(len(idx), 1)
                 opt.step()
@@ -370,7 +423,7 @@ class OpacusTrainer:
                 for xb, _ in mem_loader:
                     before = w.detach().clone()
                     opt.zero_grad()
-                    model(xb).mean().backward()
+                    self._backward(model, xb, 1.0)
                     opt.step()
                     if not torch.equal(w.detach(), before):
                         taken += 1
@@ -516,7 +569,7 @@ def run_kit(trainer: Any, cfg: Optional[Config] = None) -> Dict[str, Any]:
     c = 1.0
     if updates and updates[0]["passed"] and updates[0]["contribution"] > 0:
         c = updates[0]["contribution"]
-    add(("noise",), "noise_coordinates",
+    add(("noise", "noise-gaussian"), "noise_coordinates",
         lambda f: _native.conformance_noise([float(z) / c for z in f(cfg)], *args, cfg.alpha))
     if f is None:
         add(("clipping", "normalisation"), "noiseless_updates", lambda f: "")
@@ -527,7 +580,7 @@ def run_kit(trainer: Any, cfg: Optional[Config] = None) -> Dict[str, Any]:
     if updates and not updates[0]["passed"]:
         # without clipping the noise has no sensitivity to be measured against
         for t in tests:
-            if t["name"] == "noise" and not t["passed"]:
+            if t["name"] in ("noise", "noise-gaussian") and not t["passed"]:
                 t["epsilon_measured_lower"] = None
                 t["epsilon_note"] = "not meaningful: clipping failed, the sensitivity is unbounded"
     return {
@@ -593,6 +646,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     )
     p.add_argument("--trainer", choices=sorted(TRAINERS), default="numpy")
     p.add_argument("--fault", choices=FAULTS)
+    p.add_argument("--grad-sample-mode", choices=OpacusTrainer.GRAD_SAMPLE_MODES,
+                   help="Opacus only: how it computes per-example gradients (default hooks)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--alpha", type=float, default=1e-6)
     p.add_argument("--json", action="store_true")
@@ -601,7 +656,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     except SystemExit as e:
         return int(e.code or 0)
     try:
-        trainer = TRAINERS[a.trainer](a.fault)
+        if a.grad_sample_mode is not None and a.trainer != "opacus":
+            raise UsageError(
+                f"--grad-sample-mode applies only to --trainer opacus (not {a.trainer})", 2,
+                "grad_sample_mode", a.grad_sample_mode)
+        if a.trainer == "opacus":
+            trainer = OpacusTrainer(a.fault, a.grad_sample_mode or "hooks")
+        else:
+            trainer = TRAINERS[a.trainer](a.fault)
         result = run_kit(trainer, Config(seed=a.seed, alpha=a.alpha))
     except UsageError as e:
         print(f"reconbound.conformance: {e}", file=sys.stderr)

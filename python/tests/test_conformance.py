@@ -4,7 +4,7 @@ seeded fault fails the test named for it — the real library's own ways of goin
 (poisson_sampling=False, sigma/2, clipping off, the realised batch, the accountant's hook on
 skipped physical batches, q from the wrong length).
 
-alpha = 1e-6 per test: 100 seeds x 7 tests give more than 2 false alarms with probability
+alpha = 1e-6 per test: 100 seeds x 8 tests give more than 2 false alarms with probability
 < 1e-10, so the assertion "at most 2" fails an honest trainer with probability < 1e-6."""
 
 import json
@@ -32,7 +32,7 @@ def test_numpy_reference_passes_at_its_false_alarm_rate_over_100_seeds():
     alarms = {}
     for seed in range(100):
         r = kit.run_kit(kit.NumpyTrainer(), kit.Config(seed=seed))
-        assert len(r["tests"]) == 7
+        assert len(r["tests"]) == 8
         for name in failed(r):
             alarms[name] = alarms.get(name, 0) + 1
     print(f"false alarms over 100 seeds at alpha = 1e-6 per test: {alarms or 'none'}")
@@ -87,8 +87,8 @@ def test_command_line_exit_status_and_json(capsys):
     assert kit.main(["--trainer", "numpy", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert [t["name"] for t in out["tests"]] == [
-        "sampler-rate", "sampler-batch-sizes", "sampler-independence", "noise", "clipping",
-        "normalisation", "steps",
+        "sampler-rate", "sampler-batch-sizes", "sampler-independence", "noise",
+        "noise-gaussian", "clipping", "normalisation", "steps",
     ]
     assert kit.main(["--trainer", "numpy", "--fault", "half-noise"]) == 1
     text = capsys.readouterr().out
@@ -164,7 +164,7 @@ def test_a_trainer_that_cannot_be_observed_is_skipped_never_passed():
 
     r = kit.run_kit(SamplerOnly())
     skipped = [t for t in r["tests"] if t["passed"] is None]
-    assert {t["name"] for t in skipped} == {"noise", "clipping", "normalisation", "steps"}
+    assert {t["name"] for t in skipped} == {"noise", "noise-gaussian", "clipping", "normalisation", "steps"}
     assert all("no " in t["skipped"] for t in skipped)
     assert not r["passed"]
 
@@ -188,3 +188,33 @@ def test_bad_budgets_are_refused_naming_the_parameter():
         assert e.value.parameter == name, (cfg, e.value)
     with pytest.raises(UsageError):
         kit.NumpyTrainer("typo")
+
+
+@pytest.mark.parametrize("mode", ["functorch", "ghost"])
+def test_opacus_clipping_modes_pass_and_clipping_off_is_caught(mode):
+    # Opacus's other per-example gradient modes (issue 41: "including the library's fast or
+    # ghost clipping modes"; Opacus PR #664 once made ghost clipping ignore max_grad_norm):
+    # honest passes on seed 0, clipping off fails the clipping test
+    need("opacus")
+    r = kit.run_kit(kit.OpacusTrainer(None, mode), kit.Config(seed=0))
+    assert r["passed"], (mode, failed(r))
+    r = kit.run_kit(kit.OpacusTrainer("no-clip", mode), kit.Config(seed=0))
+    assert "clipping" in failed(r), (mode, failed(r))
+    with pytest.raises(UsageError, match="grad_sample_mode"):
+        kit.OpacusTrainer(None, "ew-typo")
+
+
+def test_laplace_noise_of_the_right_variance_fails_only_the_shape_test():
+    # The negative control of noise-gaussian on a trainer: the numpy reference with its
+    # Gaussian noise replaced by Laplace noise of the same variance passes the chi-squared
+    # scale test and fails the DKW-Massart shape test (alpha 1e-6).
+    import numpy as np
+
+    class Laplace(kit.NumpyTrainer):
+        def noise_coordinates(self, cfg):
+            rng = np.random.default_rng([cfg.seed, 99])
+            n = cfg.steps * cfg.noise_dim
+            return list(rng.laplace(0.0, cfg.noise_multiplier / np.sqrt(2.0), n))
+
+    r = kit.run_kit(Laplace(), kit.Config(seed=0))
+    assert failed(r) == ["noise-gaussian"], failed(r)

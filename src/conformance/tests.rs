@@ -122,6 +122,52 @@ fn noise_false_alarms_stay_below_alpha_over_seeds() {
 }
 
 #[test]
+fn gaussian_noise_passes_the_shape_test_and_laplace_of_the_same_variance_fails() {
+    // 100,000 coordinates at α = 1e-6: the DKW–Massart radius is √(ln(2e6)/2e5) = 0.00852.
+    // Laplace noise of variance 1 (scale 1/√2) is at Kolmogorov distance ≈ 0.034 from Φ, far
+    // outside: the negative control, which the χ² test of the scale passes (same variance).
+    // σ/2 is at distance ≈ 0.19.
+    let mut rng = Rng::from_seed(12);
+    let z: Vec<f64> = (0..100_000).map(|_| 2.0 * rng.gaussian()).collect();
+    let honest = noise_gaussian(&z, 2.0, ALPHA).unwrap();
+    assert!(honest.passed, "{honest:?}");
+    assert!((honest.expected - 0.008_52).abs() < 1e-5, "{honest:?}");
+    let laplace: Vec<f64> = (0..100_000)
+        .map(|_| {
+            let u = rng.uniform_open() - 0.5;
+            let e = -libm::log(1.0 - 2.0 * u.abs());
+            2.0 * u.signum() * e / core::f64::consts::SQRT_2
+        })
+        .collect();
+    assert!(noise(&laplace, 2.0, ALPHA).unwrap().passed);
+    let r = noise_gaussian(&laplace, 2.0, ALPHA).unwrap();
+    assert!(!r.passed && r.measured > 0.025, "{r:?}");
+    let r = noise_gaussian(&z, 4.0, ALPHA).unwrap();
+    assert!(!r.passed && r.measured > 0.15, "{r:?}");
+    // false alarms: 200 seeds of 2,000 at α = 0.01, Bin(200, 0.01) > 9 has probability < 1e-6
+    let alarms = (0..200)
+        .filter(|&seed| {
+            let mut rng = Rng::from_seed(5000 + seed);
+            let z: Vec<f64> = (0..2000).map(|_| 0.7 * rng.gaussian()).collect();
+            !noise_gaussian(&z, 0.7, 0.01).unwrap().passed
+        })
+        .count();
+    assert!(alarms <= 9, "{alarms}");
+    assert_eq!(
+        noise_gaussian(&[0.0; 10], 1.0, 1e-6)
+            .unwrap_err()
+            .parameter(),
+        Some("coordinates")
+    );
+    assert_eq!(
+        noise_gaussian(&[f64::INFINITY; 100], 1.0, 0.1)
+            .unwrap_err()
+            .parameter(),
+        Some("coordinate")
+    );
+}
+
+#[test]
 fn clipping_and_normalisation_from_noiseless_updates() {
     let sizes: Vec<u64> = poisson(5, Q).iter().map(|b| b.len() as u64).collect();
     let low_sizes: Vec<u64> = poisson(6, Q).iter().map(|b| b.len() as u64).collect();

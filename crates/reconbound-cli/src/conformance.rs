@@ -132,21 +132,32 @@ pub fn sampler_json(
     ]))
 }
 
-/// The noise test on `z` at `alpha`.
+/// The noise tests on `z` at `alpha`: its scale ([`conformance::noise`]) and its shape
+/// ([`conformance::noise_gaussian`]).
 ///
 /// # Errors
-/// As [`conformance::noise`].
+/// As [`conformance::noise`] and [`conformance::noise_gaussian`].
 pub fn noise_json(z: &[f64], claimed: &Claimed, alpha: f64) -> Result<String, CommandError> {
     let r = conformance::noise(z, claimed.noise_multiplier, alpha)?;
+    let shape = conformance::noise_gaussian(z, claimed.noise_multiplier, alpha)?;
     let eps = claimed_upper(claimed)?;
     let measured = poisson(claimed.sampling_rate, r.measured_upper, claimed.steps);
-    Ok(array(std::vec![put(
-        &r,
-        claimed,
-        eps,
-        Some(measured),
-        "the ε at the upper confidence limit of the measured noise multiplier"
-    )?]))
+    Ok(array(std::vec![
+        put(
+            &r,
+            claimed,
+            eps,
+            Some(measured),
+            "the ε at the upper confidence limit of the measured noise multiplier"
+        )?,
+        put(
+            &shape,
+            claimed,
+            eps,
+            None,
+            "none: the crate certifies Gaussian noise only"
+        )?,
+    ]))
 }
 
 /// The clipping and normalisation tests on noiseless steps at gradient norms 1000·C (`high`)
