@@ -542,11 +542,19 @@ impl Bound {
                     shown(p.noise_multiplier),
                     String::new()
                 ),
-                (
-                    "sampling rate q (Poisson)",
-                    sig(p.sampling_rate, 6, Side::Nearest),
-                    c.rate_note.clone(),
-                ),
+                if p.sampling_rate >= 1.0 {
+                    (
+                        "sampling",
+                        String::from("full batch"),
+                        String::from("every example in every step (q = 1)"),
+                    )
+                } else {
+                    (
+                        "sampling rate q (Poisson)",
+                        sig(p.sampling_rate, 6, Side::Nearest),
+                        c.rate_note.clone(),
+                    )
+                },
                 ("steps T", p.steps.to_string(), String::new()),
             ],
             _ => {
@@ -628,6 +636,13 @@ impl Bound {
             Err(why) => row(&mut t, "γ for DP-SGD", "-", &why.reason()),
         }
         match g.fano {
+            // a bound of 1 says nothing (not "the attack always wins"): said so
+            Some(fb) if fb.success_bound >= 1.0 => row(
+                &mut t,
+                "success bound by Fano",
+                "none",
+                "Guo et al. 2022b, Δ² = 4, KL ≤ qTΔ²/(2σ²): no information at this KL (the bound is 1)",
+            ),
             Some(fb) => row(
                 &mut t,
                 "success bound by Fano",
@@ -658,7 +673,7 @@ impl Bound {
                 for (&fpr, tpr) in guarantees::MEMBERSHIP_FPRS.iter().zip(&m.tpr) {
                     row(
                         &mut t,
-                        &format!("TPR at FPR {} %", shown(100.0 * fpr)),
+                        &format!("TPR at FPR {}", super::format::fpr_label(fpr)),
                         &sig(tpr.upper, 4, Side::Up),
                         &format!("{}× the blind guess", sig(tpr.upper / fpr, 3, Side::Up)),
                     );
@@ -1496,6 +1511,22 @@ const TARGET_REQUIRED: &str = "one of '--target-epsilon', '--target-gamma', '--t
 /// `--target-advantage A` or `--target-tpr T --fpr F` as a core target, with its flag and
 /// value (`None` if neither is given).
 fn risk_target(f: &Flags) -> Result<Option<(Target, &'static str, f64)>, Failure> {
+    if f.has("target-advantage") || f.has("target-tpr") {
+        // a membership target reads the trade-off curve alone: flags of the other targets
+        // would be ignored, so they are refused
+        for (flag, goes) in [
+            ("delta", "'--target-epsilon'"),
+            ("kappa", "'--target-gamma'"),
+            ("prior-size", "'--target-gamma'"),
+        ] {
+            if f.has(flag) {
+                return Err(UsageError(format!(
+                    "flag '--{flag}' goes with {goes}, not with a membership target (the trade-off curve has no δ, κ or prior)"
+                ))
+                .into());
+            }
+        }
+    }
     if let Some(a) = f.f64("target-advantage")? {
         if f.has("fpr") {
             return Err(UsageError(String::from("flag '--fpr' goes with '--target-tpr'")).into());
@@ -1529,7 +1560,7 @@ fn put_risk(o: &mut Object, t: Target, achieved: f64) -> String {
                 .num("tpr", achieved);
             format!(
                 "gives membership TPR ≤ {} ≤ {} at FPR {} (certified trade-off curve)\n",
-                shown(achieved),
+                sig(achieved, 7, Side::Up),
                 shown(tpr),
                 shown(fpr)
             )
@@ -1539,7 +1570,7 @@ fn put_risk(o: &mut Object, t: Target, achieved: f64) -> String {
                 .num("advantage", achieved);
             format!(
                 "gives membership advantage ≤ {} ≤ {} (certified trade-off curve)\n",
-                shown(achieved),
+                sig(achieved, 7, Side::Up),
                 shown(advantage)
             )
         }

@@ -116,7 +116,7 @@ false_positives, positives, false_negatives, fpr_upper, fnr_upper, epsilon_empir
 JSON keys (--guesses): command, estimator (one-run), alpha, confidence, delta, canaries,
 guesses, correct, epsilon_empirical, epsilon_fdp, epsilon_fdp_noise_scale,
 claim_refuted_fdp, p_value_fdp (null without a run, at δ = 0 or for an unsupported run),
-epsilon_fdp_unavailable (why, else null), epsilon_gdp (null at δ = 0), mu_gdp, gdp_note,
+epsilon_fdp_unavailable (why, else null), epsilon_fdp_note (what it assumes), epsilon_gdp (null at δ = 0), mu_gdp, gdp_note,
 run (the run file, or null), ignored_columns.
 ";
 
@@ -456,7 +456,25 @@ pub(crate) fn estimate(args: &[String]) -> Out {
         alpha,
         delta,
     )?;
+    // the calibration rows' flags pick rows for a held-out threshold without a split
+    // column: anywhere else they would be ignored, so they are refused (issue 43)
+    let row_flags = ["seed", "calibration-rows"];
+    if let Some(flag) = row_flags.iter().find(|n| f.has(n)) {
+        if !matches!(req.rule, ThresholdRule::HeldOut { .. }) {
+            return Err(usage(format!(
+                "flag '--{flag}' applies only with '--threshold held-out' (it picks the calibration rows)"
+            )));
+        }
+    }
     let s = read_scores(path)?;
+    if let Some(flag) = row_flags.iter().find(|n| f.has(n)) {
+        if s.split.is_some() {
+            return Err(usage(format!(
+                "flag '--{flag}' does not apply: '{}' has a split column, which names the calibration rows",
+                printable(path)
+            )));
+        }
+    }
     let shown_path = printable(path);
     let source = format!("flag '--scores': '{shown_path}'");
     scores_output(&s, &source, &shown_path, req, f.has("json"))
@@ -717,7 +735,11 @@ fn scores_output(
     ));
     t.push_str(&match (rule, s.split) {
         (ThresholdRule::HeldOut { calibration }, None) => format!(
-            "  τ (held-out): the best Clopper–Pearson rule on the first {calibration} rows of each world, which\n    the estimate never reads, applied to the others, which alone give the counts;\n    FPR, FNR ≤ at α/2 per rate.\n"
+            "  τ (held-out): the best Clopper–Pearson rule on {} {calibration} rows of each world, which\n    the estimate never reads, applied to the others, which alone give the counts;\n    FPR, FNR ≤ at α/2 per rate.\n",
+            match seed {
+                Some(x) => format!("a random choice (seed {x}) of"),
+                None => String::from("the first (in file order)"),
+            }
         ),
         (ThresholdRule::HeldOut { .. }, Some([c0, c1])) => format!(
             "  τ (held-out): the best Clopper–Pearson rule on the split = calibration rows ({c0} of world 0, {c1} of\n    world 1), applied to the test rows, which alone give the counts; FPR, FNR ≤ at α/2 per rate.\n"
@@ -838,6 +860,9 @@ enum Family {
     Bound(FamilyBound),
 }
 
+/// What the family bound assumes, and what it does not.
+const FDP_NOTE: &str = "a lower bound if the trainer is this run up to its noise (σ scaled); claim_refuted_fdp holds for any trainer; epsilon_empirical for any mechanism";
+
 /// The label of the Gaussian-family reading of one-run counts.
 const GDP_NOTE: &str = "assumes a Gaussian trade-off curve: a lower bound only for full-batch runs";
 
@@ -904,7 +929,8 @@ fn one_run_output(
                 };
                 o.put("claim_refuted_fdp", Value::Bool(b.claim_refuted))
                     .num("p_value_fdp", b.p_value)
-                    .put("epsilon_fdp_unavailable", Value::Null);
+                    .put("epsilon_fdp_unavailable", Value::Null)
+                    .str("epsilon_fdp_note", FDP_NOTE);
             }
             other => {
                 let why = match other {
@@ -917,7 +943,8 @@ fn one_run_output(
                     .put("epsilon_fdp_noise_scale", Value::Null)
                     .put("claim_refuted_fdp", Value::Null)
                     .put("p_value_fdp", Value::Null)
-                    .str("epsilon_fdp_unavailable", why);
+                    .str("epsilon_fdp_unavailable", why)
+                    .str("epsilon_fdp_note", FDP_NOTE);
             }
         }
         match epsilon_gdp {

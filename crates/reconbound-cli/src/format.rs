@@ -64,6 +64,24 @@ fn pretty(s: &str) -> String {
     format!("{:.*}", decimals.max(0) as usize, value)
 }
 
+/// A false-positive rate as a label, the same in every command: a percentage from 0.1 %
+/// up ("0.1 %", "12.5 %": 100·x to 6 significant digits, trailing zeros dropped, so that
+/// 100·1e-3 never shows as 0.10000000000000001), the plain rate below ("1e-6", "1e-300":
+/// no percentage of a percentage).
+pub fn fpr_label(x: f64) -> String {
+    if x >= 1e-3 {
+        let s = sig(100.0 * x, 6, Side::Nearest);
+        let s = if s.contains('.') && !s.contains('e') {
+            String::from(s.trim_end_matches('0').trim_end_matches('.'))
+        } else {
+            s
+        };
+        format!("{s} %")
+    } else {
+        reconbound::error::Shown(x).to_string()
+    }
+}
+
 /// (min, lower median, max) of the values of `v` that are not NaN (NaN if there are none):
 /// the summary line of the per-example tables.
 pub fn min_median_max(mut v: std::vec::Vec<f64>) -> (f64, f64, f64) {
@@ -81,6 +99,16 @@ pub fn min_median_max(mut v: std::vec::Vec<f64>) -> (f64, f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fpr_labels_are_short_percentages_from_a_thousandth_and_plain_rates_below() {
+        // issue 43: "1.0000000000000001e-298 %", "9.999999999999999e-5 %"
+        assert_eq!(fpr_label(1e-3), "0.1 %");
+        assert_eq!(fpr_label(0.01), "1 %");
+        assert_eq!(fpr_label(0.125), "12.5 %");
+        assert_eq!(fpr_label(1e-6), "1e-6");
+        assert_eq!(fpr_label(1e-300), "1e-300");
+    }
 
     #[test]
     fn rounding_respects_the_side() {

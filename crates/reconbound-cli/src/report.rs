@@ -666,7 +666,14 @@ fn check(c: &Config) -> Result<Bound, Failure> {
         )));
     }
     drop(pool);
-    let bound = c.bound()?.compute()?;
+    // a configuration the accountants cannot certify is bad input here (the help's exit 2,
+    // before any training), not a failure of a run
+    let bound = c.bound()?.compute().map_err(|e| match e {
+        Failure::Compute(why) => usage(format!(
+            "the configuration cannot be certified, so there is no page to write ({why}); change --noise-multiplier, --sampling-rate or --steps"
+        )),
+        other => other,
+    })?;
     certified(&bound.guarantees)?;
     Ok(bound)
 }

@@ -261,38 +261,74 @@ struct Answer {
 /// those of `--csv`/`--plot`).
 fn answer(run: &Run, o: &Options, n: Option<usize>) -> Result<Answer, Failure> {
     o.check()?;
-    let smallest = o.fpr.iter().copied().fold(1e-3, f64::min);
-    let resolution = match o.kappa {
-        Some(k) => smallest.min(k),
-        None => smallest,
+    // One curve at the default resolution answers everything at or above it; a level
+    // below it (an FPR or κ of 1e-12, 1e-300) gets a curve of its own, so that asking for
+    // it never loosens the other numbers (issue 43: --kappa 1e-300 moved TPR at 0.1 % from
+    // 0.006051 to 0.8799). Curves are shared between levels of one resolution.
+    let curve_at = |resolution: f64| -> Result<TradeoffCurve, Failure> {
+        match TradeoffCurve::of_run(run, resolution, &PldConfig::default())? {
+            Ok(c) => Ok(c),
+            Err(why) => Err(Failure::Usage(super::args::UsageError(why.reason()))),
+        }
     };
-    let curve = match TradeoffCurve::of_run(run, resolution, &PldConfig::default())? {
-        Ok(c) => c,
-        Err(why) => return Err(Failure::Usage(super::args::UsageError(why.reason()))),
+    let curve = curve_at(DEFAULT_RESOLUTION)?;
+    let mut fine: Vec<(f64, TradeoffCurve)> = Vec::new();
+    let mut for_level = |level: f64| -> Result<usize, Failure> {
+        if level >= DEFAULT_RESOLUTION || level <= 0.0 {
+            return Ok(usize::MAX);
+        }
+        if let Some(i) = fine.iter().position(|(r, _)| *r == level) {
+            return Ok(i);
+        }
+        fine.push((level, curve_at(level)?));
+        Ok(fine.len() - 1)
     };
+    let mut which = Vec::with_capacity(o.fpr.len());
+    for &a in &o.fpr {
+        which.push(for_level(a)?);
+    }
+    let gamma_curve = match o.kappa {
+        Some(k) => Some(for_level(k)?),
+        None => None,
+    };
+    let pick = |i: usize| fine.get(i).map_or(&curve, |(_, c)| c);
     let rows = o
         .fpr
         .iter()
-        .map(|&a| Ok((a, curve.beta(a)?, curve.tpr(a)?)))
+        .zip(&which)
+        .map(|(&a, &i)| Ok((a, pick(i).beta(a)?, pick(i).tpr(a)?)))
         .collect::<Result<Vec<_>, reconbound::Error>>()?;
-    let gamma = match o.kappa {
-        Some(k) => Some((k, curve.gamma(k)?)),
-        None => None,
+    let gamma = match (o.kappa, gamma_curve) {
+        (Some(k), Some(i)) => Some((k, pick(i).gamma(k)?)),
+        _ => None,
     };
     let points = match n {
         Some(n) => curve.points(n, defaults::RESOLUTION)?,
         None => Vec::new(),
+    };
+    // ε(δ) of a Poisson run is the accountant's, by the same function as 'epsilon
+    // --accountant pld' (the same bits); fixed-size batches read it from the curve
+    let epsilon = match reconbound::accounting::run::pld_epsilon(run, o.delta)? {
+        Ok(e) => Bracket {
+            lower: e.lower,
+            upper: e.value,
+        },
+        Err(_) => curve.epsilon(o.delta)?,
     };
     Ok(Answer {
         source: curve.source(),
         rows,
         advantage: curve.advantage(),
         accuracy: curve.bayes_accuracy(o.prior)?,
-        epsilon: curve.epsilon(o.delta)?,
+        epsilon,
         gamma,
         curve: points,
     })
 }
+
+/// The resolution of the curve that answers every level at or above it (the smallest
+/// default level, FPR 0.1 %).
+const DEFAULT_RESOLUTION: f64 = 1e-3;
 
 /// The `config` object: `bound`'s keys for Poisson runs, the batch sizes for fixed-size ones.
 fn config_of(run: &Run, as_schedule: bool) -> Object {
@@ -421,7 +457,7 @@ fn to_json(config: Object, r: &Options, a: &Answer) -> String {
 }
 
 fn percent(x: f64) -> String {
-    format!("{} %", shown(100.0 * x))
+    super::format::fpr_label(x)
 }
 
 fn row(t: &mut String, label: &str, value: &str, note: &str) {

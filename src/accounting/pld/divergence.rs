@@ -61,9 +61,11 @@ impl Pld {
             } else {
                 0.0
             };
-            let ee = libm::exp(eps);
-            let raw = s1 - ee * s2;
-            let slack = rel * (s1 + ee * s2) + 4.0 * U * (p_inf + e);
+            // e^ε·S₂ with S₂ = 0 is 0, also where e^ε overflows (never ∞·0 = NaN, which
+            // read as "δ exceeded" for any δ)
+            let es2 = if s2 == 0.0 { 0.0 } else { libm::exp(eps) * s2 };
+            let raw = s1 - es2;
+            let slack = rel * (s1 + es2) + 4.0 * U * (p_inf + e);
             if pess {
                 p_inf + raw + e + slack
             } else {

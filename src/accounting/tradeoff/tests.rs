@@ -527,3 +527,17 @@ fn many_levels_through_the_envelope_equal_one_call_per_level_to_1e_12() {
         Some("alpha")
     );
 }
+
+#[test]
+fn epsilon_at_a_large_delta_of_a_run_whose_losses_overflow_exp_is_certified() {
+    // Issue 43: q 0.5, σ 0.5, T 10,000 at δ 0.5 failed with "+infinity mass and roundoff
+    // exceed delta (value 3.38e-6)" — a value below δ: e^ε·S₂ with S₂ = 0 and e^ε = ∞ gave
+    // NaN above the top grid point. Now an ε, above the RDP-free lower end.
+    let f =
+        TradeoffCurve::of_schedule(&phase(0.5, 0.5, 10_000), 1e-3, &PldConfig::default()).unwrap();
+    let e = f.epsilon(0.5).unwrap();
+    assert!(
+        e.upper.is_finite() && e.upper >= e.lower && e.lower > 100.0,
+        "{e:?}"
+    );
+}

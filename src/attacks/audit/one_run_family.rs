@@ -8,13 +8,18 @@
 //! reads 1.643.
 //!
 //! # The family and why the bound holds (proof)
-//! Let M_c be the run at noise scale c: the same sampling and steps, noise σ_i·c. M_{c′}
-//! for c′ ≥ c is M_c followed by independent Gaussian noise of variance
-//! (c′² − c²)σ_i²C² added to each step's sum — a post-processing — so its trade-off
-//! function, in each direction of adding or removing a record, is pointwise at least
-//! M_c's (Dong, Roth & Su 2022, Lemma 2.9). So are the symmetrised convex claims
-//! T̃_c = max(f̌_c, f̌_c⁻¹) (f̌_c the convex hull of the two directions' minimum) the
-//! f-DP test may use ([`super::one_run_fdp::CurveClaim`]).
+//! Let M_c be the run at noise scale c: the same sampling and steps, noise σ_i·c. Its
+//! certified curves are those of the per-step dominating pair (the subsampled Gaussian of
+//! one record, composed over the steps). For c′ ≥ c that pair at c′ is the pair at c
+//! followed by independent Gaussian noise of variance (c′² − c²)σ_i² — a post-processing
+//! — so each step's trade-off function, in each direction of adding or removing a record,
+//! is pointwise at least the one at c (Dong, Roth & Su 2022, Lemma 2.9), and composition
+//! keeps the order (their Lemma 3.2: the composition of larger trade-off functions is
+//! larger). (The adaptive trainer is not literally a post-processing of the less noisy one
+//! — later gradients see noisier iterates — but its curves are those of the dominating
+//! pairs, which are.) So are the symmetrised convex claims T̃_c = max(f̌_c, f̌_c⁻¹) (f̌_c the
+//! convex hull of the two directions' minimum) the f-DP test may use
+//! ([`super::one_run_fdp::CurveClaim`]), and ε(δ) falls as c grows.
 //!
 //! Suppose the audited mechanism is M_1 (the trainer does what the run says). Each probe
 //! tests, at level α, a certified lower bound ĝ_c ≤ T̃_c; a probe at c ≤ 1 tests a claim
@@ -82,7 +87,9 @@ pub struct FamilyBound {
     pub noise_scale: Option<f64>,
     /// The claimed run itself (c = 1) is refuted at level α/K.
     pub claim_refuted: bool,
-    /// The p-value of the claimed run's curve ([`super::one_run_fdp::one_run_fdp_p_value`]).
+    /// The p-value of the claimed run's curve: K·p with p from
+    /// [`super::one_run_fdp::one_run_fdp_p_value`] and K the `candidates` (Bonferroni), at
+    /// most 1 — comparable with α as it is.
     pub p_value: f64,
     /// The number of curves probed.
     pub probes: u32,
@@ -169,7 +176,7 @@ pub fn one_run_fdp_family(
     let claim = CurveClaim::new(&curve)?;
     let mut g = |x: f64| claim.beta_lower(x);
     let claim_refuted = refutes_at(c, level, &mut g)?;
-    let p_value = p_value_of(c, &mut g)?;
+    let p_value = (p_value_of(c, &mut g)? * candidates as f64).min(1.0);
     let mut probes = 1u32;
     // refuted scales form (about) [c*, ∞): more noise, less leakage, easier to refute.
     // (refuted, not refuted) as the search goes

@@ -272,7 +272,7 @@ fn estimate_guesses_reports_the_gdp_reading_of_jax_privacy_beside_steinke23() {
         .contains("assumes a Gaussian"));
     let keys: Vec<&str> = o.entries().iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(
-        &keys[keys.len() - 11..],
+        &keys[keys.len() - 12..],
         [
             "epsilon_empirical",
             "epsilon_fdp",
@@ -280,6 +280,7 @@ fn estimate_guesses_reports_the_gdp_reading_of_jax_privacy_beside_steinke23() {
             "claim_refuted_fdp",
             "p_value_fdp",
             "epsilon_fdp_unavailable",
+            "epsilon_fdp_note",
             "epsilon_gdp",
             "mu_gdp",
             "gdp_note",
@@ -589,4 +590,80 @@ fn the_held_out_split_is_a_seeded_permutation_not_the_file_order() {
     ]);
     assert_eq!(code, 2);
     assert!(err.contains("'--seed'"), "{err}");
+}
+
+#[test]
+fn calibration_row_flags_that_would_be_ignored_are_refused_and_the_text_says_which_rows() {
+    // Issue 43: --seed and --calibration-rows were ignored with a split column and with a
+    // threshold that is not held out; the text said "the first N rows" of a random choice.
+    let dir = temp_dir("estimate", "row-flags");
+    let split = write_in(
+        &dir,
+        "split.csv",
+        "world,score,split\n0,0.1,calibration\n1,0.9,calibration\n0,0.2,test\n1,0.8,test\n",
+    );
+    let plain = write_in(
+        &dir,
+        "plain.csv",
+        "world,score\n0,0.1\n1,0.9\n0,0.2\n1,0.8\n0,0.3\n1,0.7\n",
+    );
+    refused(
+        &["--scores", &split, "--delta", "1e-5", "--seed", "3"],
+        "has a split column",
+    );
+    refused(
+        &[
+            "--scores",
+            &split,
+            "--delta",
+            "1e-5",
+            "--calibration-rows",
+            "first",
+        ],
+        "has a split column",
+    );
+    refused(
+        &[
+            "--scores",
+            &plain,
+            "--delta",
+            "1e-5",
+            "--threshold",
+            "0.5",
+            "--seed",
+            "3",
+        ],
+        "applies only with '--threshold held-out'",
+    );
+    refused(
+        &[
+            "--scores",
+            &plain,
+            "--delta",
+            "1e-5",
+            "--threshold",
+            "bonferroni",
+            "--calibration-rows",
+            "first",
+        ],
+        "applies only with '--threshold held-out'",
+    );
+    let text = |extra: &[&str]| {
+        let mut a = strings(&[
+            "estimate",
+            "--scores",
+            &plain,
+            "--delta",
+            "1e-5",
+            "--calibration",
+            "1",
+        ]);
+        a.extend(strings(extra));
+        let (code, out, err) = run_s(&a);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    assert!(text(&["--seed", "4"]).contains("a random choice (seed 4) of 1 rows"));
+    assert!(text(&["--calibration-rows", "first"]).contains("the first (in file order) 1 rows"));
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -35,6 +35,33 @@ fn bound_default_configuration_prints_every_bound() {
     ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
     }
+    // issue 43: Fano's bound is 1 here, which says nothing: "none … no information", never
+    // "1.00000 … advantage 1.000" (read as "the attack always wins")
+    let fano = out
+        .lines()
+        .find(|l| l.contains("success bound by Fano"))
+        .unwrap();
+    assert!(
+        fano.contains("none") && fano.contains("no information"),
+        "{fano}"
+    );
+    assert!(
+        !fano.contains("1.00000") && !fano.contains("advantage 1.000"),
+        "{fano}"
+    );
+    // with a tiny KL it is a number
+    let (_, tight, _) = run(&["bound", "--noise-multiplier", "50", "--steps", "10"]);
+    let fano = tight
+        .lines()
+        .find(|l| l.contains("success bound by Fano"))
+        .unwrap();
+    assert!(fano.contains("advantage"), "{fano}");
+    // a full batch is said so, not "sampling rate q (Poisson) 1.00000"
+    let (_, full, _) = run(&["bound", "--sampling-rate", "1", "--steps", "10"]);
+    assert!(
+        full.contains("full batch") && !full.contains("(Poisson)           1.0"),
+        "{full}"
+    );
 }
 
 #[test]

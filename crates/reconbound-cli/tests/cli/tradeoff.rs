@@ -44,6 +44,79 @@ fn tradeoff_default_prints_the_membership_risks_of_the_readme_run() {
 }
 
 #[test]
+fn a_tiny_level_asked_beside_the_others_leaves_them_as_tight_as_alone() {
+    // Issue 43: --kappa 1e-300 (or --fpr 1e-12,0.001) set one grid for every number: TPR at
+    // 0.1 % went from 0.006051 to 0.8799, the advantage to 1. Now each level below 1e-3
+    // gets a curve of its own, and the others are the same bits as without it. And ε(δ)
+    // is 'epsilon --accountant pld''s own, bit for bit (the help says so).
+    let (_, alone, _) = run(&["tradeoff", "--json", "--fpr", "0.001"]);
+    let fpr0 = |json: &str, i: usize| {
+        let o = super::common::json_object(json);
+        let Some(reconbound_cli::json::Value::Arr(rows)) = o.get("fpr") else {
+            panic!("{json}")
+        };
+        match &rows[i] {
+            reconbound_cli::json::Value::Obj(r) => super::common::json_number(r, "tpr"),
+            _ => panic!("{json}"),
+        }
+    };
+    for extra in [
+        &["--fpr", "0.001", "--kappa", "1e-300"][..],
+        &["--fpr", "1e-12,0.001"][..],
+    ] {
+        let mut a = vec!["tradeoff", "--json"];
+        a.extend_from_slice(extra);
+        let (code, json, err) = run(&a);
+        assert_eq!(code, 0, "{err}");
+        let i = usize::from(extra[1].starts_with("1e-12"));
+        assert_eq!(fpr0(&json, i), fpr0(&alone, 0), "{extra:?}");
+        for key in ["advantage", "epsilon", "bayes_accuracy"] {
+            assert_eq!(
+                json_num(&json, key),
+                json_num(&alone, key),
+                "{extra:?} {key}"
+            );
+        }
+    }
+    let (_, e, _) = run(&[
+        "epsilon",
+        "--json",
+        "--accountant",
+        "pld",
+        "--sampling-rate",
+        "0.0042666666666666667",
+        "--noise-multiplier",
+        "1.1",
+        "--steps",
+        "14063",
+        "--delta",
+        "1e-5",
+    ]);
+    let (_, t, _) = run(&[
+        "tradeoff",
+        "--json",
+        "--sampling-rate",
+        "0.0042666666666666667",
+        "--noise-multiplier",
+        "1.1",
+        "--steps",
+        "14063",
+        "--delta",
+        "1e-5",
+    ]);
+    assert_eq!(json_num(&t, "epsilon"), json_num(&e, "epsilon_pld"));
+    assert_eq!(
+        json_num(&t, "epsilon_lower"),
+        json_num(&e, "epsilon_pld_lower")
+    );
+    // labels: no percentage of a percentage, no float noise
+    let (_, text, _) = run(&["tradeoff", "--fpr", "1e-300,1e-6,0.001"]);
+    for label in ["TPR at FPR 1e-300 ", "TPR at FPR 1e-6 ", "TPR at FPR 0.1 %"] {
+        assert!(text.contains(label), "{label}: {text}");
+    }
+}
+
+#[test]
 fn tradeoff_full_batch_is_the_gdp_closed_form() {
     // σ = 1, q = 1, T = 1: 1-GDP. TPR at FPR 1 % = Φ(Φ⁻¹(0.01) + 1) = 0.0923622480737
     // (scipy 1.x); the bracket is rounding only (1e-12).
@@ -183,6 +256,19 @@ fn calibrate_refuses_unreachable_risk_targets_naming_the_flag() {
         ),
         // every σ meets it (q = 0.01, T = 100: the advantage is at most 1 − 0.99^100 = 0.634)
         (&["--target-advantage", "0.7"][..], "σ → 0 limit"),
+        // issue 43: flags of the other targets were silently ignored
+        (
+            &["--target-tpr", "0.5", "--fpr", "0.01", "--delta", "1e-5"][..],
+            "'--delta' goes with '--target-epsilon'",
+        ),
+        (
+            &["--target-advantage", "0.3", "--kappa", "0.1"][..],
+            "'--kappa' goes with '--target-gamma'",
+        ),
+        (
+            &["--target-advantage", "0.3", "--prior-size", "10"][..],
+            "'--prior-size' goes with",
+        ),
     ] {
         let mut args: Vec<String> = ["calibrate", "--sampling-rate", "0.01", "--steps", "100"]
             .iter()

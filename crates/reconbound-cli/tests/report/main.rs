@@ -454,6 +454,12 @@ fn bad_input_exits_2_before_training_and_writes_nothing() {
         "PLD",
         &page,
     );
+    // σ so small that the RDP overflows (issue 43: exit 1 where the help promises 2)
+    assert_refused(
+        &args_with(&SMALL, &["--out", &page_s, "--noise-multiplier", "1e-300"]),
+        "cannot be certified",
+        &page,
+    );
     // Flags out of range.
     for (extra, needle) in [
         (&["--prior-size", "1"][..], "--prior-size"),
