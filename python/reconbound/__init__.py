@@ -273,6 +273,10 @@ def call(command: str, **kwargs: Any) -> Result:
     ``help=True`` returns the command's ``--help`` text instead."""
     if not isinstance(command, str):
         raise TypeError(f"command = {command!r} is not a string (e.g. 'bound', 'attack glm')")
+    if not command.split():
+        raise UsageError(
+            f"command = {command!r} is empty: give a command such as 'bound' or 'attack glm'",
+            2, "command", command)
     if "json" in kwargs:
         raise TypeError("json is always passed; do not give it")
     if kwargs.pop("help", False):
@@ -413,6 +417,34 @@ class Run:
         self.phases = [tuple(p) for p in phases]
         self.batches = batches
         self.as_schedule = as_schedule
+        self._check()
+
+    def _check(self) -> None:
+        """Every value in its range when the Run is built (never a Run of NaN): q in
+        (0, 1] (Poisson), sigma finite and > 0, T >= 1, 1 <= B <= n. The message names the
+        phase (``phases[1].noise_multiplier``); ``parameter`` is the core's name."""
+        several = self.as_schedule or len(self.phases) > 1
+
+        def name(i: int, key: str) -> str:
+            return f"phases[{i}].{key}" if several else key
+
+        for i, (q, sigma, steps) in enumerate(self.phases):
+            if self.kind == "poisson" and not (0.0 < q <= 1.0):
+                raise UsageError(f"{name(i, 'sampling_rate')} = {q!r} is out of range: must be in (0, 1]",
+                                 2, "sampling_rate", q)
+            if not (_math.isfinite(sigma) and sigma > 0.0):
+                raise UsageError(f"{name(i, 'noise_multiplier')} = {sigma!r} is out of range: must be finite and > 0",
+                                 2, "noise_multiplier", sigma)
+            if steps < 1:
+                raise UsageError(f"{name(i, 'steps')} = {steps!r} is out of range: must be >= 1",
+                                 2, "steps", steps)
+        if self.batches is not None:
+            b, n = self.batches
+            if n < 1:
+                raise UsageError(f"dataset_size = {n} is out of range: must be >= 1", 2, "dataset_size", n)
+            if not 1 <= b <= n:
+                raise UsageError(f"batch_size = {b} is out of range: must be in 1..=dataset_size ({n})",
+                                 2, "batch_size", b)
 
     @classmethod
     def poisson(cls, sampling_rate: float, noise_multiplier: float, steps: int) -> "Run":
@@ -542,6 +574,8 @@ class Run:
 
     def then(self, other: "Run") -> "Run":
         """This run followed by ``other`` (both Poisson): the schedule of their phases."""
+        if not isinstance(other, Run):
+            raise TypeError(f"other = {other!r} is not a reconbound.Run")
         if self.kind != "poisson" or other.kind != "poisson":
             raise UsageError(
                 "only Poisson runs compose (fixed-size and shuffled runs have one phase)",
@@ -915,6 +949,10 @@ def tradeoff(
         raise TypeError(f"fpr = {fpr!r} is not a list of real numbers")
     else:
         fprs = [_real(f"fpr[{i}]", x) for i, x in enumerate(fpr)]
+        if not fprs:
+            raise UsageError(
+                "fpr = [] is empty: give at least one false-positive rate in (0, 1)",
+                2, "fpr", [])
     r = _typed(
         _native.tradeoff,
         run.kind,
