@@ -748,12 +748,12 @@ impl AuditRun {
             Pairing::List(l) => l
                 .iter()
                 .find(|d| **d != Distinguisher::FinalLoss)
-                .map(|d| String::from(d.name())),
+                .map(|d| format!("{} ({})", d.number(), d.name())),
             Pairing::All | Pairing::Paired => Some(self.pairing.name()),
         };
         match reads_more {
             Some(d) => Err(format!(
-                "flag '--distinguisher': '{d}' does not apply with '--view final-model', which releases θ_T only (2 reads the intermediate models, 3 the released gradients): only 1, final-loss (θ_T and the public θ₀)"
+                "flag '--distinguisher': {d} does not apply with '--view final-model', which releases θ_T only (2 reads the intermediate models, 3 the released gradients): only 1, final-loss (θ_T and the public θ₀)"
             )),
             None => Ok(()),
         }
@@ -1027,6 +1027,16 @@ fn parse_audit(f: &Flags) -> Result<AuditRun, Failure> {
         Pairing::List(std::vec![Distinguisher::FinalLoss])
     } else {
         pairing
+    };
+    // and the crafters it can audit unless a list is given (issue 43: the default "all" was
+    // refused for crafters the user never named)
+    let crafters = if final_model && !f.has("crafter") {
+        crafters
+            .into_iter()
+            .filter(|c| !(c.freezes_parameters() || matches!(c, Crafter::Adaptive)))
+            .collect()
+    } else {
+        crafters
     };
     let init = match f.raw("init").map(str::trim) {
         None => Init::Random,

@@ -114,3 +114,61 @@ fn black_box_audit_refuses_what_it_does_not_fit_naming_the_flag() {
     assert!(err.contains("--init"), "{err}");
     assert!(err.contains("random θ₀"), "{err}");
 }
+
+#[test]
+fn final_model_alone_audits_the_crafters_it_fits_and_names_a_distinguisher_it_refuses() {
+    // Issue 43: '--view final-model' alone was refused for the default crafters ("all"),
+    // which the user never named; now it runs those that fit (example, mislabelled,
+    // clipbkd, gradient-dirac). A distinguisher given by number is named by number and name.
+    let (code, out, err) = run_s(&args_with(
+        &[
+            "audit",
+            "--view",
+            "final-model",
+            "--trials",
+            "4",
+            "--train-size",
+            "49",
+            "--steps",
+            "5",
+            "--quiet",
+            "--json",
+        ],
+        &[],
+    ));
+    assert_eq!(code, 0, "{err}");
+    let o = object(&out);
+    let Some(Value::Arr(crafters)) = o.get("crafters") else {
+        panic!("{out}")
+    };
+    let names: Vec<String> = crafters
+        .iter()
+        .map(|c| match c {
+            Value::Str(s) => s.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        names,
+        ["example", "mislabelled", "clipbkd", "gradient-dirac"]
+    );
+    let (code, _, err) = run_s(&args_with(
+        &[
+            "audit",
+            "--view",
+            "final-model",
+            "--distinguisher",
+            "3",
+            "--crafter",
+            "mislabelled",
+            "--trials",
+            "4",
+        ],
+        &[],
+    ));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("flag '--distinguisher': 3 (gradient) does not apply"),
+        "{err}"
+    );
+}
