@@ -106,8 +106,15 @@ impl fmt::Display for Error {
                 value,
                 expected,
             } => write!(f, "{name} = {value} is out of range: must be {expected}"),
+            // NaN marks "no value to show" (never printed as "(NaN)", issue 43)
+            Error::Inconsistent { what, value } if value.is_nan() => {
+                write!(f, "inconsistent input: {what}")
+            }
             Error::Inconsistent { what, value } => {
                 write!(f, "inconsistent input: {what} ({})", Shown(value))
+            }
+            Error::Numerical { what, value } if value.is_nan() => {
+                write!(f, "numerical failure: {what}")
             }
             Error::NotConverged { what, value } => {
                 write!(f, "{what} did not converge (last value {})", Shown(value))

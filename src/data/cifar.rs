@@ -77,7 +77,7 @@ pub fn parse(bytes: &[u8]) -> Result<Dataset> {
 /// # Errors
 /// `paths` empty (`"paths"`); a file that cannot be read ([`Error::Io`]); a file whose size is not a non-zero multiple of 3073,
 /// files of more than [`crate::data::MAX_FILE_BYTES`] in all, or a file that changes size
-/// while read (`"path"`); and those of [`parse`].
+/// while read (`"file_bytes"`, the size in bytes); and those of [`parse`].
 #[cfg(feature = "std")]
 pub fn cifar10_from_files<P: AsRef<std::path::Path>>(paths: &[P]) -> Result<Dataset> {
     let io = |e: std::io::Error| Error::Io {
@@ -93,7 +93,7 @@ pub fn cifar10_from_files<P: AsRef<std::path::Path>>(paths: &[P]) -> Result<Data
     }
     let mut all = Vec::new();
     let too_big = |value: u64| Error::InvalidCount {
-        name: "path",
+        name: "file_bytes",
         value,
         expected: "files of at most 2^30 bytes (1 GiB, data::MAX_FILE_BYTES) in all",
     };
@@ -101,7 +101,7 @@ pub fn cifar10_from_files<P: AsRef<std::path::Path>>(paths: &[P]) -> Result<Data
         let size = std::fs::metadata(p.as_ref()).map_err(io)?.len();
         if size == 0 || size % RECORD_LEN as u64 != 0 {
             return Err(Error::InvalidCount {
-                name: "path",
+                name: "file_bytes",
                 value: size,
                 expected: "a file whose size is a non-zero multiple of 3073 bytes",
             });
@@ -114,7 +114,7 @@ pub fn cifar10_from_files<P: AsRef<std::path::Path>>(paths: &[P]) -> Result<Data
         let bytes = super::read_bounded(p.as_ref(), size, "cannot read a CIFAR-10 batch file")?;
         if bytes.len() as u64 != size {
             return Err(Error::InvalidCount {
-                name: "path",
+                name: "file_bytes",
                 value: bytes.len() as u64,
                 expected: "a file that keeps its size while it is read",
             });

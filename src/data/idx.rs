@@ -361,20 +361,20 @@ mod files {
         let want = declared(&head)?;
         if size != want {
             return Err(Error::InvalidCount {
-                name: "path",
+                name: "file_bytes",
                 value: size,
                 expected: "a file of exactly the length its IDX header declares",
             });
         }
         if size > crate::data::MAX_FILE_BYTES {
             return Err(Error::InvalidCount {
-                name: "path",
+                name: "file_bytes",
                 value: size,
                 expected: "a file of at most 2^30 bytes (1 GiB, data::MAX_FILE_BYTES)",
             });
         }
         let cap = usize::try_from(size).map_err(|_| Error::InvalidCount {
-            name: "path",
+            name: "file_bytes",
             value: size,
             expected: "a file small enough to address in memory",
         })?;
@@ -393,7 +393,7 @@ mod files {
     ///
     /// # Errors
     /// A file that cannot be opened or read ([`Error::Io`]); a file whose size differs from what its header declares,
-    /// or larger than [`crate::data::MAX_FILE_BYTES`] (`"path"`); and those of [`mnist_from_bytes`].
+    /// or larger than [`crate::data::MAX_FILE_BYTES`] (`"file_bytes"`, the size in bytes); and those of [`mnist_from_bytes`].
     pub fn mnist_from_files(
         images_path: impl AsRef<Path>,
         labels_path: impl AsRef<Path>,
@@ -438,7 +438,7 @@ mod files {
             }
         }
         Err(Error::Inconsistent {
-            what: "path holds none of images-idx3-ubyte, train-images-idx3-ubyte, t10k-images-idx3-ubyte",
+            what: "the directory holds none of images-idx3-ubyte, train-images-idx3-ubyte, t10k-images-idx3-ubyte",
             value: f64::NAN,
         })
     }

@@ -42,7 +42,7 @@ pub const MAX_FILE_BYTES: u64 = 1 << 30;
 ///
 /// # Errors
 /// [`Error`](crate::Error)`::Io` (with `what`, the file's role) if it cannot be opened or
-/// read; `InvalidCount` (`"path"`, value `cap + 1`) if it holds more than `cap` bytes.
+/// read; `InvalidCount` (`"file_bytes"`, value `cap + 1`) if it holds more than `cap` bytes.
 #[cfg(feature = "std")]
 pub(crate) fn read_bounded(
     path: &std::path::Path,
@@ -62,7 +62,7 @@ pub(crate) fn read_bounded(
         .map_err(io)?;
     if bytes.len() as u64 > cap {
         return Err(crate::Error::InvalidCount {
-            name: "path",
+            name: "file_bytes",
             value: cap.saturating_add(1),
             expected: "a file within its reader's size cap (data::MAX_FILE_BYTES = 1 GiB unless the reader needs less)",
         });

@@ -352,11 +352,14 @@ fn idx_files_with_bad_sizes_or_missing_are_errors() {
     assert!(matches!(
         idx::mnist_from_dir(&dir),
         Err(Error::InvalidCount {
-            name: "path",
+            name: "file_bytes",
             value: 16,
             ..
         })
     ));
+    // issue 43: the message says what the number is ("path = 16" read as a path)
+    let e = idx::mnist_from_dir(&dir).unwrap_err().to_string();
+    assert!(e.starts_with("file_bytes = 16 is out of range"), "{e}");
     std::fs::write(dir.join("images-idx3-ubyte"), &huge[..10]).unwrap();
     assert!(idx::mnist_from_dir(&dir).is_err());
     std::fs::remove_dir_all(&dir).unwrap();

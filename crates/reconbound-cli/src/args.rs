@@ -120,9 +120,24 @@ pub fn parse(args: &[String], specs: &[Spec]) -> Result<Flags, UsageError> {
 
 /// Keep error messages on one line and bounded in length.
 pub(crate) fn printable(s: &str) -> String {
-    let mut out: String = s.chars().filter(|c| !c.is_control()).take(64).collect();
+    let mut out = shown_chars(s, 64);
     if s.chars().count() > 64 {
         out.push('…');
+    }
+    out
+}
+
+/// The first `n` characters of `s` as a message shows them: a control character escaped
+/// (`\u{0}`), never dropped — a score "0.<NUL>9" is shown as `0.\u{0}9`, not as the
+/// finite-looking `0.9` (issue 43) — nor written raw to a terminal.
+pub(crate) fn shown_chars(s: &str, n: usize) -> String {
+    let mut out = String::new();
+    for c in s.chars().take(n) {
+        if c.is_control() {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
     }
     out
 }

@@ -38,6 +38,9 @@ pub(crate) fn render_invalid(e: &Error) -> String {
             shown(value)
         ),
         Error::InvalidCount {
+            name: "file_bytes", ..
+        } => data_error(e),
+        Error::InvalidCount {
             name,
             value,
             expected,
@@ -45,6 +48,20 @@ pub(crate) fn render_invalid(e: &Error) -> String {
             "{} = {value} is out of range: must be {expected}",
             flag(name)
         ),
+        _ => e.to_string(),
+    }
+}
+
+/// The message of a data reader's error: a file's size said as one (issue 43: "path = 4238
+/// is out of range" read as a path), the others as the core words them (their names are
+/// the reader's, not flags).
+pub(crate) fn data_error(e: &Error) -> String {
+    match *e {
+        Error::InvalidCount {
+            name: "file_bytes",
+            value,
+            expected,
+        } => format!("a data file of {value} bytes is refused: it must be {expected}"),
         _ => e.to_string(),
     }
 }

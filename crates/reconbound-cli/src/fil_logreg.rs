@@ -99,8 +99,13 @@ fn load_mnist(spec: &str) -> Result<Dataset, Failure> {
         )));
     }
     super::train::check_idx_files(path)?;
-    data::idx::mnist_from_dir(path)
-        .map_err(|e| usage(format!("--data: cannot load '{}': {e}", shown(spec))))
+    data::idx::mnist_from_dir(path).map_err(|e| {
+        usage(format!(
+            "--data: cannot load '{}': {}",
+            shown(spec),
+            super::commands::data_error(&e)
+        ))
+    })
 }
 
 fn parse_digits(f: &Flags) -> Result<[u32; 2], Failure> {

@@ -28,7 +28,7 @@ use std::time::Instant;
 use std::vec::Vec;
 
 pub(crate) fn printable(s: &str) -> String {
-    s.chars().filter(|c| !c.is_control()).take(200).collect()
+    super::args::shown_chars(s, 200)
 }
 
 fn usage(msg: String) -> Failure {

@@ -192,7 +192,12 @@ pub(crate) fn load_data(spec: &str) -> Result<Dataset, Failure> {
             "--data: '{shown}' is neither 'embedded', a directory of MNIST IDX files nor a CIFAR-10 batch file"
         )));
     };
-    loaded.map_err(|e| usage(format!("--data: cannot load '{shown}': {e}")))
+    loaded.map_err(|e| {
+        usage(format!(
+            "--data: cannot load '{shown}': {}",
+            super::commands::data_error(&e)
+        ))
+    })
 }
 
 /// The IDX pair `mnist_from_dir` will read in `dir` (the first of

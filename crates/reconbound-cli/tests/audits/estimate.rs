@@ -667,3 +667,16 @@ fn calibration_row_flags_that_would_be_ignored_are_refused_and_the_text_says_whi
     assert!(text(&["--calibration-rows", "first"]).contains("the first (in file order) 1 rows"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_control_character_in_a_score_is_shown_escaped_not_dropped() {
+    // Issue 43: a NUL inside "0.9" was dropped from the message, which then read
+    // "score '0.9' is not a finite number"
+    let dir = temp_dir("estimate", "nul");
+    let p = write_in(&dir, "nul.csv", "world,score\n0,0.1\n1,0.\u{0}9\n");
+    refused(
+        &["--scores", &p, "--delta", "1e-5"],
+        "score '0.\\u{0}9' is not a finite number",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

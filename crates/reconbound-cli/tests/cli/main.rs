@@ -729,3 +729,29 @@ fn epsilon_and_rero_take_batch_dataset_and_epochs_as_bound_does() {
         "{err}"
     );
 }
+
+#[test]
+fn data_errors_say_what_the_number_is_and_never_print_nan() {
+    // Issue 43: a truncated IDX file read "path = 4238 is out of range", a directory
+    // without MNIST files ended in "(NaN)".
+    let dir = common::temp_dir("cli", "data-errors");
+    let bad = dir.join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    let images =
+        std::fs::read(common::repo_root().join("data/mnist-10k/images-idx3-ubyte")).unwrap();
+    std::fs::write(bad.join("images-idx3-ubyte"), &images[..4238]).unwrap();
+    let labels = common::repo_root().join("data/mnist-10k/labels-idx1-ubyte");
+    std::fs::copy(labels, bad.join("labels-idx1-ubyte")).unwrap();
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    for (d, needle) in [
+        (&bad, "a data file of 4238 bytes is refused"),
+        (&empty, "the directory holds none of images-idx3-ubyte"),
+    ] {
+        let d = d.to_string_lossy().into_owned();
+        let (code, _, err) = run(&["train", "--data", &d, "--steps", "1"]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(needle) && !err.contains("NaN"), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
