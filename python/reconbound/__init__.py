@@ -144,11 +144,37 @@ class Result(dict):
         return _json.loads(_json.dumps(self))
 
 
-def _typed(call_native, *args: Any) -> Result:
+class EpsilonResult(Result):
+    """The result of :func:`epsilon`: ``reconbound epsilon ... --json`` (its fields are
+    declared in the type stubs, tested against the JSON)."""
+
+
+class BoundResult(Result):
+    """The result of :func:`bound`: ``reconbound bound ... --json``."""
+
+
+class EmpiricalResult(Result):
+    """The result of :func:`empirical_epsilon`: ``reconbound estimate --scores ... --json``."""
+
+
+class OneRunResult(Result):
+    """The result of :func:`one_run_epsilon`: ``reconbound estimate --guesses ... --json``."""
+
+
+class CheckResult(Result):
+    """The result of :func:`check`: ``reconbound check ... --json``."""
+
+
+class RunDescription(Result):
+    """The result of :func:`describe_run` and :func:`write_run`: a run file's object."""
+
+
+def _typed(call_native, *args: Any, cls: Any = None) -> Result:
     """Call a typed native entry point; its ValueError / RuntimeError (message, parameter,
-    real value, count value) becomes UsageError / UncertifiableError."""
+    real value, count value) becomes UsageError / UncertifiableError. The result is of
+    class ``cls`` (a :class:`Result` subclass naming what it holds)."""
     try:
-        return Result(_json.loads(call_native(*args)))
+        return (cls or Result)(_json.loads(call_native(*args)))
     except ValueError as e:
         message, parameter, real, count = _error_args(e)
         raise UsageError(message, 2, parameter, real if count is None else count) from None
@@ -341,6 +367,7 @@ def bound(run: Any = None, **kwargs: Any) -> Result:
         None if prior_size is None else _count("prior_size", prior_size),
         _real("diameter", diameter),
         run.as_schedule,
+        cls=BoundResult,
     )
 
 
@@ -836,6 +863,7 @@ def epsilon(
         delta,
         accountant,
         run.as_schedule,
+        cls=EpsilonResult,
     )
 
 
@@ -1068,6 +1096,7 @@ def empirical_epsilon(
         calibration_rows,
         None if seed is None else _count("seed", seed),
         _real("alpha", alpha),
+        cls=EmpiricalResult,
     )
 
 
@@ -1108,7 +1137,8 @@ def one_run_epsilon(
 
     gi = [integer("guesses", i, a) for i, a in enumerate(g)]
     ti = [integer("truths", i, b) for i, b in enumerate(t)]
-    return _typed(_native.estimate_guesses, gi, ti, _real("delta", delta), _real("alpha", alpha), run_args)
+    return _typed(_native.estimate_guesses, gi, ti, _real("delta", delta), _real("alpha", alpha),
+                  run_args, cls=OneRunResult)
 
 
 def _run_flags(run: Any, run_file: Any, keywords: Dict[str, Any]) -> list:
@@ -1135,7 +1165,7 @@ def describe_run(run: Any = None, *, run_file: Any = None, **keywords: Any) -> R
     ``sampling`` (poisson, full-batch, fixed-size, shuffled), ``counting`` (expected,
     opacus), ``accumulation``, ``microbatches``, ``relation`` (add-remove, replace-one),
     ``phases``. Its ``mechanism`` is what the accountants analyse."""
-    return _checked(["run"] + _run_flags(run, run_file, keywords) + ["--json"])
+    return RunDescription(_checked(["run"] + _run_flags(run, run_file, keywords) + ["--json"]))
 
 
 def write_run(path: Any, run: Any = None, **keywords: Any) -> Result:
@@ -1176,8 +1206,6 @@ def check(
     )
     argv = ["check"] + flags + extra + ["--json"]
     code, stdout, stderr = _native.run(argv)
-    if code == 3:
-        return Result(_json.loads(stdout))
-    if code == 0:
-        return Result(_json.loads(stdout))
-    return _checked(argv)
+    if code in (0, 3):
+        return CheckResult(_json.loads(stdout))
+    return CheckResult(_checked(argv))

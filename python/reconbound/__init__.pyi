@@ -34,6 +34,180 @@ class Result(Dict[str, Any]):
     def __getattr__(self, name: str) -> Any: ...
     def to_dict(self) -> JSON: ...
 
+# The typed results: one class per function, its fields the keys of the command's JSON
+# (python/tests/test_result_types.py fails when a key the JSON has is not declared here).
+# A field marked "# when ..." is present only in that case.
+
+class EpsilonResult(Result):
+    command: str
+    noise_multiplier: float
+    sampling_rate: float  # Poisson, one phase
+    steps: int
+    delta: float
+    accountant: str
+    epsilon_rdp: float | None
+    best_order: float | None
+    epsilon_rdp_mironov: float | None
+    best_order_mironov: float | None
+    epsilon_pld: float | None
+    epsilon_pld_lower: float | None
+    phases: list[JSON]  # when a schedule
+    sampling: str  # when fixed-size
+    adjacency: str  # when fixed-size
+    batch_size: int  # when fixed-size
+    dataset_size: int  # when fixed-size
+    noise_multiplier_replace_one: float  # when fixed-size
+
+class BoundResult(Result):
+    command: str
+    noise_multiplier: float
+    sampling_rate: float
+    steps: int
+    phases: list[JSON]  # when a schedule
+    delta: float
+    kappa: float
+    prior_size: int | None
+    orders: list[float]
+    rdp: list[float]
+    epsilon_rdp: float
+    best_order: float
+    epsilon_rdp_mironov: float
+    best_order_mironov: float
+    gamma_balle: float
+    gamma_balle_order: float
+    gamma_rdp: float
+    method: str
+    epsilon_pld: float | None
+    epsilon_pld_lower: float | None
+    gamma: float | None
+    gamma_lower: float | None
+    tightest: str
+    membership: list[JSON]
+    advantage: float | None
+    advantage_lower: float | None
+    fano_success_bound: float | None
+    fano_advantage: float | None
+    fano_sensitivity_sq: float
+    fano_note: str  # when Fano's bound is 1 or absent
+    rdp_order2: float
+    rdp_order2_substitution: float
+    diameter: float
+    mse_lower_bound: float
+
+class TradeoffResult(Result):
+    command: str
+    config: JSON
+    source: str
+    mu: float  # when the full batch (the curve is mu-GDP)
+    delta: float
+    prior: float
+    fpr: list[JSON]
+    advantage: float
+    advantage_lower: float
+    bayes_security: float
+    bayes_accuracy: float
+    bayes_accuracy_lower: float
+    epsilon: float
+    epsilon_lower: float
+    kappa: float  # when kappa is given
+    gamma: float  # when kappa is given
+    gamma_lower: float  # when kappa is given
+    curve: list[JSON]  # when points is given
+    @property
+    def fprs(self) -> Any: ...
+    @property
+    def tprs(self) -> Any: ...
+    @property
+    def alphas(self) -> Any: ...
+    @property
+    def betas(self) -> Any: ...
+    @property
+    def betas_upper(self) -> Any: ...
+
+class EmpiricalResult(Result):
+    command: str
+    estimator: str
+    threshold_rule: str
+    calibration: int | None
+    calibration_rows: str | None
+    split_seed: int | None
+    calibration_out: int | None
+    calibration_in: int | None
+    fixed_threshold: float | None
+    alpha: float
+    confidence: float
+    delta: float
+    trials_out: int
+    trials_in: int
+    ignored_columns: list[str]
+    epsilon_empirical: float
+    gdp_mu: float | None
+    threshold: float
+    threshold_direction: str
+    candidates: int
+    negatives: int
+    false_positives: int
+    positives: int
+    false_negatives: int
+    fpr_upper: float
+    fnr_upper: float
+    epsilon_empirical_max: float
+
+class OneRunResult(Result):
+    command: str
+    estimator: str
+    alpha: float
+    confidence: float
+    delta: float
+    canaries: int
+    guesses: int
+    correct: int
+    epsilon_empirical: float
+    epsilon_fdp: float | None
+    epsilon_fdp_noise_scale: float | None
+    claim_refuted_fdp: bool | None
+    p_value_fdp: float | None
+    epsilon_fdp_unavailable: str | None
+    epsilon_fdp_note: str
+    epsilon_gdp: float | None
+    mu_gdp: float
+    gdp_note: str
+    run: JSON | None
+    ignored_columns: list[str]
+
+class CheckResult(Result):
+    command: str
+    verdict: str | None
+    claimed_epsilon: float | None
+    delta: float
+    library: str
+    tolerance: float
+    epsilon_lower: float
+    epsilon_lower_by: str
+    epsilon_upper: float | None
+    epsilon_upper_by: str
+    margin: float
+    upper_certified: bool
+    run: JSON
+    explanations: list[JSON]
+    message: str
+
+class RunDescription(Result):
+    format: str
+    noise_multiplier: float
+    sampling_rate: float  # when given as a rate
+    batch_size: int  # when given as a batch
+    dataset_size: int  # when given as a batch
+    steps: int  # when given as steps
+    epochs: float  # when given as epochs
+    phases: list[JSON]  # when a schedule
+    sampling: str
+    counting: str
+    accumulation: int
+    microbatches: int | None
+    relation: str
+    mechanism: JSON
+
 class Run:
     kind: str
     phases: list[Tuple[float, float, int]]
@@ -63,8 +237,8 @@ class Run:
 def from_dp_event(event: Any) -> Run: ...
 def from_opacus_history(history: Iterable[Sequence[Number]]) -> Run: ...
 def from_opacus(obj: Any) -> Run: ...
-def describe_run(run: Run | None = ..., *, run_file: str | None = ..., **keywords: Value) -> Result: ...
-def write_run(path: str, run: Run | None = ..., **keywords: Value) -> Result: ...
+def describe_run(run: Run | None = ..., *, run_file: str | None = ..., **keywords: Value) -> RunDescription: ...
+def write_run(path: str, run: Run | None = ..., **keywords: Value) -> RunDescription: ...
 def check(
     run: Run | None = ...,
     *,
@@ -75,13 +249,13 @@ def check(
     tolerance: float | None = ...,
     run_file: str | None = ...,
     **keywords: Value,
-) -> Result: ...
+) -> CheckResult: ...
 def run(command: str, *args: str) -> Tuple[int, str, str]: ...
 def to_args(**kwargs: Value | Sequence[Phase]) -> list[str]: ...
 def call(command: str, **kwargs: Value | Sequence[Phase]) -> Result: ...
 def bound(
     run: Run | None = ..., *, phases: Sequence[Phase] | None = ..., **kwargs: Value
-) -> Result: ...
+) -> BoundResult: ...
 def epsilon(
     run: Run | None = ...,
     *,
@@ -95,7 +269,7 @@ def epsilon(
     batch_size: int | None = ...,
     dataset_size: int | None = ...,
     schedule: str | None = ...,
-) -> Result: ...
+) -> EpsilonResult: ...
 def rdp(**kwargs: Value) -> Result: ...
 def rero(*, phases: Sequence[Phase] | None = ..., **kwargs: Value) -> Result: ...
 def calibrate(*, phases: Sequence[Phase] | None = ..., **kwargs: Value) -> Result: ...
@@ -116,7 +290,7 @@ def empirical_epsilon(
     alpha: float = ...,
     split_out: Sequence[str | bool] | None = ...,
     split_in: Sequence[str | bool] | None = ...,
-) -> Result: ...
+) -> EmpiricalResult: ...
 def one_run_epsilon(
     guesses: Sequence[int],
     truths: Sequence[int],
@@ -126,4 +300,18 @@ def one_run_epsilon(
     run: Optional[Run] = ...,
     run_file: Optional[str] = ...,
     **keywords: Any,
-) -> Result: ...
+) -> OneRunResult: ...
+def tradeoff(
+    run: Run | None = ...,
+    *,
+    fpr: float | Sequence[float] = ...,
+    prior: float = ...,
+    kappa: float | None = ...,
+    delta: float = ...,
+    points: int | None = ...,
+    noise_multiplier: float | None = ...,
+    sampling_rate: float | None = ...,
+    steps: int | None = ...,
+    phases: Sequence[Sequence[Number]] | None = ...,
+    **keywords: Value,
+) -> TradeoffResult: ...

@@ -11,6 +11,8 @@
 
 pub mod clip;
 #[cfg(feature = "alloc")]
+pub(crate) mod clipped_sum;
+#[cfg(feature = "alloc")]
 pub mod dpsgd;
 #[cfg(feature = "alloc")]
 pub mod logreg;

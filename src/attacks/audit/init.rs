@@ -69,11 +69,11 @@
 //! machine learning", NeurIPS 2024 (worst-case initial parameters, §3); Nasr et al. 2021,
 //! Distinguisher 1 and Crafter 2; Dong, Roth, Su 2019 (μ-GDP of the Gaussian mechanism).
 
-use super::run::clipped_sum;
 use crate::accounting::fil::fisher::dot;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::nn::Sequential;
+use crate::train::clipped_sum::clipped_sum;
 use crate::train::dpsgd::{train, Clipping, DpSgdConfig};
 use crate::train::sampling::Sampling;
 use alloc::vec::Vec;

@@ -103,6 +103,7 @@ use crate::math::special::{log_add_exp, log_sum_exp};
 use crate::nn::{BatchWorkspace, Sequential, Workspace};
 use crate::rng::Rng;
 use crate::train::clip::clip;
+use crate::train::clipped_sum::clipped_sum;
 use crate::train::dpsgd::{Clipping, DpSgd, DpSgdConfig, Secret};
 use crate::train::observer::{Observer, StepInfo};
 use crate::train::sampling::{BatchSampler, Sampling};
@@ -773,34 +774,6 @@ fn check_scores(scores: &WorldScores) -> Result<()> {
         }),
         None => Ok(()),
     }
-}
-
-/// Σ_{i ∈ indices} clip(∇ℓ(θ; z_i)) into `out`: batched for dense models, one example at a
-/// time otherwise.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn clipped_sum(
-    model: &Sequential,
-    params: &[f64],
-    data: &Dataset,
-    indices: &[usize],
-    clipping: Clipping,
-    out: &mut [f64],
-    ws: &mut Workspace<f64>,
-    bws: &mut Option<BatchWorkspace>,
-) -> Result<()> {
-    if let Some(bws) = bws.as_mut() {
-        model.clipped_grad_sum(params, data, indices, Some(clipping), out, bws)?;
-        return Ok(());
-    }
-    out.iter_mut().for_each(|o| *o = 0.0);
-    let mut g = alloc::vec![0.0; out.len()];
-    for &i in indices {
-        let (x, y) = data.example(i)?;
-        model.loss_and_grad(params, x, y as usize, &mut g, ws)?;
-        clip(&mut g, clipping.method, clipping.norm)?;
-        out.iter_mut().zip(&g).for_each(|(o, &v)| *o += v);
-    }
-    Ok(())
 }
 
 /// Distinguisher 3 reads K_t through the view of `view`'s threat model: the informed view
