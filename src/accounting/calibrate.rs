@@ -125,7 +125,20 @@ fn calibrate_risk(target: Target, schedule: &Schedule) -> Result<Calibrated> {
             "below the σ → 0 limit (1 − p₀(1 − FPR) for a TPR, 1 − p₀ for the advantage, p₀ the probability that the record is never sampled): every noise multiplier meets a target at or above it",
         );
     }
-    let risk = |c: f64| -> Result<f64> { risk_of(target, &schedule.scaled(c)?, resolution) };
+    // a noise whose curve cannot be certified (its PLD grid too large: small σ at a tiny
+    // FPR) is one that is not shown to meet the target — the search moves on to more noise
+    // instead of giving up on a reachable target (issue 43); only a certified risk is ever
+    // returned
+    let uncertified = core::cell::Cell::new(false);
+    let risk = |c: f64| -> Result<f64> {
+        match risk_of(target, &schedule.scaled(c)?, resolution) {
+            Err(crate::Error::Numerical { .. }) => {
+                uncertified.set(true);
+                Ok(f64::INFINITY)
+            }
+            other => other,
+        }
+    };
     let max_sigma = schedule
         .phases()
         .iter()
@@ -161,19 +174,23 @@ fn calibrate_risk(target: Target, schedule: &Schedule) -> Result<Calibrated> {
             at_hi = risk(hi)?;
         }
     }
+    let mut lo_uncertified = false;
     while hi / lo > 1.0 + 1e-5 {
         let mid = libm::sqrt(lo * hi);
+        uncertified.set(false);
         let r = risk(mid)?;
         if r <= want {
             hi = mid;
             at_hi = r;
         } else {
             lo = mid;
+            lo_uncertified = uncertified.get();
         }
     }
     Ok(Calibrated {
         noise: hi,
         achieved: at_hi,
+        smallest_certifiable: lo_uncertified,
     })
 }
 
@@ -189,6 +206,10 @@ pub struct Calibrated {
     /// The guarantee achieved at that noise (ε by RDP, or the certified γ's upper end):
     /// at most the target.
     pub achieved: f64,
+    /// `true` when a little less noise could not be certified (a risk target at a tiny FPR:
+    /// the PLD grid's limit), so `noise` is the smallest certifiable noise that meets the
+    /// target, not necessarily the smallest that does; `false` otherwise.
+    pub smallest_certifiable: bool,
 }
 
 /// The smallest noise multiplier σ (to the bisection's tolerance) such that T steps at
@@ -214,6 +235,7 @@ pub fn noise_multiplier(target: Target, sampling_rate: f64, steps: u64) -> Resul
             Ok(Calibrated {
                 noise: sigma,
                 achieved,
+                smallest_certifiable: false,
             })
         }
         Target::Gamma { gamma, kappa } => {
@@ -223,6 +245,7 @@ pub fn noise_multiplier(target: Target, sampling_rate: f64, steps: u64) -> Resul
             Ok(Calibrated {
                 noise: sigma,
                 achieved,
+                smallest_certifiable: false,
             })
         }
     }
@@ -243,6 +266,7 @@ pub fn noise_scale(target: Target, schedule: &Schedule) -> Result<Calibrated> {
             Ok(Calibrated {
                 noise: scale,
                 achieved,
+                smallest_certifiable: false,
             })
         }
         Target::Gamma { gamma, kappa } => {
@@ -251,6 +275,7 @@ pub fn noise_scale(target: Target, schedule: &Schedule) -> Result<Calibrated> {
             Ok(Calibrated {
                 noise: scale,
                 achieved,
+                smallest_certifiable: false,
             })
         }
     }

@@ -39,15 +39,28 @@ fn tuples(phases: &[Phase]) -> Vec<(f64, f64, u64)> {
 
 /// The configuration of a schedule for a target probability (δ of ε(δ), κ of γ): each
 /// phase's [`pld::config_for_target`] with the total steps, and the smallest grid interval
-/// and tail mass over the phases (one grid for all; the +∞ atom of the whole composition
-/// then stays within the same share of the target as for one phase).
+/// and tail mass over the phases that carry the loss (one grid for all; the +∞ atom of the
+/// whole composition then stays within the same share of the target as for one phase).
 fn schedule_config(phases: &[Phase], config: &PldConfig, target: f64) -> PldConfig {
     let total = phases
         .iter()
         .map(|p| p.steps)
         .fold(0u64, u64::saturating_add);
+    // A phase whose privacy loss is negligible beside the others' must not set the grid: a
+    // phase at σ = 1e4 asks for an interval 1e4 times finer, and the grid of the whole
+    // composition exceeded its limit (issue 43). Any interval gives certified PLDs (the
+    // rounding is to the safe side); it only sets their width, which the phases that carry
+    // the loss decide. Weight: the χ² growth T·q²·(e^{1/σ²} − 1) of a phase; those below
+    // 1e-6 of the largest do not choose.
+    let weight = |p: &Phase| {
+        p.steps as f64
+            * p.sampling_rate
+            * p.sampling_rate
+            * libm::expm1(1.0 / (p.noise_multiplier * p.noise_multiplier))
+    };
+    let heaviest = phases.iter().map(weight).fold(0.0f64, f64::max);
     let mut c = *config;
-    for p in phases {
+    for p in phases.iter().filter(|p| !(weight(p) < 1e-6 * heaviest)) {
         let pc = pld::config_for_target(config, p.sampling_rate, p.noise_multiplier, total, target);
         c.value_discretization_interval = c
             .value_discretization_interval
@@ -416,6 +429,28 @@ mod tests {
             Schedule::new(&ok).unwrap().distinct_phases(),
             MAX_DISTINCT_PHASES
         );
+    }
+
+    #[test]
+    fn a_phase_of_negligible_loss_does_not_set_the_grid() {
+        // Issue 43: a phase at σ = 1e4 beside 40 steps at σ = 1 asked for an interval so fine
+        // that the grid exceeded its limit, and every certified number was gone. Now the
+        // schedule is certified and within the bracket of the first phase alone (the second
+        // adds a loss below 1e-7): [lower, value] of the pair overlaps the single phase's,
+        // and its value exceeds the single lower end.
+        let s = Schedule::new(&[p(0.01, 1.0, 40), p(0.01, 1e4, 1)]).unwrap();
+        let e = epsilon(&s, 1e-5, &PldConfig::default()).unwrap();
+        let one = epsilon(
+            &Schedule::single(p(0.01, 1.0, 40)).unwrap(),
+            1e-5,
+            &PldConfig::default(),
+        )
+        .unwrap();
+        assert!(
+            e.value >= one.lower && e.lower <= one.value + 1e-6,
+            "{e:?} {one:?}"
+        );
+        assert!(e.value - e.lower < 1e-3, "{e:?}");
     }
 
     #[test]
