@@ -78,7 +78,15 @@
 //! coarser PLD) and the add direction's optimistic ε as the lower end.
 //! - **RDP** (fixed-size batches, or any RDP curve): the optimal RDP → f-DP conversion of
 //!   Riess et al. 2026 ([`from_rdp`]'s docs), a lower bound on f that is the
-//!   tightest the RDP curve implies; the bracket contains that implied curve. The
+//!   tightest the RDP curve implies; the bracket contains that implied curve. For
+//!   fixed-size batches ([`TradeoffCurve::of_run`]) also the sampling cap f(α) ≥ p₀ − α,
+//!   p₀ = (1 − B/n)^T: the two neighbouring data sets differ in one slot, which every step
+//!   samples with probability B/n independently of the data, so with probability p₀ it is
+//!   never sampled and the two runs' outputs can be coupled to agree — both laws are
+//!   p₀R + (1 − p₀)·(their own part), so a test of level α under one has power at most
+//!   p₀·R(reject) + 1 − p₀ ≤ α + 1 − p₀ under the other (in both orders). The RDP curve
+//!   does not see this (issue 43: TPR ≤ 0.99983 at FPR 0.1 % where sampling alone caps it
+//!   at 0.879, B/n = 0.1, T = 20). The
 //!   advantage and Bayes accuracy are maximised over a grid of α: on [α_i, α_{i+1}], f
 //!   decreasing gives (1 − π)α + π f(α) ≥ (1 − π)α_i + π f(α_{i+1}), so the grid bound is
 //!   certified.
@@ -190,6 +198,9 @@ enum Kind {
     Rdp {
         orders: Vec<f64>,
         rdp: Vec<f64>,
+        /// p₀, a lower bound on the probability that the differing record is never
+        /// sampled (fixed-size batches: (1 − B/n)^T; 0 when unknown): f(α) ≥ p₀ − α.
+        never_sampled: f64,
     },
 }
 
@@ -241,6 +252,7 @@ impl TradeoffCurve {
             kind: Kind::Rdp {
                 orders: orders.to_vec(),
                 rdp: rdp.to_vec(),
+                never_sampled: 0.0,
             },
         })
     }
@@ -295,7 +307,21 @@ impl TradeoffCurve {
         }
         check_open_unit("resolution", resolution)?;
         match run.fixed_size_rdp(&rdp::DEFAULT_ORDERS)? {
-            Some(curve) => Ok(Ok(TradeoffCurve::from_rdp(&rdp::DEFAULT_ORDERS, &curve)?)),
+            Some(curve) => {
+                let mut f = TradeoffCurve::from_rdp(&rdp::DEFAULT_ORDERS, &curve)?;
+                if let (
+                    Some(crate::accounting::run::Sampling::FixedSize {
+                        batch_size,
+                        dataset_size,
+                    }),
+                    Some((_, steps)),
+                    Kind::Rdp { never_sampled, .. },
+                ) = (run.sampling(), run.noise_and_steps(), &mut f.kind)
+                {
+                    *never_sampled = never_sampled_lower(batch_size, dataset_size, steps);
+                }
+                Ok(Ok(f))
+            }
             None => Ok(Err(Unsupported::Shuffled)),
         }
     }
@@ -327,21 +353,29 @@ impl TradeoffCurve {
             };
         }
         match &self.kind {
-            Kind::Rdp { rdp, .. } if alpha <= 0.0 => {
+            Kind::Rdp {
+                rdp, never_sampled, ..
+            } if alpha <= 0.0 => {
                 // a test that never rejects under ν rejects under μ with probability 0
                 // when some D_a(μ‖ν), a > 1, is finite (μ ≪ ν)
                 let v = if rdp.iter().any(|r| r.is_finite()) {
                     1.0
                 } else {
-                    0.0
+                    *never_sampled
                 };
                 Bracket {
                     lower: v,
                     upper: 1.0,
                 }
             }
-            Kind::Rdp { orders, rdp } => {
+            Kind::Rdp {
+                orders,
+                rdp,
+                never_sampled,
+            } => {
                 let (lo, hi) = from_rdp::beta(orders, rdp, alpha);
+                // the sampling cap f(α) ≥ p₀ − α (module docs), rounded down
+                let lo = lo.max((*never_sampled - alpha).next_down().max(0.0));
                 Bracket {
                     lower: lo,
                     upper: hi.max(lo),
@@ -506,11 +540,14 @@ impl TradeoffCurve {
                 lower: add.1.delta(0.0),
                 upper: add.0.delta(0.0).min(remove.delta(0.0)),
             },
-            Kind::Rdp { .. } => {
+            Kind::Rdp { never_sampled, .. } => {
                 let b = self.grid_accuracy(0.5);
+                // the sampling cap: TPR − FPR ≤ 1 − p₀ exactly (module docs)
+                let cap = (1.0 - *never_sampled).next_up().min(1.0);
+                let upper = (2.0 * b.upper - 1.0).min(cap);
                 Bracket {
-                    lower: 2.0 * b.lower - 1.0,
-                    upper: 2.0 * b.upper - 1.0,
+                    lower: (2.0 * b.lower - 1.0).min(upper),
+                    upper,
                 }
                 .clamped(0.0, 1.0)
             }
@@ -615,7 +652,7 @@ impl TradeoffCurve {
                 lower: add.1.epsilon(delta)?,
                 upper: add.0.epsilon(delta)?.max(remove.epsilon(delta)?),
             }),
-            Kind::Rdp { orders, rdp } => {
+            Kind::Rdp { orders, rdp, .. } => {
                 let e = rdp::epsilon_from_rdp(orders, rdp, delta, rdp::Conversion::Improved)?;
                 Ok(Bracket {
                     lower: 0.0,
@@ -676,6 +713,17 @@ fn alphas(n: usize, r: f64) -> Vec<f64> {
         *last = 1.0;
     }
     v
+}
+
+/// A lower bound on (1 − B/n)^T, the probability that a given record is in none of T
+/// batches of B drawn without replacement from n: exp(T·ln(1 − B/n)), its logarithm moved
+/// down by 4 ulps and the result by 8 (libm's log1p and exp are within an ulp).
+fn never_sampled_lower(batch_size: u64, dataset_size: u64, steps: u64) -> f64 {
+    if batch_size >= dataset_size || dataset_size == 0 {
+        return 0.0;
+    }
+    let l = steps as f64 * libm::log1p(-(batch_size as f64) / dataset_size as f64);
+    (libm::exp(l * (1.0 + 4.0 * f64::EPSILON)) * (1.0 - 8.0 * f64::EPSILON)).max(0.0)
 }
 
 /// `v` unless NaN (a composition whose tilted masses over- or underflowed), else `other`.

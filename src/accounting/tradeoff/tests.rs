@@ -541,3 +541,37 @@ fn epsilon_at_a_large_delta_of_a_run_whose_losses_overflow_exp_is_certified() {
         "{e:?}"
     );
 }
+
+#[test]
+fn fixed_size_batches_keep_the_sampling_cap_the_rdp_curve_misses() {
+    // Issue 43: batches of 10 of 100, T = 20, σ = 1 (replace-one): the RDP conversion alone
+    // gave TPR ≤ 0.99983 at FPR 0.1 %; a record is never sampled with probability
+    // p₀ = 0.9^20 = 0.12157665, so TPR ≤ FPR + 1 − p₀ = 0.87942335 (module docs), and the
+    // advantage ≤ 1 − p₀ = 0.87842335. Tolerance 1e-9: p₀ is rounded down by ~1e-15.
+    let run = Run::fixed_size(10, 100, 1.0, 20).unwrap();
+    let f = TradeoffCurve::of_run(&run, 1e-3, &PldConfig::default())
+        .unwrap()
+        .unwrap();
+    let p0 = 0.9f64.powi(20);
+    let tpr = f.tpr(1e-3).unwrap().upper;
+    assert!(
+        tpr <= 1e-3 + 1.0 - p0 + 1e-9 && tpr > 1e-3 + 1.0 - p0 - 1e-9,
+        "{tpr}"
+    );
+    let adv = f.advantage().upper;
+    assert!((adv - (1.0 - p0)).abs() < 1e-9, "{adv}");
+    // never below what the RDP curve alone certifies at small noise: the cap only lowers
+    let alone = TradeoffCurve::from_rdp(
+        &rdp::DEFAULT_ORDERS,
+        &run.fixed_size_rdp(&rdp::DEFAULT_ORDERS).unwrap().unwrap(),
+    )
+    .unwrap();
+    for a in [1e-6, 1e-3, 0.1, 0.5] {
+        assert!(
+            f.tpr(a).unwrap().upper <= alone.tpr(a).unwrap().upper,
+            "{a}"
+        );
+    }
+    // a generic RDP curve has no cap
+    assert!(alone.tpr(1e-3).unwrap().upper > 0.99);
+}
