@@ -307,7 +307,7 @@ def call(command: str, **kwargs: Any) -> Result:
         raise TypeError("json is always passed; do not give it")
     if kwargs.pop("help", False):
         # the command's --help text (a str), not a JSON result
-        code, stdout, stderr = _native.run(command.split() + ["--help"])
+        code, stdout, stderr = _native.run(command.split() + ["--help-all"])
         if code != 0:
             raise UsageError(_message(stderr), code)
         return stdout  # type: ignore[return-value]

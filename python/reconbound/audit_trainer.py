@@ -36,10 +36,15 @@ sigma/2 while the run claims sigma) and ``no-clip`` (clipping off). The command 
 
     python -m reconbound.audit_trainer --trainer numpy|opacus|jax-privacy [--fault NAME]
         --sampling-rate Q --steps T --noise-multiplier S [--claimed-noise-multiplier S2]
-        --canaries M --guesses R [--view white-box] [--seed X] [--delta D] [--alpha A] [--json]
+        --canaries M --guesses R [--view white-box|final-model] [--seed X] [--delta D]
+        [--alpha A] [--json]
 
 exits 0 when the claim is not refuted, 1 when it is refuted, 2 for bad input (nothing
-printed on stdout). Only the white-box view is implemented.
+printed on stdout). Views: ``white-box`` (every step's update: the per-step likelihood
+ratio under Poisson sampling) and ``final-model`` (the black box: the final parameters
+theta_T alone, theta_0 = 0 public; canary i's score is its input's loss decrease at theta_T,
+-theta_T[i] in units of C/(q*N) — for the full batch the same score as white-box, for
+Poisson sampling the sum over steps instead of the likelihood ratio, so weaker).
 """
 
 from __future__ import annotations
@@ -152,11 +157,6 @@ class Config:
                 f"fault = {self.fault!r} is not one of {', '.join(FAULTS)} (the audit's seeded "
                 "faults; the conformance kit, python -m reconbound.conformance, tests the others)",
                 2, "fault", self.fault)
-        if self.view == "final-model":
-            raise UsageError(
-                "view = 'final-model' is not implemented: the black-box audit (input-space "
-                "canaries scored from the final model) is not built yet; use --view white-box",
-                2, "view", self.view)
         if self.view not in VIEWS:
             raise UsageError(f"view = {self.view!r} is not one of white-box, final-model",
                              2, "view", self.view)
@@ -380,6 +380,8 @@ class Scorer:
         import numpy as np
 
         self.q, self.sigma = cfg.sampling_rate, cfg.claimed
+        # the final model alone: only the sum of the updates, theta_T - theta_0, is read
+        self.final_model = cfg.view == "final-model"
         self.unit = cfg.expected_batch / cfg.clip
         self.scores = np.zeros(cfg.canaries)
 
@@ -387,7 +389,7 @@ class Scorer:
         import numpy as np
 
         y = -np.asarray(delta, dtype=np.float64) * self.unit
-        if self.q == 1.0:
+        if self.q == 1.0 or self.final_model:
             self.scores += y
         else:
             a = (2.0 * y - 1.0) / (2.0 * self.sigma ** 2)
@@ -557,7 +559,7 @@ def _table(r: Dict[str, Any]) -> str:
     trained = "" if r["trained_noise_multiplier"] == r["claimed_noise_multiplier"] else \
         f" (trained at sigma = {r['trained_noise_multiplier']:g})"
     lines = [
-        f"one-run white-box audit of the {r['trainer']} trainer"
+        f"one-run {r['view']} audit of the {r['trainer']} trainer"
         + (f" (seeded fault: {r['fault']})" if r["fault"] else ""),
         f"claimed run: q = {c['sampling_rate']:g}, sigma = {r['claimed_noise_multiplier']:g}, "
         f"T = {c['steps']}, C = {c['clip']:g}{trained}; {r['canaries']} Dirac gradient canaries "
@@ -600,7 +602,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--claimed-noise-multiplier", type=float)
     p.add_argument("--canaries", type=int, default=1000)
     p.add_argument("--guesses", type=int, default=100)
-    p.add_argument("--view", default="white-box", help="white-box (final-model: not implemented)")
+    p.add_argument("--view", default="white-box",
+                   help="white-box (every update) or final-model (theta_T alone)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--delta", type=float, default=1e-5)
     p.add_argument("--alpha", type=float, default=0.05)

@@ -165,7 +165,7 @@ def with_flag(flag, value):
     ("--claimed-noise-multiplier", "-1", "claimed_noise_multiplier"),
     ("--trainer", "tensorflow", "trainer"),
     ("--fault", "shuffle", "fault"),
-    ("--view", "final-model", "not implemented"),
+    ("--view", "black-box", "view"),
     ("--alpha", "0.9", "alpha"),
     ("--delta", "1", "delta"),
 ])
@@ -191,9 +191,24 @@ def test_function_raises_usage_error_with_parameter_and_value():
         at.audit("numpy", sampling_rate=1.0, steps=1, noise_multiplier=math.nan, canaries=10,
                  guesses=4)
     assert e.value.parameter == "noise_multiplier" and e.value.code == 2
-    with pytest.raises(UsageError, match="not implemented"):
+    with pytest.raises(UsageError, match="view"):
         at.audit("numpy", sampling_rate=1.0, steps=1, noise_multiplier=1.0, canaries=10,
-                 guesses=4, view="final-model")
+                 guesses=4, view="gray-box")
+
+
+def test_final_model_view_reads_theta_t_alone():
+    # The black box sees theta_T only: for the full batch the same score as the white box
+    # (one step: the sum is the update), for Poisson sampling the sum over steps instead of
+    # the per-step likelihood ratio, so at most as strong; the honest trainer stays below
+    # its certified epsilon and half the noise is refuted at the full batch.
+    w = at.audit("numpy", guesses=200, **FULL)
+    f = at.audit("numpy", guesses=200, view="final-model", **FULL)
+    assert f["correct"] == w["correct"] and f["view"] == "final-model"
+    r = at.audit("numpy", sampling_rate=0.01, steps=1000, noise_multiplier=1.0,
+                 canaries=1000, guesses=200, view="final-model")
+    assert not r["claim_refuted"] and r["epsilon_lower"] < r["epsilon_certified"]
+    h = at.audit("numpy", guesses=200, view="final-model", fault="half-noise", **FULL)
+    assert h["claim_refuted"]
 
 
 def test_core_bounds_test_the_guesses_against_the_claimed_runs_curves():

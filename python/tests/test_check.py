@@ -170,7 +170,7 @@ def test_prv_accountant_issue_17_small_delta_is_optimistic():
 
 
 def test_one_run_in_every_spelling_gives_the_same_bits(tmp_path):
-    """The README's Opacus run, one epoch: sigma 1.1, batch 256 of 60,000, Opacus's step
+    """The Opacus run of docs/your-library.md, one epoch: sigma 1.1, batch 256 of 60,000, Opacus's step
     count (q = 1/235, 235 steps): as keywords, as a run file, from a real PrivacyEngine after
     235 optimizer steps, and from a dp_accounting event."""
     torch = need("torch")
@@ -280,7 +280,7 @@ def test_opacus_counting_is_the_run_opacus_makes():
     10 make 93 batches; its Poisson sampler draws at q = 1/93 and runs int(1/q) = 92 steps an
     epoch. Its accountant records q = 1/len(DP loader) = 1/92, a higher rate than the
     sampler's: conservative (the epsilon it prints is not optimistic, checked here), but not
-    the mechanism that ran (a finding reported in the README)."""
+    the mechanism that ran (a finding reported in docs/your-library.md)."""
     torch = need("torch")
     opacus = need("opacus")
     data = torch.utils.data.TensorDataset(torch.randn(930, 2), torch.randint(0, 2, (930,)))

@@ -1,5 +1,6 @@
 """The certified trade-off curve (reconbound.tradeoff) against the peers, on 50 random
-Poisson-subsampled Gaussian configurations (fixed seed 29) and the README's run.
+Poisson-subsampled Gaussian configurations (fixed seed 29) and `bound`'s default run
+(docs/your-run.md).
 
 - dp_accounting 0.6.0's own PLD (grid 1e-4, connect-the-dots), per direction: the power
   1 - f(alpha) = min_eps e^eps alpha + delta(eps) of each direction; reconbound's TPR bracket
@@ -10,7 +11,7 @@ Poisson-subsampled Gaussian configurations (fixed seed 29) and the README's run.
 - riskcal 1.5.1: its advantage (delta at eps = 0 of the same PLD) must lie in reconbound's
   advantage bracket within the same tolerance. Its beta uses Dong et al.'s Definition F.1
   symmetrisation of the two directions, which can lie *below* both directions' Neyman-Pearson
-  curves (README: at FPR 0.1 % of the README's run it claims TPR 0.00554 where the dominating
+  curves (docs/your-run.md: at FPR 0.1 % of the default run it claims TPR 0.00554 where the dominating
   pair's likelihood-ratio test reaches 0.00605), so only one direction of comparison holds:
   riskcal's TPR never exceeds reconbound's certified upper bound (plus the tolerance).
 - Time: one curve and all its risks against riskcal's beta, side by side, printed.
@@ -86,11 +87,11 @@ def test_readme_run_side_by_side_with_riskcal(capsys):
     beta = get_beta_for_dpsgd(noise_multiplier=sigma, sample_rate=q, num_steps=steps, alpha=0.01)
     theirs = time.perf_counter() - t
     with capsys.disabled():
-        print(f"\nREADME run: reconbound curve + 3 TPRs + advantage + Bayes + eps {ours*1e3:.0f} ms;"
+        print(f"\ndefault run: reconbound curve + 3 TPRs + advantage + Bayes + eps {ours*1e3:.0f} ms;"
               f" riskcal one beta {theirs*1e3:.0f} ms; TPR(1 %) ours <= {r.tprs[1]:.7f},"
               f" riskcal {1 - beta:.7f}")
     assert 1 - beta <= r.tprs[1]
-    # dp_accounting's worse direction at FPR 1 % (README table): 0.0402082
+    # dp_accounting's worse direction at FPR 1 % (docs/your-run.md's table): 0.0402082
     assert abs(r.tprs[1] - 0.0402082) < 2e-5
 
 

@@ -60,7 +60,10 @@ fn schedule_config(phases: &[Phase], config: &PldConfig, target: f64) -> PldConf
     };
     let heaviest = phases.iter().map(weight).fold(0.0f64, f64::max);
     let mut c = *config;
-    for p in phases.iter().filter(|p| !(weight(p) < 1e-6 * heaviest)) {
+    for p in phases
+        .iter()
+        .filter(|p| weight(p) >= 1e-6 * heaviest || weight(p).is_nan())
+    {
         let pc = pld::config_for_target(config, p.sampling_rate, p.noise_multiplier, total, target);
         c.value_discretization_interval = c
             .value_discretization_interval

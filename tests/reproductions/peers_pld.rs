@@ -150,7 +150,8 @@ fn forced_tilt_keeps_full_batch_bracket_around_analytic_gaussian() {
     }
 }
 
-/// q = 256/60000, σ = 1.1, T = 14063 (the README's default, Abadi et al.'s MNIST setting).
+/// q = 256/60000, σ = 1.1, T = 14063 (`bound`'s default, docs/your-run.md; Abadi et al.'s
+/// MNIST setting).
 const MNIST: (f64, f64, u64) = (256.0 / 60000.0, 1.1, 14063);
 /// q = 0.000266, σ = 2.69, T = 18609 (issue 13: failed for every δ from 1e-7 down).
 const SMALL_Q: (f64, f64, u64) = (0.000266, 2.69, 18609);

@@ -21,8 +21,10 @@ impl core::fmt::Display for UsageError {
 pub struct Flags {
     values: Vec<(String, String)>,
     switches: Vec<String>,
-    /// `--help` was given.
+    /// `--help` or `--help-all` was given.
     pub help: bool,
+    /// `--help-all` was given: the full text (every flag, the formulas, the JSON keys).
+    pub help_all: bool,
 }
 
 /// How a subcommand declares a flag.
@@ -70,14 +72,20 @@ pub const fn switch(name: &'static str) -> Spec {
 /// Unknown flags, missing values, repeated flags, stray positional arguments.
 pub fn parse(args: &[String], specs: &[Spec]) -> Result<Flags, UsageError> {
     let mut flags = Flags::default();
+    // Help wins wherever it stands (issue 43): `bound --run run.json --help` prints the help,
+    // not a complaint about a flag that the help explains. `--help-all`: the full text.
+    if args
+        .iter()
+        .any(|a| a == "--help" || a == "-h" || a == "--help-all")
+    {
+        flags.help = true;
+        flags.help_all = args.iter().any(|a| a == "--help-all");
+        return Ok(flags);
+    }
     let mut i = 0;
     while i < args.len() {
         let arg = &args[i];
         i += 1;
-        if arg == "--help" || arg == "-h" {
-            flags.help = true;
-            continue;
-        }
         let Some(body) = arg.strip_prefix("--") else {
             return Err(UsageError(format!(
                 "unexpected argument '{}'",
@@ -142,7 +150,28 @@ pub(crate) fn shown_chars(s: &str, n: usize) -> String {
     out
 }
 
+/// The last line of every short `--help` (issue 43): where the rest is.
+pub fn help_all_line(command: &str) -> String {
+    format!("reconbound {command} --help-all: every flag, the formulas, the JSON keys\n")
+}
+
+/// The help of `command` (issue 43: help in two lengths): `full` with `--help-all`; with
+/// `--help`, `short` — at most 40 lines, the common flags and one example — then a blank
+/// line and [`help_all_line`].
+pub fn help_text(help_all: bool, command: &str, short: &str, full: String) -> String {
+    if help_all {
+        full
+    } else {
+        format!("{short}\n{}", help_all_line(command))
+    }
+}
+
 impl Flags {
+    /// The text `--help` / `--help-all` prints: see [`help_text`].
+    pub fn help_text(&self, command: &str, short: &str, full: String) -> String {
+        help_text(self.help_all, command, short, full)
+    }
+
     /// Was `name` given (as a value flag or a switch)?
     pub fn has(&self, name: &str) -> bool {
         self.values.iter().any(|(n, _)| n == name) || self.switches.iter().any(|n| n == name)

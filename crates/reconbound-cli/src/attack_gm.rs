@@ -75,6 +75,12 @@ gamma_balle, above_bound, mse_mean, mse_median, mse_min, mse_max, loss_median.
 CSV (--csv): trial,target,success,mse,distance,nearest_other,loss.
 ";
 
+/// What `attack gradient-matching --help` adds to [`HELP`] (issue 43).
+const EXAMPLE: &str = "\
+Example (one trial of 100 Adam iterations):
+  reconbound attack gradient-matching --trials 1 --iterations 100
+";
+
 pub(crate) fn gradient_matching(args: &[String]) -> Out {
     let f = parse(
         args,
@@ -89,7 +95,8 @@ pub(crate) fn gradient_matching(args: &[String]) -> Out {
         ]),
     )?;
     if f.help {
-        return Ok(String::from(HELP));
+        let short = String::from(HELP) + "\n" + EXAMPLE;
+        return Ok(f.help_text("attack gradient-matching", &short, String::from(HELP)));
     }
     let r = parse_run_flags(
         &f,

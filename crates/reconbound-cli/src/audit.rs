@@ -217,6 +217,43 @@ CSV (--csv): crafter,trial,world,final_loss,max_loss,mean_loss,gradient,canary_s
 (world 0 without the canary, 1 with it; scores in round-trip precision).
 ";
 
+/// `audit --help` (issue 43: it fits a screen; [`HELP`] is `--help-all`).
+const SHORT_HELP: &str = "\
+usage: reconbound audit [--crafter LIST] [--distinguisher LIST] [--trials N]
+         [--sampling-rate Q] [--steps T] [--noise-multiplier S | --epsilon E] [--delta D]
+         [--estimator cp|gdp|one-run] [--view informed|expected-batch|final-model]
+         [--claimed-noise-multiplier S′ | --claimed-epsilon E] [--alpha A] [--seed X]
+         [--threads K] [--shard K/M] [--csv FILE] [--plot FILE.svg] [--quiet] [--json]
+         (every flag: --help-all)
+
+Is the ε a DP-SGD implementation claims too small? The privacy audit of Nasr et al. 2021
+(§IV) on the crate's own DP-SGD: N trainings without and N with a crafted canary, scored by
+distinguishers; the empirical ε, a lower bound at confidence 1 − α, beside the accountant's ε
+by RDP and PLD, which it must not exceed (a row above the PLD ε is flagged ABOVE). A claimed
+ε or σ is refuted when some row's lower bound exceeds it.
+
+Common flags (defaults in brackets: MLP 784-10-10 on the embedded MNIST images, N = 1000):
+  --crafter LIST         the canaries: example, mislabelled, clipbkd, adaptive,
+                         gradient-dirac, dataset-dirac, … or all [all]
+  --distinguisher LIST   1 (final loss), 2 (mean loss), 2-max, 3 (gradient), paired or all
+                         [paired: Nasr et al.'s Table I]
+  --trials N             trainings in each world [100]
+  --epsilon E            σ calibrated by RDP to ε = E at --delta [8, 1e-5];
+                         or --noise-multiplier S
+  --sampling-rate Q      Poisson rate, 1 for the full batch [1]; --steps T [100]
+  --estimator E          cp (Clopper–Pearson: a lower bound), gdp (an estimate) or one-run
+                         (one training, M canaries) [cp]
+  --view V               informed, expected-batch or final-model (black box) [informed]
+  --claimed-noise-multiplier S′ | --claimed-epsilon E   the claim to test
+  --alpha A              each row holds at confidence 1 − A [0.05]
+  --shard K/M            only the trials K mod M, for 'reconbound merge'
+  --csv FILE             every score; --plot FILE.svg: the scores' plot
+  --json                 every number at full precision, as JSON
+
+Example (the gradient canary read through the released gradients: 40 trials of 5 steps):
+  reconbound audit --crafter gradient-dirac --distinguisher 3 --trials 40 --steps 5
+";
+
 /// Which distinguishers score each crafter's trials.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum Pairing {
@@ -1097,7 +1134,7 @@ fn audit_flags() -> Vec<Spec> {
 pub(crate) fn audit(args: &[String]) -> Out {
     let f = parse(args, &audit_flags())?;
     if f.help {
-        return Ok(String::from(HELP));
+        return Ok(f.help_text("audit", SHORT_HELP, String::from(HELP)));
     }
     if f.raw("estimator").map(str::trim) == Some("one-run") {
         return super::audit_one_run::one_run(&f);

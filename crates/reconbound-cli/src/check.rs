@@ -108,6 +108,41 @@ explanations [{assumption, epsilon_lower, epsilon_upper, claim_consistent (the c
 of that bracket)}], message.
 ";
 
+/// `check --help` (issue 43: it fits a screen; [`HELP`] and the run flags are
+/// `--help-all`).
+const SHORT_HELP: &str = "\
+usage: reconbound check [run flags | --run FILE] --claimed-epsilon E --delta D
+                        [--library NAME] [--tolerance X] [--json]
+       reconbound check [run flags | --run FILE] --target-epsilon E --delta D ...
+                        (a claimed σ: the run's --noise-multiplier reaches ε = E)
+
+Is the ε another library printed for my run right? A certified verdict on the claim, from the
+run's certified ε(δ) bracket:
+  optimistic    below the lower end: a privacy bug (exit 3);
+  consistent    within the bracket, or above it by at most the library's stated precision;
+  conservative  above the upper end by more than that precision.
+Where the run is not what the library's accountant assumes (shuffled or fixed-size batches,
+microbatches, accumulation, Opacus's step count), the verdict is on the real run.
+Exit status: 0 consistent or conservative, 3 optimistic, 2 bad input, 1 no certified answer.
+
+Common flags:
+  --noise-multiplier S        σ (noise std σ·C)
+  --sampling-rate Q           q, or --batch-size B --dataset-size N for q = B/N
+  --steps T | --epochs E      noisy steps, or epochs (T = ⌈E/q⌉)
+  --counting expected|opacus  how epochs become steps (opacus: its loader's q and steps)
+  --sampling poisson|full-batch|fixed-size|shuffled    the sampler [poisson]
+  --run FILE                  a run file ('reconbound run --json') instead of the run flags
+  --claimed-epsilon E         the ε to check, at --delta D
+  --library NAME              opacus-rdp, opacus-prv, dp-accounting-pld, tf-privacy,
+                              jax-privacy, … (sets --tolerance) [other]
+  --json                      every number at full precision, as JSON
+  (--accumulation, --microbatches, --relation, --phase: reconbound check --help-all)
+
+Example (an Opacus run: σ 1.1, batch 256 of 60,000, 60 epochs; ε = 3 is conservative):
+  reconbound check --noise-multiplier 1.1 --batch-size 256 --dataset-size 60000 \\
+      --epochs 60 --counting opacus --claimed-epsilon 3 --delta 1e-5 --library opacus-rdp
+";
+
 /// `reconbound check`: the outcome (stdout, exit status 0 or 3).
 pub(crate) fn check(args: &[String]) -> Result<(String, i32), Failure> {
     let mut specs: Vec<Spec> = RUN_FLAGS.to_vec();
@@ -121,7 +156,8 @@ pub(crate) fn check(args: &[String]) -> Result<(String, i32), Failure> {
     ]);
     let f = parse(args, &specs)?;
     if f.help {
-        return Ok((String::from(HELP) + "\n" + run_flags::HELP, 0));
+        let full = String::from(HELP) + "\n" + run_flags::HELP;
+        return Ok((f.help_text("check", SHORT_HELP, full), 0));
     }
     f.exclusive("claimed-epsilon", "target-epsilon")?;
     let claim_flag = if f.has("target-epsilon") {

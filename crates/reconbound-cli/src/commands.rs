@@ -167,6 +167,36 @@ For a schedule the RDP curves (orders 3, 4 of the MSE bound too) add over the ph
 Fano KL bound is Σ_i q_i·T_i·Δ²/(2σ_i²), γ and ε by PLD compose the phases.
 ";
 
+/// `bound --help` (issue 43: it fits a screen; [`BOUND_HELP`] is `--help-all`).
+const BOUND_SHORT_HELP: &str = "\
+usage: reconbound bound [--noise-multiplier S] [--sampling-rate Q | --batch-size B --dataset-size N]
+                        [--steps T | --epochs E] [--delta D] [--prior-size M | --kappa K]
+                        [--diameter X] [--json]
+       reconbound bound (--phase Q,S,T [--phase ...] | --schedule FILE.csv | --run FILE)
+                        [--delta D] [--prior-size M | --kappa K] [--diameter X] [--json]
+
+How much could an attacker learn about one training example of this DP-SGD run (Poisson
+sampling at rate q, noise multiplier σ, T steps)? Every guarantee the papers give: ε(δ) by RDP
+and by PLD; the chance γ of reconstructing the example from a prior of M candidates (ReRo:
+Balle et al. 2022, Hayes et al. 2023) and which bound is the tightest; the best membership
+attack's TPR at 0.1 %, 1 % and 10 % FPR ('reconbound tradeoff' gives more); Fano's success
+bound; Guo et al.'s MSE lower bound for unbiased reconstructions.
+
+Common flags (defaults: DP-SGD on MNIST, Abadi et al. 2016):
+  --noise-multiplier S          σ [1.1]
+  --sampling-rate Q             q, or --batch-size B --dataset-size N for q = B/N [256/60000]
+  --steps T | --epochs E        noisy steps, or epochs with T = ⌈E/q⌉ [60 epochs: T = 14063]
+  --delta D                     δ of ε(δ) [1e-5]
+  --prior-size M | --kappa K    the prior: M candidates (κ = 1/M), or the baseline κ [10]
+  --diameter X                  per-coordinate diameter of the data, for the MSE bound [1]
+  --phase Q,S,T | --schedule FILE.csv   phases, in order, instead of one (q, σ, T)
+  --run FILE                    a run file ('reconbound run --json'; its flags: run --help)
+  --json                        every number at full precision, as JSON
+
+Example (the README's MNIST run, trained for 30 epochs instead of 60):
+  reconbound bound --noise-multiplier 1.1 --batch-size 256 --dataset-size 60000 --epochs 30
+";
+
 /// The one-phase flags of `bound` (a schedule excludes them).
 pub(crate) const BOUND_SINGLE: [&str; 6] = [
     "noise-multiplier",
@@ -329,7 +359,8 @@ const BOUND_FLAGS: [Spec; 13] = [
 pub(crate) fn bound(args: &[String]) -> Out {
     let f = parse(args, &BOUND_FLAGS)?;
     if f.help {
-        return Ok(String::from(BOUND_HELP) + "\n" + sched::HELP);
+        let full = String::from(BOUND_HELP) + "\n" + sched::HELP;
+        return Ok(f.help_text("bound", BOUND_SHORT_HELP, full));
     }
     let b = BoundConfig::parse(&f)?.compute()?;
     if f.has("json") {
@@ -759,6 +790,12 @@ orders (Mironov, Talwar, Zhang 2019).
 JSON keys: command, noise_multiplier, sampling_rate, steps, orders, rdp (same order as orders).
 ";
 
+/// What `rdp --help` adds to [`RDP_HELP`] (issue 43).
+const RDP_EXAMPLE: &str = "\
+Example (1,000 steps at q = 0.01, σ = 1.1):
+  reconbound rdp --noise-multiplier 1.1 --sampling-rate 0.01 --orders 2,4,8,16,32 --steps 1000
+";
+
 pub(crate) fn rdp(args: &[String]) -> Out {
     let f = parse(
         args,
@@ -771,7 +808,8 @@ pub(crate) fn rdp(args: &[String]) -> Out {
         ],
     )?;
     if f.help {
-        return Ok(String::from(RDP_HELP));
+        let short = String::from(RDP_HELP) + "\n" + RDP_EXAMPLE;
+        return Ok(f.help_text("rdp", &short, String::from(RDP_HELP)));
     }
     let sigma = f.f64_required("noise-multiplier")?;
     let q = f.f64_required("sampling-rate")?;
@@ -834,6 +872,13 @@ replace-one adjacency (N public): RDP of Wang, Balle, Kasiviswanathan 2019 Thm 9
 dp_accounting's SampledWithoutReplacementDpEvent) with σ/2 (the sensitivity of a clipped sum
 is 2C when an example is replaced); no PLD. --sampling shuffle has no tight analysis and is
 refused. See `reconbound epsilon --sampling fixed --help`.
+";
+
+/// What `epsilon --help` adds to [`EPSILON_HELP`] (issue 43).
+const EPSILON_EXAMPLE: &str = "\
+Example (the README's MNIST run: σ 1.1, batch 256 of 60,000, 60 epochs):
+  reconbound epsilon --noise-multiplier 1.1 --batch-size 256 --dataset-size 60000 \\
+      --epochs 60 --delta 1e-5
 ";
 
 /// The one-phase flags of `epsilon` and `rero` (a schedule excludes them).
@@ -900,7 +945,9 @@ pub(crate) fn epsilon(args: &[String]) -> Out {
         ],
     )?;
     if f.help {
-        return Ok(String::from(EPSILON_HELP) + "\n" + sched::HELP);
+        let short = String::from(EPSILON_HELP) + "\n" + sched::SHORT_HELP + "\n" + EPSILON_EXAMPLE;
+        let full = String::from(EPSILON_HELP) + "\n" + sched::HELP;
+        return Ok(f.help_text("epsilon", &short, full));
     }
     let (schedule, is_schedule) = schedule_or_phase(&f)?;
     let delta = f.f64_required("delta")?;
@@ -1022,6 +1069,13 @@ phase has q = 1, else the certified composition of the phases (direction with-ta
 without-target).
 ";
 
+/// What `rero --help` adds to [`RERO_HELP`] and the schedules (issue 43).
+const RERO_EXAMPLE: &str = "\
+Example (the README's MNIST run, a prior of 10 candidates):
+  reconbound rero --noise-multiplier 1.1 --batch-size 256 --dataset-size 60000 \\
+      --epochs 60 --prior-size 10
+";
+
 pub(crate) fn rero(args: &[String]) -> Out {
     let f = parse(
         args,
@@ -1043,7 +1097,9 @@ pub(crate) fn rero(args: &[String]) -> Out {
         ],
     )?;
     if f.help {
-        return Ok(String::from(RERO_HELP) + "\n" + sched::HELP);
+        let full = String::from(RERO_HELP) + "\n" + sched::HELP;
+        let short = full.clone() + "\n" + RERO_EXAMPLE;
+        return Ok(f.help_text("rero", &short, full));
     }
     let (schedule, is_schedule) = schedule_or_phase(&f)?;
     let (kappa, _) = kappa(&f, None)?;
@@ -1143,6 +1199,12 @@ success_bound, advantage (Hayes et al. Eq. 4: (success − 1/M)/(1 − 1/M)), an
 monte-carlo mutual_information_std_error, samples, seed.
 ";
 
+/// What `fano --help` adds to [`FANO_HELP`] (issue 43).
+const FANO_EXAMPLE: &str = "\
+Example (10 candidates, σ = 1.1):
+  reconbound fano --prior-size 10 --noise-multiplier 1.1
+";
+
 pub(crate) fn fano(args: &[String]) -> Out {
     let f = parse(
         args,
@@ -1157,7 +1219,8 @@ pub(crate) fn fano(args: &[String]) -> Out {
         ],
     )?;
     if f.help {
-        return Ok(String::from(FANO_HELP));
+        let short = String::from(FANO_HELP) + "\n" + FANO_EXAMPLE;
+        return Ok(f.help_text("fano", &short, String::from(FANO_HELP)));
     }
     let m = f
         .u64("prior-size")?
@@ -1253,11 +1316,18 @@ p₀ = Π(1 − q_i)^T_i the probability that the record is never sampled).
 
 JSON keys: command, sampling_rate, steps, noise_multiplier, and target_epsilon, delta,
 epsilon_rdp — or target_gamma, kappa, gamma — or target_advantage, advantage — or
-target_tpr, fpr, tpr.
+target_tpr, fpr, tpr (the two risk targets also smallest_certifiable: true when less noise
+could not be certified at that level, so σ is the smallest certifiable one meeting it).
 With a schedule, every σ_i is multiplied by one factor c, the smallest (same tolerances, safe
 side) meeting the target: JSON has noise_scale (c), phases (with the scaled σ_i, the values
 the bound was verified at) and steps (the total) instead of sampling_rate, steps and
 noise_multiplier; the σ_i given are the shape of the schedule.
+";
+
+/// What `calibrate --help` adds to [`CALIBRATE_HELP`] (issue 43).
+const CALIBRATE_EXAMPLE: &str = "\
+Example (the σ for ε = 3 at δ = 1e-5 over 15,000 steps at q = 0.004):
+  reconbound calibrate --target-epsilon 3 --delta 1e-5 --sampling-rate 0.004 --steps 15000
 ";
 
 /// `calibrate` with a schedule: one factor c on every σ_i.
@@ -1276,7 +1346,9 @@ fn calibrate_schedule(f: &Flags, schedule: &Schedule) -> Out {
             epsilon: target,
             delta,
         };
-        let Calibrated { noise: c, achieved } = calibrate::noise_scale(t, schedule)
+        let Calibrated {
+            noise: c, achieved, ..
+        } = calibrate::noise_scale(t, schedule)
             .map_err(|e| unreachable_target("target-epsilon", target, e))?;
         sched::put_phases(&mut o, &schedule.scaled(c)?);
         o.num("noise_scale", c)
@@ -1312,7 +1384,9 @@ fn calibrate_schedule(f: &Flags, schedule: &Schedule) -> Out {
             gamma: target,
             kappa,
         };
-        let Calibrated { noise: c, achieved } = calibrate::noise_scale(t, schedule)
+        let Calibrated {
+            noise: c, achieved, ..
+        } = calibrate::noise_scale(t, schedule)
             .map_err(|e| unreachable_target("target-gamma", target, e))?;
         sched::put_phases(&mut o, &schedule.scaled(c)?);
         o.num("noise_scale", c)
@@ -1329,11 +1403,15 @@ fn calibrate_schedule(f: &Flags, schedule: &Schedule) -> Out {
             ),
         )
     } else if let Some((t, flag, target)) = risk_target(f)? {
-        let Calibrated { noise: c, achieved } =
-            calibrate::noise_scale(t, schedule).map_err(|e| unreachable_target(flag, target, e))?;
+        let Calibrated {
+            noise: c,
+            achieved,
+            smallest_certifiable,
+        } = calibrate::noise_scale(t, schedule).map_err(|e| unreachable_target(flag, target, e))?;
         sched::put_phases(&mut o, &schedule.scaled(c)?);
         o.num("noise_scale", c);
-        (c, put_risk(&mut o, t, achieved))
+        let text = put_risk(&mut o, t, achieved) + &certifiable_note(&mut o, smallest_certifiable);
+        (c, text)
     } else {
         return Err(UsageError(String::from(TARGET_REQUIRED)).into());
     };
@@ -1410,7 +1488,10 @@ pub(crate) fn calibrate(args: &[String]) -> Out {
         ],
     )?;
     if f.help {
-        return Ok(String::from(CALIBRATE_HELP) + "\n" + sched::HELP);
+        let short =
+            String::from(CALIBRATE_HELP) + "\n" + sched::SHORT_HELP + "\n" + CALIBRATE_EXAMPLE;
+        let full = String::from(CALIBRATE_HELP) + "\n" + sched::HELP;
+        return Ok(f.help_text("calibrate", &short, full));
     }
     let targets = [
         "target-epsilon",
@@ -1452,6 +1533,7 @@ pub(crate) fn calibrate(args: &[String]) -> Out {
         let Calibrated {
             noise: sigma,
             achieved,
+            ..
         } = calibrate::noise_multiplier(t, q, steps)
             .map_err(|e| unreachable_target("target-epsilon", target, e))?;
         o.num("target_epsilon", target)
@@ -1489,6 +1571,7 @@ pub(crate) fn calibrate(args: &[String]) -> Out {
         let Calibrated {
             noise: sigma,
             achieved,
+            ..
         } = calibrate::noise_multiplier(t, q, steps)
             .map_err(|e| unreachable_target("target-gamma", target, e))?;
         o.num("target_gamma", target)
@@ -1506,13 +1589,15 @@ pub(crate) fn calibrate(args: &[String]) -> Out {
         let Calibrated {
             noise: sigma,
             achieved,
+            smallest_certifiable,
         } = calibrate::noise_multiplier(t, q, steps)
             .map_err(|e| unreachable_target(flag, target, e))?;
         o.num("noise_multiplier", sigma);
         format!(
-            "noise multiplier σ = {}   {}",
+            "noise multiplier σ = {}   {}{}",
             sig(sigma, 7, Side::Up),
-            put_risk(&mut o, t, achieved)
+            put_risk(&mut o, t, achieved),
+            certifiable_note(&mut o, smallest_certifiable)
         )
     } else {
         return Err(UsageError(String::from(TARGET_REQUIRED)).into());
@@ -1564,6 +1649,18 @@ fn risk_target(f: &Flags) -> Result<Option<(Target, &'static str, f64)>, Failure
             Err(UsageError(String::from("flag '--fpr' goes with '--target-tpr'")).into())
         }
         (None, None) => Ok(None),
+    }
+}
+
+/// The JSON key `smallest_certifiable` and, when set, the line saying what it means: less
+/// noise could not be certified at this level, so the σ found is the smallest certifiable
+/// one that meets the target, not necessarily the smallest that does.
+fn certifiable_note(o: &mut Object, smallest_certifiable: bool) -> String {
+    o.put("smallest_certifiable", Value::Bool(smallest_certifiable));
+    if smallest_certifiable {
+        String::from("  (less noise could not be certified at this FPR — the PLD grid's limit — so this is the smallest certifiable noise that meets the target, not necessarily the smallest that does)\n")
+    } else {
+        String::new()
     }
 }
 

@@ -35,6 +35,13 @@ noise_multiplier_replace_one, steps, delta, epsilon_rdp, best_order, epsilon_rdp
 best_order_mironov.
 ";
 
+/// What `epsilon --sampling fixed --help` adds to [`HELP`] (issue 43).
+const EXAMPLE: &str = "\
+Example (batches of exactly 256 of 60,000, σ 1.1, 14,063 steps):
+  reconbound epsilon --sampling fixed --batch-size 256 --dataset-size 60000 \\
+      --noise-multiplier 1.1 --steps 14063 --delta 1e-5
+";
+
 /// `true` when the arguments name a sampling scheme (`--sampling X` or `--sampling=X`).
 pub(crate) fn wants(args: &[String]) -> bool {
     args.iter()
@@ -58,7 +65,8 @@ pub(crate) fn epsilon(args: &[String]) -> Out {
         ],
     )?;
     if f.help {
-        return Ok(String::from(HELP));
+        let short = String::from(HELP) + "\n" + EXAMPLE;
+        return Ok(f.help_text("epsilon --sampling fixed", &short, String::from(HELP)));
     }
     match f.raw("sampling").unwrap_or("") {
         "fixed" => {}

@@ -120,6 +120,38 @@ epsilon_fdp_unavailable (why, else null), epsilon_fdp_note (what it assumes), ep
 run (the run file, or null), ignored_columns.
 ";
 
+/// `estimate --help` (issue 43: it fits a screen; [`HELP`] and the run flags are
+/// `--help-all`).
+const SHORT_HELP: &str = "\
+usage: reconbound estimate --scores FILE.csv --delta D [--estimator cp|gdp]
+         [--threshold held-out|bonferroni|VALUE] [--calibration N]
+         [--calibration-rows random|first] [--seed X] [--alpha A] [--json]
+       reconbound estimate --guesses FILE.csv --delta D [RUN] [--alpha A] [--json]
+
+What ε do the trials of my own audit prove? The estimators of 'reconbound audit' on the
+scores (or one-run guesses) of any implementation, read from a CSV file: the empirical ε, a
+lower bound at confidence 1 − α, and the most these trials could show (the same numbers
+'audit' prints for one row when given the same scores).
+
+Common flags (defaults in brackets):
+  --scores FILE.csv   one trial per line under a header line: world (0 = trained without
+                      the canary, 1 = with it) and score (finite; higher means 'in')
+  --guesses FILE.csv  the one-run audit: guess (1 'in', -1 'out', 0 abstained) and truth
+                      (1 in, 0 out) per canary
+  --delta D           δ (required)
+  --estimator E       cp (Clopper–Pearson: a lower bound) or gdp (an estimate) [cp]
+  --threshold T       held-out (picked on calibration rows, counted on the others),
+                      bonferroni, or a VALUE fixed in advance [held-out]
+  --alpha A           the ε holds at confidence 1 − A [0.05]
+  RUN                 with --guesses, the run the guesses come from (run flags or --run
+                      FILE): the f-DP ε against that run's own curves
+  --json              every number at full precision, as JSON
+
+Example (eight trials, and a threshold fixed in advance):
+  printf 'world,score\\n0,0.12\\n0,0.31\\n0,0.18\\n0,0.44\\n1,0.74\\n1,0.93\\n1,0.52\\n1,0.81\\n' > scores.csv
+  reconbound estimate --scores scores.csv --delta 1e-5 --threshold 0.5
+";
+
 fn usage(msg: String) -> Failure {
     Failure::Usage(UsageError(msg))
 }
@@ -413,7 +445,8 @@ pub(crate) fn estimate(args: &[String]) -> Out {
     specs.extend(RUN_FLAGS);
     let f = parse(args, &specs)?;
     if f.help {
-        return Ok(String::from(HELP) + "\n" + run_flags::HELP);
+        let full = String::from(HELP) + "\n" + run_flags::HELP;
+        return Ok(f.help_text("estimate", SHORT_HELP, full));
     }
     f.exclusive("scores", "guesses")?;
     let delta = f.f64_required("delta")?;

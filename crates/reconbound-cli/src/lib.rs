@@ -128,6 +128,12 @@ commands:
              the audit
 ";
 
+/// What the top-level `--help` adds to [`HELP`] (issue 43).
+const EXAMPLE: &str = "\
+Example (every guarantee for the README's MNIST run):
+  reconbound bound
+";
+
 /// Run the command line on `args` (without the program name).
 pub fn run(args: &[String]) -> Outcome {
     let Some(cmd) = args.first() else {
@@ -146,7 +152,12 @@ pub fn run(args: &[String]) -> Outcome {
         rest
     };
     let result = match cmd.as_str() {
-        "--help" | "-h" | "help" => return Outcome::ok(String::from(HELP)),
+        "--help" | "-h" | "help" => {
+            let short = String::from(HELP) + "\n" + EXAMPLE;
+            let text = args::help_text(false, "<command>", &short, String::from(HELP));
+            return Outcome::ok(text);
+        }
+        "--help-all" => return Outcome::ok(String::from(HELP)),
         "--version" | "-V" => {
             return Outcome::ok(format!("reconbound {}\n", env!("CARGO_PKG_VERSION")))
         }

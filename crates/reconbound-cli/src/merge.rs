@@ -53,6 +53,29 @@ truncated, longer or damaged part, or a mix with JSON-lines shard files is refus
 nothing written).
 ";
 
+/// `merge --help` (issue 43: it fits a screen with an example; [`HELP`] is `--help-all`).
+const SHORT_HELP: &str = "\
+usage: reconbound merge SHARD_FILE... [--csv FILE] [--plot FILE.svg] [--json]
+       reconbound merge REPORT_SHARD_FILE... --out FILE.html [--json]
+       reconbound merge SHADOW_SET_PART... --out FILE
+
+Reassembles the shard files of an 'attack prior-aware', 'audit' or 'report' run with
+--shard K/M (one per K = 0..M-1, any order) and prints exactly what the run without --shard
+prints, the same bytes; report shards give the page (--out FILE.html). Parts of a RecoNN
+shadow set ('attack reconn --save-shadows FILE --shard K/M') merge into --out FILE.
+Files are read strictly: a shard of another build, data, configuration or seed, a missing
+or repeated shard or trial, or a damaged line is refused (exit 2, nothing written).
+
+Flags:
+  --csv FILE, --plot FILE.svg, --json   as the run without --shard takes them
+  --out FILE                            the report's page, or the shadow set (must not exist)
+
+Example (an attack run as two shards, by any batch scheduler, then merged):
+  reconbound attack prior-aware --trials 10 --steps 20 --shard 0/2 > shard-0.jsonl
+  reconbound attack prior-aware --trials 10 --steps 20 --shard 1/2 > shard-1.jsonl
+  reconbound merge shard-0.jsonl shard-1.jsonl
+";
+
 /// `reconbound merge`.
 pub(crate) fn merge(args: &[String]) -> Result<String, Failure> {
     let mut files: Vec<&String> = Vec::new();
@@ -75,7 +98,7 @@ pub(crate) fn merge(args: &[String]) -> Result<String, Failure> {
         &[value("csv"), value("plot"), value("out"), switch("json")],
     )?;
     if f.help {
-        return Ok(String::from(HELP));
+        return Ok(f.help_text("merge", SHORT_HELP, String::from(HELP)));
     }
     if files.is_empty() {
         return Err(Failure::Usage(UsageError(String::from(

@@ -131,7 +131,11 @@ fn fraction_rate(args: &[String]) -> bool {
 /// # Errors
 /// A malformed run flag or file, a run the command cannot account.
 pub(crate) fn normalise(command: &str, args: &[String]) -> Result<Vec<String>, Failure> {
-    if !needs_normalising(command, args) || args.iter().any(|a| a == "--help" || a == "-h") {
+    if !needs_normalising(command, args)
+        || args
+            .iter()
+            .any(|a| a == "--help" || a == "-h" || a == "--help-all")
+    {
         return Ok(args.to_vec());
     }
     if matches!(command, "epsilon" | "tradeoff") && !args.iter().any(|a| is_flag(a, "run")) {
@@ -733,13 +737,45 @@ Example (an Opacus run: σ 1.1, batch 256 of 60,000, 30 epochs, Opacus's step co
   reconbound check --run run.json --claimed-epsilon 1.2 --delta 1e-5
 ";
 
+/// `run --help` (issue 43: an example that exits 0; [`RUN_HELP`] and [`HELP`] are
+/// `--help-all`).
+const RUN_SHORT_HELP: &str = "\
+usage: reconbound run [run flags | --run FILE] [--json]
+
+Describes a training run once, in the words of its library, and shows the mechanism the
+accountants analyse (sampling rate q, noise multiplier, steps, sampler, relation) and how it
+was derived. With --json it prints the run file that every command takes as --run FILE (and
+Python's reconbound.Run.read reads). With no flags: the defaults of 'bound' (σ 1.1, batch 256
+of 60,000, 60 epochs).
+
+Common flags (the same names as keys of a run file and as Python keywords):
+  --noise-multiplier S        σ (noise std σ·C)
+  --sampling-rate Q           q; a fraction such as 1/235 is read exactly as 1.0/235.0
+  --batch-size B --dataset-size N    instead of q: q = K·B/N (K: --accumulation)
+  --steps T | --epochs E      noisy steps, or epochs (T = ⌈E/q⌉; see --counting)
+  --sampling poisson|full-batch|fixed-size|shuffled    the sampler (default poisson)
+  --counting expected|opacus  how epochs become steps: expected (T = ⌈E/q⌉), or as Opacus's
+                              loader counts them
+  --accumulation K            K physical batches of B per noisy step (effective batch K·B)
+  --microbatches M            TensorFlow Privacy's num_microbatches
+  --relation add-remove|replace-one  the neighbouring relation
+  --phase Q,S,T (repeated) | --schedule FILE.csv    Poisson phases instead of one run
+  --json                      the run file
+
+Example (an Opacus run: σ 1.1, batch 256 of 60,000, 30 epochs, Opacus's step count):
+  reconbound run --noise-multiplier 1.1 --batch-size 256 --dataset-size 60000 \\
+      --epochs 30 --counting opacus --json > run.json
+  reconbound bound --run run.json
+";
+
 /// `reconbound run`.
 pub(crate) fn run_command(args: &[String]) -> Result<String, Failure> {
     let mut specs: Vec<Spec> = RUN_FLAGS.to_vec();
     specs.push(switch("json"));
     let f = parse(args, &specs)?;
     if f.help {
-        return Ok(String::from(RUN_HELP) + "\n" + HELP);
+        let full = String::from(RUN_HELP) + "\n" + HELP;
+        return Ok(f.help_text("run", RUN_SHORT_HELP, full));
     }
     let d = description(&f, true)?;
     let r = d.resolve()?;

@@ -60,6 +60,14 @@ estimate's object, or null), tradeoff [[fpr, tpr]]
 schedule of phases), answer (the one-line answer), out, seconds.
 ";
 
+/// What `report --run FILE --help` adds to [`HELP`] (issue 43).
+const EXAMPLE: &str = "\
+Example (an Opacus run described once, then its page):
+  reconbound run --noise-multiplier 1.1 --batch-size 256 --dataset-size 60000 \\
+      --epochs 30 --counting opacus --json > run.json
+  reconbound report --run run.json --out run.html
+";
+
 fn specs() -> Vec<Spec> {
     std::vec![
         value("run"),
@@ -88,7 +96,8 @@ pub(crate) fn report(args: &[String]) -> Result<String, Failure> {
     let start = Instant::now();
     let f = parse(args, &specs())?;
     if f.help {
-        return Ok(String::from(HELP));
+        let short = String::from(HELP) + "\n" + EXAMPLE;
+        return Ok(f.help_text("report --run FILE", &short, String::from(HELP)));
     }
     let Some(path) = f.raw("run") else {
         return Err(UsageError(String::from("flag '--run' is required")).into());

@@ -30,6 +30,11 @@ calibrate --target-epsilon). JSON then has phases: [{sampling_rate, noise_multip
 instead of sampling_rate and noise_multiplier.
 ";
 
+/// The one line on schedules of a short `--help` (issue 43); [`HELP`] is in `--help-all`.
+pub(crate) const SHORT_HELP: &str = "\
+Schedules: --phase Q,S,T (repeated, in order) or --schedule FILE.csv instead of one (q, σ, T).
+";
+
 fn one_line(s: &str) -> String {
     let mut out: String = s.chars().filter(|c| !c.is_control()).take(64).collect();
     if s.chars().count() > 64 {

@@ -76,6 +76,38 @@ gamma_lower (with --kappa), curve [{alpha, beta, beta_upper}] (with --points).
 Timing: one curve composes four PLDs (about 30 ms at the default), each risk then takes
 under a millisecond.";
 
+/// `tradeoff --help` (issue 43: it fits a screen; [`HELP`] is `--help-all`).
+const SHORT_HELP: &str = "\
+usage: reconbound tradeoff [run flags | --run FILE] [--sampling poisson|fixed] [--fpr LIST]
+         [--prior P] [--kappa K] [--delta D] [--points N] [--csv FILE] [--plot FILE.svg]
+         [--quiet] [--json]
+
+How well could someone tell whether my record was in the training set? The run's certified
+trade-off curve f(α) (f-DP: the smallest false-negative rate β of any membership test at
+false-positive rate α) and every risk read from it: the best attack's TPR ≤ 1 − f(FPR), its
+advantage max(TPR − FPR), the accuracy of the best guess at a prior P, ε(δ) and γ(κ). Every
+number is a certified bracket [lower, upper]; the side printed first is the one to report.
+
+Common flags:
+  --noise-multiplier S          σ [1.1]
+  --sampling-rate Q             q, or --batch-size B --dataset-size N for q = B/N [256/60000]
+  --steps T | --epochs E        noisy steps, or epochs with T = ⌈E/q⌉ [60 epochs: T = 14063]
+  --sampling poisson|fixed      Poisson batches (add/remove), or batches of exactly B of N
+                                (replace-one) [poisson]
+  --phase Q,S,T | --schedule FILE.csv   phases, in order, instead of one (q, σ, T)
+  --run FILE                    a run file ('reconbound run --json'; its flags: run --help)
+  --fpr LIST                    the FPRs of the TPR table [0.001,0.01,0.1]
+  --prior P                     the prior of 'member' of the best guess's accuracy [0.5]
+  --kappa K                     also γ(K): reconstruction with a baseline K
+  --delta D                     ε(δ) at D [1e-5]
+  --csv FILE | --plot FILE.svg  the curve as CSV, or an ROC plot
+  --json                        every number at full precision, as JSON
+
+Example (the membership risk of the README's MNIST run at 0.1 % and 1 % FPR):
+  reconbound tradeoff --noise-multiplier 1.1 --batch-size 256 --dataset-size 60000 \\
+      --epochs 60 --fpr 0.001,0.01
+";
+
 fn flags() -> Vec<Spec> {
     let mut s: Vec<Spec> = BOUND_SINGLE.iter().map(|&n| v(n)).collect();
     s.extend([
@@ -606,7 +638,8 @@ pub(crate) fn roc_svg(
 pub(crate) fn tradeoff(args: &[String]) -> Out {
     let f = parse(args, &flags())?;
     if f.help {
-        return Ok(String::from(HELP) + "\n" + sched::HELP);
+        let full = String::from(HELP) + "\n" + sched::HELP;
+        return Ok(f.help_text("tradeoff", SHORT_HELP, full));
     }
     let r = request(&f)?;
     let n = r

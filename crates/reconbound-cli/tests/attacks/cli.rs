@@ -150,7 +150,7 @@ fn bad_input_exits_2_names_the_flag_and_writes_nothing() {
     let (code, _, err) = run(&["attack", "nope"]);
     assert_eq!(code, 2);
     assert!(err.contains("prior-aware"), "{err}");
-    let (code, out, _) = run(&["attack", "prior-aware", "--help"]);
+    let (code, out, _) = run(&["attack", "prior-aware", "--help-all"]);
     assert_eq!(code, 0);
     assert!(out.contains("JSON keys"));
 }

@@ -474,7 +474,7 @@ fn attack_glm_bad_input_exits_2_naming_the_flag_and_writes_nothing() {
         );
         assert_eq!(err.trim_end().lines().count(), 1);
     }
-    let (code, help, _) = run(&["attack", "glm", "--help"]);
+    let (code, help, _) = run(&["attack", "glm", "--help-all"]);
     assert_eq!(code, 0);
     assert!(help.starts_with("usage: reconbound attack glm"));
     assert!(help.contains("JSON keys") && help.contains("max_abs_error"));

@@ -514,7 +514,7 @@ fn reconn_text_ends_with_a_one_line_verdict() {
 /// `attacks::reconn::stability`), where the peer's (ρ = 0.5, T = 100) does not: at seed 0 it
 /// ends at ρλ = 2.05 and the attack fails there (mean MSE 0.0995 above the mean image's).
 /// The computation is deterministic (fixed data, seeds and power-iteration start); the
-/// margin: the default measured ρλ ≤ 1.58 at seeds 0–15 (README), required < 1.9.
+/// margin: the default measured ρλ ≤ 1.58 at seeds 0–15 (docs/reconn.md), required < 1.9.
 #[test]
 fn reconn_default_training_ends_below_the_edge_of_stability_and_the_peers_does_not() {
     let data = mnist_from_dir(data_dir()).expect("data/mnist-10k is vendored");

@@ -641,7 +641,7 @@ fn bad_audit_input_exits_2_names_the_flag_and_writes_nothing() {
         ),
     ];
     assert_sharded_run_refusals(&SMALL, cases);
-    let (code, out, _) = run(&["audit", "--help"]);
+    let (code, out, _) = run(&["audit", "--help-all"]);
     assert_eq!(code, 0);
     assert!(out.starts_with("usage: reconbound audit"));
     assert!(out.contains("JSON keys"));

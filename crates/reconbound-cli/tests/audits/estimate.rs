@@ -525,7 +525,7 @@ fn bad_estimate_input_exits_2_naming_the_line_or_the_flag() {
     );
     refused(&["--guesses", &g, "--delta", "0.1"], "--delta");
     // Help.
-    let (code, out, _) = run_s(&strings(&["estimate", "--help"]));
+    let (code, out, _) = run_s(&strings(&["estimate", "--help-all"]));
     assert_eq!(code, 0);
     assert!(out.starts_with("usage: reconbound estimate") && out.contains("256 MiB"));
     let _ = std::fs::remove_dir_all(&dir);

@@ -36,7 +36,7 @@ const OPACUS_RUN: [&str; 10] = [
 
 #[test]
 fn one_run_as_flags_fraction_and_run_file_gives_the_same_bits() {
-    // the README's Opacus run: q = 1/⌈60000/256⌉ = 1/235, T = 30 · 235 = 7050
+    // the Opacus run of docs/your-library.md: q = 1/⌈60000/256⌉ = 1/235, T = 30 · 235 = 7050
     let dir = temp_dir("check", "spellings");
     let (code, file, err) = run(&[&["run"][..], &OPACUS_RUN, &["--json"]].concat());
     assert_eq!(code, 0, "{err}");

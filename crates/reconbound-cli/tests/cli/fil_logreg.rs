@@ -185,7 +185,7 @@ fn fil_logreg_bad_input_exits_2_naming_the_flag() {
 
 #[test]
 fn fil_logreg_help_documents_json_keys() {
-    let (code, out, _) = run(&["fil-logreg", "--help"]);
+    let (code, out, _) = run(&["fil-logreg", "--help-all"]);
     assert_eq!(code, 0);
     assert!(out.starts_with("usage: reconbound fil-logreg"));
     for key in [

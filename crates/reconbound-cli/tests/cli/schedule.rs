@@ -308,7 +308,7 @@ fn calibrate_scales_every_sigma_by_one_factor() {
 #[test]
 fn help_of_schedule_commands_documents_phase_and_schedule() {
     for cmd in ["epsilon", "bound", "rero", "calibrate"] {
-        let out = ok(&[cmd, "--help"]);
+        let out = ok(&[cmd, "--help-all"]);
         assert!(
             out.contains("--phase Q,S,T") && out.contains("--schedule FILE.csv"),
             "{cmd}"

@@ -4,7 +4,7 @@ use super::common::{assert_refused, json_num, run_cli as run, run_with_csv_and_p
 
 #[test]
 fn tradeoff_default_prints_the_membership_risks_of_the_readme_run() {
-    // The README's configuration (q = 256/60000, σ = 1.1, T = 14,063). TPR at 1 % FPR:
+    // `bound`'s default run (docs/your-run.md: q = 256/60000, σ = 1.1, T = 14,063). TPR at 1 % FPR:
     // dp_accounting 0.6.0's own PLD (grid 1e-4) gives 0.040208 in the worse direction;
     // the certified bracket is [0.0402042, 0.0402075] (grid error ≤ 2e-5, see the core's
     // tradeoff tests).
@@ -191,7 +191,7 @@ fn tradeoff_refuses_bad_levels_naming_the_flag_and_writes_nothing() {
 fn calibrate_to_a_risk_target_meets_it_and_one_percent_less_noise_does_not() {
     // The σ for advantage 0.1 and for TPR 0.05 at FPR 1 % (q = 0.01, T = 1000): the
     // tradeoff command at that σ meets the target, at 0.99 σ it does not. riskcal 1.5.1's
-    // σ for advantage 0.1 at the README's run is 2.12841 (ours 2.127948, see the README).
+    // σ for advantage 0.1 at `bound`'s default run (docs/your-run.md) is 2.12841 (ours 2.127948).
     for (target, key, fpr) in [
         (&["--target-advantage", "0.1"][..], "advantage", None),
         (

@@ -509,7 +509,7 @@ fn train_fil_bad_values_exit_2_naming_the_flag() {
 
 #[test]
 fn train_help_documents_the_fil_flags_and_keys() {
-    let (code, out, _) = run(&["train", "--help"]);
+    let (code, out, _) = run(&["train", "--help-all"]);
     assert_eq!(code, 0);
     for needle in [
         "--fil ",

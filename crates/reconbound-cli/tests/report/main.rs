@@ -654,8 +654,8 @@ fn the_page_check_catches_a_number_that_is_not_the_json_s() {
     }
 }
 
-/// The README's Opacus run (σ 1.1, batch 256 of 60,000, 30 epochs, Opacus's step count) as a
-/// run file in `d`, and the page of `report --run` with `extra`: (page, stdout).
+/// The Opacus run of docs/your-library.md (σ 1.1, batch 256 of 60,000, 30 epochs, Opacus's
+/// step count) as a run file in `d`, and the page of `report --run` with `extra`: (page, stdout).
 fn run_page(d: &Path, page: &str, extra: &[&str]) -> (String, String) {
     let (code, file, err) = run_s(&args_with(
         &[
