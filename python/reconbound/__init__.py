@@ -296,7 +296,7 @@ def _checked(argv: list) -> Result:
 def call(command: str, **kwargs: Any) -> Result:
     """Run ``reconbound COMMAND --flags... --json`` (``command`` may be ``"attack glm"``) and
     return the JSON object as a dict; the generic form of every function below.
-    ``help=True`` returns the command's ``--help`` text instead."""
+    ``help=True`` returns the command's full help (``--help-all``) instead."""
     if not isinstance(command, str):
         raise TypeError(f"command = {command!r} is not a string (e.g. 'bound', 'attack glm')")
     if not command.split():
@@ -306,7 +306,7 @@ def call(command: str, **kwargs: Any) -> Result:
     if "json" in kwargs:
         raise TypeError("json is always passed; do not give it")
     if kwargs.pop("help", False):
-        # the command's --help text (a str), not a JSON result
+        # the command's full help text (a str), not a JSON result
         code, stdout, stderr = _native.run(command.split() + ["--help-all"])
         if code != 0:
             raise UsageError(_message(stderr), code)
