@@ -1264,6 +1264,7 @@ fn plot(c: &PriorAwareConfig, bounds: &[PointBounds], points: &[PointSummary]) -
         c.seed
     );
     svg::curve_plot_svg(&svg::CurvePlot {
+        y_log: false,
         decades: false,
         y_max: 1.0,
         titles: svg::Titles {

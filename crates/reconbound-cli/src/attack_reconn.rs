@@ -1300,6 +1300,7 @@ fn plot(measured: &[Measured], seed: u64) -> String {
         None => String::new(),
     };
     svg::curve_plot_svg(&svg::CurvePlot {
+        y_log: false,
         decades: false,
         y_max,
         titles: svg::Titles {

@@ -583,6 +583,7 @@ impl Report {
             sig(c.sigma, 4, Side::Nearest)
         );
         svg::curve_plot_svg(&svg::CurvePlot {
+            y_log: false,
             decades: false,
             y_max: 1.0,
             titles: svg::Titles {

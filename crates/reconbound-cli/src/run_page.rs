@@ -418,6 +418,7 @@ fn pct(x: f64, side: Side) -> String {
 fn rero_plot(pts: &[(u64, f64, f64)], subtitle: &str) -> String {
     use super::svg;
     svg::curve_plot_svg(&svg::CurvePlot {
+        y_log: false,
         decades: false,
         y_max: 1.0,
         titles: svg::Titles {

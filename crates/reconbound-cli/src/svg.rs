@@ -891,6 +891,10 @@ pub(crate) struct CurvePlot<'a> {
     pub y_max: f64,
     /// x ticks at the powers of ten spanned (labels 0.0001, 0.001, …) instead of two.
     pub decades: bool,
+    /// A log₁₀ y-axis from the decade below the smallest positive y drawn (at least 1e-12)
+    /// up to `y_max`, ticks at the powers of ten (an ROC on log–log axes: the low-FPR
+    /// region is not a flat line at 0); values ≤ 0 sit on the bottom edge.
+    pub y_log: bool,
 }
 
 /// Bounds and measured rates against ε (Hayes et al. 2023 Fig. 2): each curve a `<path
@@ -942,21 +946,62 @@ pub(crate) fn curve_plot_svg(plot: &CurvePlot<'_>) -> String {
     } else {
         1.0
     };
-    let py = |y: f64| y0 - (y / y_max).clamp(0.0, 1.0) * PLOT_H;
+    // the log axis: from the decade below the smallest positive y drawn
+    let y_floor = if plot.y_log {
+        let smallest = plot
+            .curves
+            .iter()
+            .flat_map(|c| c.points.iter().filter(|p| drawable(p.0)).map(|p| p.1))
+            .chain(
+                plot.estimates
+                    .iter()
+                    .flat_map(|e| e.points.iter().filter(|p| drawable(p.0)).map(|p| p.2)),
+            )
+            .filter(|&y| y > 0.0 && y.is_finite())
+            .fold(y_max, f64::min);
+        libm::floor(libm::log10(smallest.max(1e-12))).min(libm::log10(y_max) - 1.0)
+    } else {
+        0.0
+    };
+    let y_top = libm::log10(y_max);
+    let py = |y: f64| {
+        if plot.y_log {
+            let l = if y > 0.0 { libm::log10(y) } else { y_floor };
+            y0 - ((l - y_floor) / (y_top - y_floor)).clamp(0.0, 1.0) * PLOT_H
+        } else {
+            y0 - (y / y_max).clamp(0.0, 1.0) * PLOT_H
+        }
+    };
 
     let mut s = canvas(WIDTH, height, plot.titles.title, plot.titles.subtitle);
     s.push_str("<g font-size=\"12\">\n");
-    // Tick labels with enough decimals to tell the steps y_max/10 apart.
-    let decimals = (-libm::floor(libm::log10(y_max / 10.0))).clamp(1.0, 8.0) as usize;
-    for k in 0..=10u32 {
-        let y = f64::from(k) / 10.0 * y_max;
-        let label = format!("{y:.decimals$}");
-        grid_line(
-            &mut s,
-            py(y),
-            plot_w,
-            (k % 2 == 0).then_some(label.as_str()),
-        );
+    if plot.y_log {
+        // one grid line a decade, labelled 1e-6 … 1 (every other one past six decades)
+        let decades = (y_top - y_floor).round() as i32;
+        for k in 0..=decades {
+            let e = y_floor + f64::from(k);
+            let y = libm::pow(10.0, e);
+            let label = if e >= -3.0 {
+                format!("{y}")
+            } else {
+                format!("1e{}", e as i32)
+            };
+            let show = decades <= 6 || (decades - k) % 2 == 0;
+            grid_line(&mut s, py(y), plot_w, show.then_some(label.as_str()));
+        }
+    } else {
+        // Tick labels with enough decimals to tell the steps y_max/10 apart.
+        let decimals = (-libm::floor(libm::log10(y_max / 10.0))).clamp(1.0, 8.0) as usize;
+        for k in 0..=10u32 {
+            let y = f64::from(k) / 10.0 * y_max;
+            let label = format!("{y:.decimals$}");
+            grid_line(
+                &mut s,
+                py(y),
+                plot_w,
+                (k % 2 == 0).then_some(label.as_str()),
+            );
+        }
     }
     let step = if plot.decades { libm::log2(10.0) } else { 1.0 };
     let mut e = a;
@@ -1873,6 +1918,7 @@ mod tests {
             stroke,
         };
         let plot = CurvePlot {
+            y_log: false,
             decades: false,
             y_max: 1.0,
             titles: Titles {
@@ -1905,6 +1951,7 @@ mod tests {
         );
         // Two points: a line, no marker.
         let two = CurvePlot {
+            y_log: false,
             curves: vec![Curve {
                 label: String::from("two"),
                 points: vec![(10.0, 0.1), (100.0, 0.2)],

@@ -585,12 +585,17 @@ fn csv(a: &Answer) -> String {
 }
 
 fn plot(r: &Request, a: &Answer) -> String {
+    // the source in words (issue 43: the subtitle ended in "; pld")
+    let source = match a.source {
+        Source::Gaussian { .. } => "the Gaussian-DP curve (closed form)",
+        Source::Pld => "the certified PLD curve",
+        Source::Rdp => "the curve its RDP implies",
+    };
     let subtitle = format!(
-        "{}; {}",
+        "{}; {source}",
         run_line(&r.run, r.is_schedule)
             .trim_end()
             .trim_start_matches("configuration: "),
-        a.source.as_str()
     );
     roc_svg(&a.curve, &subtitle, Vec::new())
 }
@@ -611,12 +616,13 @@ pub(crate) fn roc_svg(
     let blind: Vec<(f64, f64)> = tpr.iter().map(|&(x, _)| (x, x)).collect();
     svg::curve_plot_svg(&svg::CurvePlot {
         decades: true,
+        y_log: true,
         y_max: 1.0,
         titles: svg::Titles {
             title: "Membership inference: the certified trade-off curve",
             subtitle,
             x_label: "false-positive rate (log scale)",
-            y_label: "true-positive rate of the best attack",
+            y_label: "true-positive rate of the best attack (log scale)",
         },
         curves: std::vec![
             svg::Curve {
