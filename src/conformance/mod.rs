@@ -290,17 +290,8 @@ pub fn noise(z: &[f64], noise_multiplier: f64, alpha: f64) -> Result<TestResult>
             expected: "> 4·ln(2/alpha): too few to bound the noise from above",
         });
     }
-    let mut s = 0.0;
-    for &x in z {
-        if !x.is_finite() {
-            return Err(Error::InvalidParameter {
-                name: "coordinate",
-                value: x,
-                expected: "finite",
-            });
-        }
-        s += x * x;
-    }
+    check_coordinates(z)?;
+    let s: f64 = z.iter().map(|x| x * x).sum();
     let root = libm::sqrt(n * t);
     // rounding: the sum of squares carries a relative error of at most n·u; widen by 1e-9
     let lower = libm::sqrt(s / (n + 2.0 * root + 2.0 * t) * (1.0 - 1e-9));
@@ -320,6 +311,18 @@ pub fn noise(z: &[f64], noise_multiplier: f64, alpha: f64) -> Result<TestResult>
             "more noise than claimed (conservative)"
         },
     })
+}
+
+/// Every noise coordinate finite (the first that is not, named `coordinate`).
+fn check_coordinates(z: &[f64]) -> Result<()> {
+    match z.iter().find(|x| !x.is_finite()) {
+        Some(&x) => Err(Error::InvalidParameter {
+            name: "coordinate",
+            value: x,
+            expected: "finite",
+        }),
+        None => Ok(()),
+    }
 }
 
 /// The largest distance between an empirical distribution function and the normal one a
@@ -354,17 +357,8 @@ pub fn noise_gaussian(z: &[f64], noise_multiplier: f64, alpha: f64) -> Result<Te
             expected: "> 2·ln(2/alpha): too few to test the noise's shape",
         });
     }
-    let mut x = alloc::vec::Vec::with_capacity(n);
-    for &v in z {
-        if !v.is_finite() {
-            return Err(Error::InvalidParameter {
-                name: "coordinate",
-                value: v,
-                expected: "finite",
-            });
-        }
-        x.push(v / sigma);
-    }
+    check_coordinates(z)?;
+    let mut x: alloc::vec::Vec<f64> = z.iter().map(|v| v / sigma).collect();
     x.sort_by(f64::total_cmp);
     let nf = n as f64;
     let mut d = 0.0f64;

@@ -64,19 +64,23 @@ fn pretty(s: &str) -> String {
     format!("{:.*}", decimals.max(0) as usize, value)
 }
 
+/// A decimal without its trailing zeros (`0.0102400` → `0.01024`; scientific notation as
+/// it is).
+pub fn trimmed(x: &str) -> String {
+    if x.contains('.') && !x.contains('e') {
+        String::from(x.trim_end_matches('0').trim_end_matches('.'))
+    } else {
+        String::from(x)
+    }
+}
+
 /// A false-positive rate as a label, the same in every command: a percentage from 0.1 %
 /// up ("0.1 %", "12.5 %": 100·x to 6 significant digits, trailing zeros dropped, so that
 /// 100·1e-3 never shows as 0.10000000000000001), the plain rate below ("1e-6", "1e-300":
 /// no percentage of a percentage).
 pub fn fpr_label(x: f64) -> String {
     if x >= 1e-3 {
-        let s = sig(100.0 * x, 6, Side::Nearest);
-        let s = if s.contains('.') && !s.contains('e') {
-            String::from(s.trim_end_matches('0').trim_end_matches('.'))
-        } else {
-            s
-        };
-        format!("{s} %")
+        format!("{} %", trimmed(&sig(100.0 * x, 6, Side::Nearest)))
     } else {
         reconbound::error::Shown(x).to_string()
     }

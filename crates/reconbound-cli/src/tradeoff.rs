@@ -388,15 +388,6 @@ fn config_of(run: &Run, as_schedule: bool) -> Object {
     config
 }
 
-/// A decimal without its trailing zeros (`0.0102400` → `0.01024`).
-fn trimmed(x: &str) -> String {
-    if x.contains('.') && !x.contains('e') {
-        String::from(x.trim_end_matches('0').trim_end_matches('.'))
-    } else {
-        String::from(x)
-    }
-}
-
 /// A line naming the run: σ, q, T; the batches; or the schedule's phases.
 fn run_line(run: &Run, is_schedule: bool) -> String {
     match (run.as_schedule(), run.sampling(), run.noise_and_steps()) {
@@ -404,7 +395,7 @@ fn run_line(run: &Run, is_schedule: bool) -> String {
             (false, [p]) => format!(
                 "configuration: σ = {}, q = {}, T = {}\n",
                 shown(p.noise_multiplier),
-                trimmed(&sig(p.sampling_rate, 6, Side::Nearest)),
+                super::format::trimmed(&sig(p.sampling_rate, 6, Side::Nearest)),
                 p.steps
             ),
             _ => sched::phases_text(s, false),

@@ -240,6 +240,18 @@ fn estimate_guesses_of_1000_canaries_100_of_100_correct_is_steinke23_3_4654() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// 1,000 canaries in alternation (truth i mod 2), the first 100 guessed right, the rest
+/// abstaining: jax_privacy's table entry (m = 1,000, r = 100, v = 100).
+fn hundred_of_hundred() -> String {
+    let mut text = String::from("guess,truth\n");
+    for i in 0..1000 {
+        let truth = i % 2;
+        let guess = if i < 100 { 2 * truth - 1 } else { 0 };
+        text.push_str(&format!("{guess},{truth}\n"));
+    }
+    text
+}
+
 #[test]
 fn estimate_guesses_reports_the_gdp_reading_of_jax_privacy_beside_steinke23() {
     // m = 1000, 100 of 100 right, α = 0.05, δ = 1e-5: jax_privacy 2.0.0's f-DP one-run ε
@@ -249,13 +261,7 @@ fn estimate_guesses_reports_the_gdp_reading_of_jax_privacy_beside_steinke23() {
     // read as a lower bound it is wrong for non-Gaussian runs). At δ = 0 the GDP ε is null
     // and μ̂ the same (δ enters only through the conversion).
     let dir = temp_dir("estimate", "one-run-fdp");
-    let mut text = String::from("guess,truth\n");
-    for i in 0..1000 {
-        let truth = i % 2;
-        let guess = if i < 100 { 2 * truth - 1 } else { 0 };
-        text.push_str(&format!("{guess},{truth}\n"));
-    }
-    let p = write_in(&dir, "guesses.csv", &text);
+    let p = write_in(&dir, "guesses.csv", &hundred_of_hundred());
     let o = estimate_json(&["--guesses", &p, "--delta", "1e-5"]);
     assert!((number(&o, "epsilon_empirical") - 3.465_376_347_811_066).abs() < 1e-9);
     assert!((number(&o, "epsilon_gdp") - 5.549).abs() <= 1e-3);
@@ -309,13 +315,7 @@ fn estimate_guesses_tests_the_counts_against_the_runs_own_curves() {
     // family's curves are not Gaussian), refuting the run. Fixed-size batches: none, with
     // the reason; a run flag with --scores is refused.
     let dir = temp_dir("estimate", "one-run-family");
-    let mut text = String::from("guess,truth\n");
-    for i in 0..1000 {
-        let truth = i % 2;
-        let guess = if i < 100 { 2 * truth - 1 } else { 0 };
-        text.push_str(&format!("{guess},{truth}\n"));
-    }
-    let p = write_in(&dir, "guesses.csv", &text);
+    let p = write_in(&dir, "guesses.csv", &hundred_of_hundred());
     let run = |extra: &[&str]| {
         let mut a = vec!["--guesses", p.as_str(), "--delta", "1e-5"];
         a.extend_from_slice(extra);

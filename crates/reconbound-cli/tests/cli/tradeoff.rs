@@ -78,11 +78,8 @@ fn a_tiny_level_asked_beside_the_others_leaves_them_as_tight_as_alone() {
             );
         }
     }
-    let (_, e, _) = run(&[
-        "epsilon",
-        "--json",
-        "--accountant",
-        "pld",
+    // the README's run, given to both commands alike
+    let same = [
         "--sampling-rate",
         "0.0042666666666666667",
         "--noise-multiplier",
@@ -91,19 +88,9 @@ fn a_tiny_level_asked_beside_the_others_leaves_them_as_tight_as_alone() {
         "14063",
         "--delta",
         "1e-5",
-    ]);
-    let (_, t, _) = run(&[
-        "tradeoff",
-        "--json",
-        "--sampling-rate",
-        "0.0042666666666666667",
-        "--noise-multiplier",
-        "1.1",
-        "--steps",
-        "14063",
-        "--delta",
-        "1e-5",
-    ]);
+    ];
+    let (_, e, _) = run(&[&["epsilon", "--json", "--accountant", "pld"][..], &same].concat());
+    let (_, t, _) = run(&[&["tradeoff", "--json"][..], &same].concat());
     assert_eq!(json_num(&t, "epsilon"), json_num(&e, "epsilon_pld"));
     assert_eq!(
         json_num(&t, "epsilon_lower"),
