@@ -267,6 +267,15 @@ def _message(stderr: str) -> str:
     line = stderr.strip()
     if line.startswith("reconbound: "):
         line = line[len("reconbound: "):]
+    # An unknown flag's message lists every flag the command takes: as keywords here.
+    line, takes, listed = line.partition("; this command takes: ")
+    if takes:
+        keywords = ", ".join(_keyword(f[2:]) for f in listed.split() if f.startswith("--"))
+        line = _FLAG.sub(
+            lambda m: f"{m.group(1) or ''}--{m.group(2)}{m.group(3) or ''} ({_keyword(m.group(2))})",
+            line,
+        )
+        return f"{line}; the keywords it takes: {keywords}"
     # Name each flag's keyword beside it: --noise-multiplier (noise_multiplier).
     return _FLAG.sub(
         lambda m: f"{m.group(1) or ''}--{m.group(2)}{m.group(3) or ''} ({_keyword(m.group(2))})",

@@ -4,7 +4,8 @@
 //! `--json` (the same bytes), or a [`CommandError`] that keeps the core's typed [`Error`]
 //! (parameter, value, valid range) for invalid input.
 
-use crate::commands::{self, Failure};
+use crate::commands;
+use crate::failure::Failure;
 use crate::{epsilon_fixed, estimate, tradeoff};
 use reconbound::accounting::guarantees::Prior;
 use reconbound::accounting::run::{Run, Sampling};

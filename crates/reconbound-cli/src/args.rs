@@ -97,7 +97,7 @@ pub fn parse(args: &[String], specs: &[Spec]) -> Result<Flags, UsageError> {
             None => (body, None),
         };
         let Some(spec) = specs.iter().find(|s| s.name == name) else {
-            return Err(UsageError(format!("unknown flag '--{}'", printable(name))));
+            return Err(UsageError(unknown_flag(name, specs)));
         };
         if flags.has(name) && !spec.repeatable {
             return Err(UsageError(format!("flag '--{name}' given more than once")));
@@ -124,6 +124,56 @@ pub fn parse(args: &[String], specs: &[Spec]) -> Result<Flags, UsageError> {
         }
     }
     Ok(flags)
+}
+
+/// The message for a flag the command does not take: the flag, the closest it takes (by
+/// edit distance ≤ 2, or a flag it begins) and every flag it takes, in declaration order
+/// (issue 43: the parser is the one source the synopsis and the help are tested against).
+fn unknown_flag(name: &str, specs: &[Spec]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for s in specs {
+        if !names.contains(&s.name) {
+            names.push(s.name);
+        }
+    }
+    let close = names
+        .iter()
+        .map(|n| (edit_distance(name, n), *n))
+        .filter(|&(d, n)| d <= 2 || (name.len() >= 3 && n.starts_with(name)))
+        .min_by_key(|&(d, _)| d);
+    let hint = match close {
+        Some((_, n)) => format!(" (did you mean '--{n}'?)"),
+        None => String::new(),
+    };
+    let list = names
+        .iter()
+        .map(|n| format!("--{n}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    format!(
+        "unknown flag '--{}'{hint}; this command takes: {list}",
+        printable(name)
+    )
+}
+
+/// Levenshtein distance, capped work: names are short, and a name longer than 64 bytes is
+/// never close.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() > 64 || b.len() > 64 {
+        return usize::MAX;
+    }
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, &x) in a.iter().enumerate() {
+        let mut cur = Vec::with_capacity(b.len() + 1);
+        cur.push(i + 1);
+        for (j, &y) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(x != y);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }
 
 /// Keep error messages on one line and bounded in length.
@@ -292,6 +342,30 @@ impl Flags {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 43: an unknown flag's message names the closest flag taken (edit distance ≤ 2
+    /// or a flag it begins) and lists every flag the command takes, in order, on one line.
+    #[test]
+    fn unknown_flag_names_the_closest_and_lists_every_flag() {
+        let e = parse(&["--step".to_string(), "3".to_string()], SPECS).unwrap_err();
+        assert!(
+            e.0.starts_with("unknown flag '--step' (did you mean '--steps'?)"),
+            "{e}"
+        );
+        assert!(
+            e.0.ends_with("this command takes: --steps --orders --json"),
+            "{e}"
+        );
+        let e = parse(&["--zzz".to_string()], SPECS).unwrap_err();
+        assert!(
+            e.0.starts_with("unknown flag '--zzz'; this command takes: --steps"),
+            "{e}"
+        );
+        assert!(!e.0.contains('\n'), "{e}");
+        assert_eq!(edit_distance("orders", "odrers"), 2);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance(&"x".repeat(65), "x"), usize::MAX);
+    }
 
     const SPECS: &[Spec] = &[
         Spec {

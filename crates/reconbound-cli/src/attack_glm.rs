@@ -3,7 +3,7 @@
 //! per-example FIL bound (Guo et al. 2022, §7.2, Figs. 3 and 4).
 
 use super::args::{parse, switch as s, value as v};
-use super::commands::Failure;
+use super::failure::Failure;
 use super::fil_logreg::{
     defaults, load_two_digit_split, num_or_null, output_path, row, shown, usage,
 };

@@ -3,8 +3,8 @@
 //! other points (App. D) beside the ReRo bound at κ = 1/n, and by its MSE.
 
 use super::args::{parse, switch as s, value as v};
-use super::attack::{load_pool, parse_run_flags, rero_bounds, run_flags_and, RunDefaults};
-use super::commands::{shown, Failure};
+use super::attack_run::{load_pool, parse_run_flags, rero_bounds, run_flags_and, RunDefaults};
+use super::failure::{shown, Failure};
 use super::fil_logreg::row;
 use super::format::{min_median_max, sig, Side};
 use super::json::{self, Object, Value};

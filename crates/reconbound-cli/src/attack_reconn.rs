@@ -3,7 +3,7 @@
 //! oracle and the mean image, and under DP against the ReRo bound γ at κ(η).
 
 use super::args::{parse, printable, switch as s, value as v, Flags, Spec};
-use super::commands::{shown, Failure};
+use super::failure::{shown, Failure};
 use super::fil_logreg::row;
 use super::format::{sig, Side};
 use super::json::{self, Object, Value};
@@ -120,7 +120,8 @@ non-private, N = 999, T = 200, lr 0.25, E = 60, P = 10, B = 64, H = 1000, precis
 η = 0.02, δ = 1e-5, seed 0.
 
 JSON keys: command, attack, data, data_fingerprint, train_size, steps, lr, init, sampling,
-features, precision, released, seed, points (one object per point: shadow_models, epsilon,
+features, precision, released, seed, control (none,
+shuffled-pairs or without-target), points (one object per point: shadow_models, epsilon,
 noise_multiplier, test_accuracy, mse_mean, mse_median, nn_oracle_mse_mean,
 nn_oracle_mse_median, baseline_mse_mean, beats_nn_oracle, beats_nn_oracle_rate,
 beats_nn_oracle_lower, beats_nn_oracle_upper, epochs_run, best_epoch, heldout_mse,
@@ -533,7 +534,7 @@ impl ReconnRun {
         } else if let Some(s) = f.f64("noise-multiplier")? {
             // 1e8: the largest σ calibration gives; far beyond it the noise overflows the
             // model (σ = 1e300 gave non-finite losses, exit 1)
-            if !(0.0..=super::attack::MAX_NOISE_MULTIPLIER).contains(&s) {
+            if !(0.0..=super::attack_run::MAX_NOISE_MULTIPLIER).contains(&s) {
                 return Err(usage(format!(
                     "--noise-multiplier = {} is out of range: must be in [0, 1e8] (0: no noise; 1e8 the largest σ calibration gives)",
                     shown(s)

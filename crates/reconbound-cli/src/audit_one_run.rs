@@ -4,11 +4,15 @@
 //! training's sampling rate B/(N + m).
 
 use super::args::Flags;
-use super::attack::{defaults as run_defaults, load_pool, parse_run_flags, RunDefaults};
-use super::audit::Pairing;
-use super::audit::{accountant_at, parse_claim, parse_crafters, parse_view, write_claim_verdict};
-use super::audit::{claim_line, theory_line, verdict_text, view_line, write_claim, write_theory};
-use super::commands::{shown, Failure};
+use super::attack_run::{defaults as run_defaults, load_pool, parse_run_flags, RunDefaults};
+use super::audit_claim::Pairing;
+use super::audit_claim::{
+    accountant_at, parse_claim, parse_crafters, parse_view, write_claim_verdict,
+};
+use super::audit_claim::{
+    claim_line, theory_line, verdict_text, view_line, write_claim, write_theory,
+};
+use super::failure::{shown, Failure};
 use super::format::{sig, Side};
 use super::json::{Object, Value};
 use super::shard::parse_threads;

@@ -3,7 +3,8 @@
 //! run (sampler, microbatches, accumulation, step counting).
 
 use super::args::{parse, switch, value, Spec, UsageError};
-use super::commands::{defaults, shown, Failure};
+use super::commands::defaults;
+use super::failure::{shown, Failure};
 use super::format::{sig, Side};
 use super::json::{Object, Value};
 use super::run_flags::{self, RUN_FLAGS};

@@ -4,7 +4,8 @@
 //! `commands.rs`; `--sampling poisson` forwards to it.
 
 use super::args::{parse, switch, value as v, UsageError};
-use super::commands::{self, shown, Failure};
+use super::commands::{self};
+use super::failure::{shown, Failure};
 use super::format::{sig, Side};
 use super::json::Object;
 use reconbound::accounting::run::{self, Run};

@@ -8,7 +8,7 @@
 
 use super::args::{parse, switch, value as v, Flags, Spec, UsageError};
 use super::audit::{empirical_json, threshold_text};
-use super::commands::{shown, Failure};
+use super::failure::{shown, Failure};
 use super::format::{sig, Side};
 use super::input::read_text_bounded;
 use super::json::{Object, Value};

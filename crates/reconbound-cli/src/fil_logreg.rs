@@ -2,7 +2,7 @@
 //! logistic regression on two MNIST digits (Guo et al. 2022, Sec. 7.1), beside the RDP bound.
 
 use super::args::{parse, switch as s, value as v, Flags, UsageError};
-use super::commands::Failure;
+use super::failure::Failure;
 use super::format::{sig, Side};
 use super::json::{Object, Value};
 use reconbound::accounting::fil::logreg::{
@@ -130,7 +130,7 @@ fn load_mnist(spec: &str) -> Result<Dataset, Failure> {
         usage(format!(
             "--data: cannot load '{}': {}",
             shown(spec),
-            super::commands::data_error(&e)
+            super::failure::data_error(&e)
         ))
     })
 }

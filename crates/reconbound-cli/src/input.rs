@@ -6,7 +6,7 @@
 //! `reconbound::data::MAX_FILE_BYTES`.
 
 use super::args::UsageError;
-use super::commands::Failure;
+use super::failure::Failure;
 use super::output::printable;
 use std::format;
 use std::io::Read as _;

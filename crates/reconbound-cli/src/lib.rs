@@ -31,13 +31,16 @@ mod attack;
 mod attack_glm;
 mod attack_gm;
 mod attack_reconn;
+mod attack_run;
 mod audit;
+mod audit_claim;
 mod audit_one_run;
 mod check;
 mod commands;
 pub mod conformance;
 mod epsilon_fixed;
 mod estimate;
+mod failure;
 mod fil_logreg;
 pub mod format;
 mod html;
@@ -202,11 +205,11 @@ pub fn run(args: &[String]) -> Outcome {
 }
 
 /// The outcome of a failed command: exit 2 for bad input, 1 for no certified answer.
-fn failed(e: commands::Failure) -> Outcome {
+fn failed(e: failure::Failure) -> Outcome {
     match e {
-        commands::Failure::Usage(e) => Outcome::usage(&e.0),
-        commands::Failure::Invalid(e) => Outcome::usage(&commands::render_invalid(&e)),
-        commands::Failure::Compute(msg) => Outcome {
+        failure::Failure::Usage(e) => Outcome::usage(&e.0),
+        failure::Failure::Invalid(e) => Outcome::usage(&failure::render_invalid(&e)),
+        failure::Failure::Compute(msg) => Outcome {
             stdout: String::new(),
             stderr: format!("reconbound: {msg}\n"),
             code: 1,

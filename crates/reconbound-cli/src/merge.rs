@@ -7,8 +7,9 @@
 //! told apart by their first bytes) merge into `--out FILE` ([`super::shadow_io`]).
 
 use super::args::{parse, switch, value, UsageError};
-use super::attack::{merged_summary, OutputOptions, PriorAwareConfig};
-use super::commands::Failure;
+use super::attack::{merged_summary, PriorAwareConfig};
+use super::attack_run::OutputOptions;
+use super::failure::Failure;
 use super::shard::{merge_shards, shard_kind};
 use std::format;
 use std::string::String;

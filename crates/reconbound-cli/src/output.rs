@@ -18,7 +18,7 @@
 //! Progress goes to stderr only when it is a terminal.
 
 use super::args::UsageError;
-use super::commands::Failure;
+use super::failure::Failure;
 use std::format;
 use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};

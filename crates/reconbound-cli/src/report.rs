@@ -14,13 +14,13 @@
 //! rendered from one [`Report`].
 
 use super::args::{parse, switch as s, value as v, Flags, Spec, UsageError};
-use super::attack::{
-    self, parse_run_flags, rero_bounds, run_prior_aware, PriorAwareConfig, PriorAwareSummary,
-    RunDefaults, RUN_FLAGS,
-};
+use super::attack::{self, run_prior_aware, PriorAwareConfig, PriorAwareSummary};
 use super::attack_reconn::{Reconn, ReconnRun};
-use super::audit::{self, run_audit, AuditRun, AuditSummary, Pairing};
-use super::commands::{Bound, BoundConfig, Failure};
+use super::attack_run::{self, parse_run_flags, rero_bounds, RunDefaults, RUN_FLAGS};
+use super::audit::{self, run_audit, AuditRun, AuditSummary};
+use super::audit_claim::Pairing;
+use super::commands::{Bound, BoundConfig};
+use super::failure::Failure;
 use super::format::{sig, Side};
 use super::json::{self, Object, Value};
 use super::output::{check_writable, write_whole};
@@ -200,7 +200,7 @@ fn flags() -> Vec<Spec> {
 /// The configuration of a report, validated: everything that determines its numbers.
 #[derive(Clone, Debug, PartialEq)]
 struct Config {
-    run: attack::Training,
+    run: attack_run::Training,
     epsilon: Option<f64>,
     sigma: f64,
     prior_size: u64,
@@ -230,8 +230,8 @@ impl Config {
         let r = parse_run_flags(
             f,
             &RunDefaults {
-                train_size: attack::defaults::TRAIN_SIZE,
-                lr: attack::defaults::LR,
+                train_size: attack_run::defaults::TRAIN_SIZE,
+                lr: attack_run::defaults::LR,
                 trials: defaults::TRIALS,
                 delta_with_sigma: false,
             },
@@ -252,7 +252,9 @@ impl Config {
             run: r.run,
             epsilon,
             sigma,
-            prior_size: f.u64("prior-size")?.unwrap_or(attack::defaults::PRIOR_SIZE),
+            prior_size: f
+                .u64("prior-size")?
+                .unwrap_or(attack_run::defaults::PRIOR_SIZE),
             trials: r.trials,
             audit_trials,
             fil_coords,
@@ -308,7 +310,7 @@ impl Config {
             noise_multipliers: std::vec![self.sigma],
             trials: self.trials,
             seed: self.seed,
-            score: attack::defaults::SCORE,
+            score: attack_run::defaults::SCORE,
         }
         .checked()
     }
@@ -429,7 +431,7 @@ fn number(x: Option<f64>) -> Value {
 /// One point of the ReRo curve.
 struct CurvePoint {
     prior_size: u64,
-    bounds: attack::PointBounds,
+    bounds: attack_run::PointBounds,
 }
 
 /// Everything on the page: the configuration and each part's typed result.
@@ -557,7 +559,7 @@ impl Report {
     /// The ReRo bounds against the prior size, with the attack's success at m = M.
     fn rero_plot(&self) -> String {
         let c = &self.config;
-        let line = |f: fn(&attack::PointBounds) -> f64| -> Vec<(f64, f64)> {
+        let line = |f: fn(&attack_run::PointBounds) -> f64| -> Vec<(f64, f64)> {
             self.curve
                 .iter()
                 .map(|p| (p.prior_size as f64, f(&p.bounds)))
@@ -691,7 +693,7 @@ fn check(c: &Config) -> Result<Bound, Failure> {
     c.prior_aware()?;
     c.audit()?;
     // The data (a directory that does not parse fails here), the model, the sizes.
-    let (_, pool, _) = attack::load_pool(&c.run, c.prior_size, "--train-size + --prior-size")?;
+    let (_, pool, _) = attack_run::load_pool(&c.run, c.prior_size, "--train-size + --prior-size")?;
     let d = pool.dim() as u64;
     if c.fil_coords > d {
         return Err(usage(format!(

@@ -15,7 +15,8 @@
 //! `reconbound check` takes all of them.
 
 use super::args::{parse, repeated, switch, value, Flags, Spec, UsageError};
-use super::commands::{defaults, Failure};
+use super::commands::defaults;
+use super::failure::Failure;
 use super::input::read_text_bounded;
 use super::json::{self, Object, Value};
 use super::schedule as sched;
@@ -552,7 +553,7 @@ pub(crate) fn from_json(text: &str) -> Result<Description, String> {
     // the description must describe a run: its errors named by the file's keys
     let r = d
         .resolve()
-        .map_err(|e| keyed(&super::commands::render_invalid(&e)))?;
+        .map_err(|e| keyed(&super::failure::render_invalid(&e)))?;
     if let Some(m) = o.get("mechanism") {
         let Value::Obj(m) = m else {
             return Err(String::from("key 'mechanism' is not an object"));
@@ -628,7 +629,7 @@ fn keyed(msg: &str) -> String {
 fn failure_text(f: Failure) -> String {
     match f {
         Failure::Usage(u) => u.0,
-        Failure::Invalid(e) => super::commands::render_invalid(&e),
+        Failure::Invalid(e) => super::failure::render_invalid(&e),
         Failure::Compute(m) => m,
     }
 }

@@ -6,9 +6,10 @@
 //! the code that renders `bound`, `check` and `tradeoff`; nothing is computed here.
 
 use super::args::{parse, switch, value, Spec, UsageError};
-use super::attack::rero_bounds;
+use super::attack_run::rero_bounds;
 use super::check;
-use super::commands::{defaults, BoundConfig, Failure};
+use super::commands::{defaults, BoundConfig};
+use super::failure::Failure;
 use super::format::{sig, Side};
 use super::html::{figure, Page, STYLE};
 use super::json::{Object, Value};

@@ -2,7 +2,7 @@
 //! `epsilon`, `bound`, `rero` and `calibrate` (see [`reconbound::accounting::schedule`]).
 
 use super::args::{repeated, value, Flags, Spec, UsageError};
-use super::commands::shown;
+use super::failure::shown;
 use super::format::{sig, Side};
 use super::json::{Object, Value};
 use reconbound::accounting::pld_schedule;
@@ -126,11 +126,11 @@ fn read(file: Option<&str>, phases: &[&str]) -> Result<Option<Schedule>, UsageEr
             let text =
                 super::input::read_text_bounded(path, super::input::SCHEDULE_CAP, "schedule")
                     .map_err(|e| match e {
-                        super::commands::Failure::Usage(u) => u,
-                        super::commands::Failure::Invalid(e) => {
-                            UsageError(super::commands::render_invalid(&e))
+                        super::failure::Failure::Usage(u) => u,
+                        super::failure::Failure::Invalid(e) => {
+                            UsageError(super::failure::render_invalid(&e))
                         }
-                        super::commands::Failure::Compute(m) => UsageError(m),
+                        super::failure::Failure::Compute(m) => UsageError(m),
                     })?;
             header_order(&text)
                 .map_err(|e| UsageError(format!("flag '--schedule' {}: {e}", one_line(path))))?;

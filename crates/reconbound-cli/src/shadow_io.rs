@@ -6,7 +6,7 @@
 //! line naming the flag (or `merge`), the file and what is wrong, with exit status 2.
 
 use super::args::UsageError;
-use super::commands::{shown, Failure};
+use super::failure::{shown, Failure};
 use super::output::{check_new, printable, write_new};
 use reconbound::attacks::reconn::shadow_set::{
     check_matches, decode_record, merge_order, peek_header, Encoder, ShadowModel, ShadowSetHeader,
@@ -449,7 +449,7 @@ mod tests {
     fn message(r: Result<impl std::fmt::Debug, Failure>) -> (bool, String) {
         match r {
             Err(Failure::Usage(UsageError(m))) => (true, m),
-            Err(Failure::Invalid(e)) => (true, crate::commands::render_invalid(&e)),
+            Err(Failure::Invalid(e)) => (true, crate::failure::render_invalid(&e)),
             Err(Failure::Compute(m)) => (false, m),
             Ok(v) => panic!("accepted: {v:?}"),
         }

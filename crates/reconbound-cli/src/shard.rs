@@ -22,7 +22,7 @@
 //! configuration's ranges.
 
 use super::args::{Flags, UsageError};
-use super::commands::Failure;
+use super::failure::Failure;
 use super::json::{self, Object, Value};
 use super::output::Progress;
 use reconbound::attacks::game::{Named, ScoreKind};

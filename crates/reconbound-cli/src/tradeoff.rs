@@ -4,7 +4,8 @@
 //! prior; the curve itself as a table (`--csv`) or an ROC plot (`--plot`).
 
 use super::args::{parse, value as v, Flags, Spec};
-use super::commands::{one_phase, put_config, rate_and_steps, shown, Failure, BOUND_SINGLE};
+use super::commands::{one_phase, put_config, rate_and_steps, BOUND_SINGLE};
+use super::failure::{shown, Failure};
 use super::format::{sig, Side};
 use super::json::{Object, Value};
 use super::output::{check_flag_paths, check_writable, write_whole};

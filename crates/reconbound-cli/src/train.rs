@@ -4,7 +4,8 @@
 //! of the run (Guo et al. 2022 Alg. 1) with its table, histogram and image grid.
 
 use super::args::{parse, switch as s, value as v, Flags, Spec, UsageError};
-use super::commands::{rdp_mse_lower_bound, Failure};
+use super::commands::rdp_mse_lower_bound;
+use super::failure::Failure;
 use super::format::{sig, Side};
 use super::json::{number, Object, Value};
 use super::svg;
@@ -141,8 +142,10 @@ Printed MSE bounds are rounded down, dFIL, κ and ε up; JSON and CSV hold the e
 
 JSON keys: command, model, data, parameters, train_size, test_size, sampling, batch_size,
 sampling_rate, steps, noise_multiplier, clip, clip_mode, lr, momentum, weight_decay, seed,
-delta, test_accuracy, train_loss, epsilon_rdp, best_order, epsilon_pld, epsilon_pld_lower,
-[epsilon_note], seconds; for logreg: lambda, gradient_norm, gradient_norm_relative,
+delta, test_accuracy, train_loss, adjacency (add-remove, or replace-one for fixed batches),
+epsilon_analysis (the analysis the ε are of, in words), epsilon_rdp, best_order,
+epsilon_rdp_mironov, best_order_mironov, epsilon_pld, epsilon_pld_lower, [epsilon_note],
+seconds; for logreg: lambda, gradient_norm, gradient_norm_relative,
 newton_iterations, test_accuracy_nonprivate, rdp_order2 instead of the SGD keys.
 With --fil (before seconds): fil_kappa, fil_step_epsilon, fil_step_delta (null with
 --fil-kappa one), fil_coords, fil_runs, fil_examples_sampled (in a batch at least once, in
@@ -232,7 +235,7 @@ pub(crate) fn load_data(spec: &str) -> Result<Dataset, Failure> {
     loaded.map_err(|e| {
         usage(format!(
             "--data: cannot load '{shown}': {}",
-            super::commands::data_error(&e)
+            super::failure::data_error(&e)
         ))
     })
 }
@@ -1476,7 +1479,7 @@ fn fil_failure(e: reconbound::Error) -> Failure {
             },
         ) => usage(format!(
             "{flag} = {} is out of range: must be {expected}",
-            super::commands::shown(value)
+            super::failure::shown(value)
         )),
         (
             Some(flag),

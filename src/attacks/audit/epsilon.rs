@@ -68,6 +68,8 @@ use crate::math::root::brent_bracket;
 use crate::math::special::{ln_binomial_unchecked, log_add_exp};
 use alloc::vec::Vec;
 
+use super::one_run_counts::check_one_run;
+pub use super::one_run_counts::OneRunCounts;
 pub use super::one_run_fdp::{
     one_run_fdp_curve, one_run_fdp_epsilon, one_run_fdp_mu, one_run_fdp_p_value,
     one_run_fdp_refutes, CurveClaim, FdpVerdict,
@@ -173,17 +175,6 @@ pub struct GdpEstimate {
     pub fnr_upper: f64,
     /// The one-sided level of each limit.
     pub alpha_per_rate: f64,
-}
-
-/// The counts of a one-run audit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OneRunCounts {
-    /// m: canaries, each included independently with probability ½ (≥ 1).
-    pub canaries: u64,
-    /// r: guesses made (the canaries not abstained on), r ≤ m.
-    pub guesses: u64,
-    /// v: correct guesses, v ≤ r.
-    pub correct: u64,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -861,38 +852,6 @@ pub fn gdp_epsilon(scores: Scores<'_>, alpha: f64, delta: f64) -> Result<AtThres
 
 // ---------------------------------------------------------------------------------------
 // One run
-
-pub(super) fn check_one_run(c: OneRunCounts) -> Result<OneRunCounts> {
-    if c.canaries == 0 {
-        return Err(Error::InvalidCount {
-            name: "canaries",
-            value: 0,
-            expected: ">= 1",
-        });
-    }
-    if c.guesses > c.canaries {
-        return Err(Error::InvalidCount {
-            name: "guesses",
-            value: c.guesses,
-            expected: "<= canaries",
-        });
-    }
-    if c.guesses >= 10_000_000 {
-        return Err(Error::InvalidCount {
-            name: "guesses",
-            value: c.guesses,
-            expected: "< 1e7 (the binomial tails' limit)",
-        });
-    }
-    if c.correct > c.guesses {
-        return Err(Error::InvalidCount {
-            name: "correct",
-            value: c.correct,
-            expected: "<= guesses",
-        });
-    }
-    Ok(c)
-}
 
 /// The one-run p-value for validated counts, ε ≥ 0 and c = 2mδ ≥ 0.
 fn one_run_p_unchecked(c: OneRunCounts, epsilon: f64, two_m_delta: f64) -> Result<f64> {

@@ -32,6 +32,7 @@ pub mod evaluate;
 pub mod forecast;
 pub mod init;
 pub mod one_run;
+pub mod one_run_counts;
 pub mod one_run_family;
 pub mod one_run_fdp;
 pub mod run;

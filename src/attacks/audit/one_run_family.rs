@@ -53,7 +53,7 @@
 //! fixed-size curve is replace-one, and the one-run game adds and removes canaries), so
 //! they are refused with [`Unsupported`].
 
-use super::epsilon::{check_one_run, OneRunCounts};
+use super::one_run_counts::{check_one_run, OneRunCounts};
 use super::one_run_fdp::{check_candidates, p_value_of, refutes_at, CurveClaim};
 use crate::accounting::pld::PldConfig;
 use crate::accounting::run::{self, Run, Unsupported};

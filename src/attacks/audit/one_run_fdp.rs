@@ -100,7 +100,7 @@
 //!   claim too; [`CurveClaim`] uses it to read f near 1 (where the test evaluates it, at
 //!   1 − ρ) from the curve near 0, where a PLD is accurate.
 
-use super::epsilon::{check_one_run, OneRunCounts};
+use super::one_run_counts::{check_one_run, OneRunCounts};
 use crate::accounting::tradeoff::{Source, TradeoffCurve};
 use crate::error::{check_open_unit, Error, Result};
 use alloc::vec::Vec;
