@@ -170,7 +170,57 @@ impl SuccessBound {
     }
 }
 
+/// One of the ε(δ) upper bounds that [`Guarantees`] holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EpsilonSource {
+    /// The certified PLD ([`Guarantees::epsilon_pld`]).
+    Pld,
+    /// RDP with the improved conversion ([`Guarantees::epsilon_rdp`]).
+    Rdp,
+    /// RDP with Mironov's conversion ([`Guarantees::epsilon_rdp_mironov`]).
+    RdpMironov,
+}
+
+impl EpsilonSource {
+    /// A short name: `pld`, `rdp`, `rdp-mironov`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EpsilonSource::Pld => "pld",
+            EpsilonSource::Rdp => "rdp",
+            EpsilonSource::RdpMironov => "rdp-mironov",
+        }
+    }
+}
+
 impl Guarantees {
+    /// The number to quote for ε(δ) (issue 43: one headline answer first): the smallest of
+    /// the upper bounds it holds — each is a valid upper bound on the run's ε(δ), so their
+    /// minimum is one too — and which it is. The certified PLD's whenever it is certified
+    /// and not above an RDP bound (ties go to the PLD, whose bracket also bounds ε below).
+    pub fn tightest_epsilon(&self) -> (EpsilonSource, f64) {
+        let mut best = (EpsilonSource::RdpMironov, self.epsilon_rdp_mironov.epsilon);
+        if self.epsilon_rdp.epsilon <= best.1 {
+            best = (EpsilonSource::Rdp, self.epsilon_rdp.epsilon);
+        }
+        if let Ok(p) = &self.epsilon_pld {
+            if p.value <= best.1 {
+                best = (EpsilonSource::Pld, p.value);
+            }
+        }
+        best
+    }
+
+    /// The value of the success bound `b` (its reported, upper value), or `None` for a
+    /// bound it does not hold (an uncertified γ, a Fano bound without a prior size).
+    pub fn success_bound(&self, b: SuccessBound) -> Option<f64> {
+        match b {
+            SuccessBound::Hayes => self.gamma.as_ref().ok().map(|h| h.gamma),
+            SuccessBound::RdpOptimal => Some(self.gamma_rdp.upper),
+            SuccessBound::Balle => Some(self.gamma_balle.gamma),
+            SuccessBound::Fano => self.fano.map(|f| f.success_bound),
+        }
+    }
+
     /// The smallest of the success bounds it holds (their reported, upper values; a γ
     /// without a certified value or a Fano bound without a prior size does not compete).
     /// Hayes et al.'s γ is exact for the run, so it is the tightest whenever it is
@@ -389,6 +439,40 @@ pub fn rdp_mse_lower_bound(schedule: &Schedule, diameter: f64) -> Result<RdpMse>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 43: the headline ε is the smallest upper bound held (the PLD's at the
+    /// defaults), and the headline success bound is the value of the tightest.
+    #[test]
+    fn headline_epsilon_and_success_bound_are_the_smallest_held() {
+        let s = one(0.01, 1.1, 1000);
+        let g = guarantees(&s, 1e-5, Prior::uniform(10).unwrap(), 1.0).unwrap();
+        let (src, eps) = g.tightest_epsilon();
+        let pld = g.epsilon_pld.as_ref().unwrap().value;
+        assert_eq!((src, eps), (EpsilonSource::Pld, pld));
+        assert!(eps <= g.epsilon_rdp.epsilon && eps <= g.epsilon_rdp_mironov.epsilon);
+        let b = g.tightest();
+        let v = g.success_bound(b).unwrap();
+        for other in [
+            SuccessBound::Hayes,
+            SuccessBound::RdpOptimal,
+            SuccessBound::Balle,
+            SuccessBound::Fano,
+        ] {
+            if let Some(o) = g.success_bound(other) {
+                assert!(v <= o, "{b:?} {v} > {other:?} {o}");
+            }
+        }
+        // without a certified PLD the smaller RDP bound is quoted
+        let mut no_pld = g.clone();
+        no_pld.epsilon_pld = Err(Unsupported::NoCertifiedValue(Error::Numerical {
+            what: "test",
+            value: 0.0,
+        }));
+        assert_eq!(
+            no_pld.tightest_epsilon(),
+            (EpsilonSource::Rdp, g.epsilon_rdp.epsilon)
+        );
+    }
     use crate::accounting::schedule::Phase;
 
     fn one(q: f64, sigma: f64, steps: u64) -> Schedule {

@@ -468,6 +468,7 @@ impl Bound {
         } else {
             "reconbound bound: reconstruction guarantees of one DP-SGD configuration\n\n"
         });
+        t.push_str(&self.headline());
         t.push_str("configuration\n");
         t.push_str(&self.configuration_rows());
         t.push_str(&Self::privacy_rows(g));
@@ -487,6 +488,48 @@ impl Bound {
             ),
         );
         t
+    }
+
+    /// The answer first (issue 43): the number to quote for reconstruction (the tightest
+    /// success bound, named) and for ε(δ) (the smallest upper bound held, named), rounded as
+    /// the rows below round them.
+    fn headline(&self) -> String {
+        let (c, g) = (&self.config, &self.guarantees);
+        let who = match c.prior.size {
+            Some(m) => format!("that it is one of {m} equally likely candidates"),
+            None => format!(
+                "a prior whose best blind guess is right with probability κ = {}",
+                shown(c.prior.kappa)
+            ),
+        };
+        let b = g.tightest();
+        let success = match g.success_bound(b) {
+            // a bound of 1 says nothing: the answer says so
+            Some(v) if v < 1.0 => format!(
+                "reconstructs it exactly with probability ≤ {} ({}, the tightest bound below; a blind guess: {})",
+                sig(v, 6, Side::Up),
+                match b {
+                    guarantees::SuccessBound::Hayes => "γ for DP-SGD",
+                    guarantees::SuccessBound::RdpOptimal => "γ from RDP, optimal conversion",
+                    guarantees::SuccessBound::Balle => "γ from RDP",
+                    guarantees::SuccessBound::Fano => "Fano's bound",
+                },
+                shown(c.prior.kappa)
+            ),
+            _ => String::from("may reconstruct it: no bound below is informative (every one is 1)"),
+        };
+        let (src, eps) = g.tightest_epsilon();
+        let by = match src {
+            guarantees::EpsilonSource::Pld => "certified PLD",
+            guarantees::EpsilonSource::Rdp => "RDP, improved conversion",
+            guarantees::EpsilonSource::RdpMironov => "RDP, Mironov's conversion",
+        };
+        let text = format!(
+            "an attacker who knows every other training example and {who} {success}. The run is ({}, {})-DP ({by}, the tightest ε below).",
+            sig(eps, 6, Side::Up),
+            shown(c.delta)
+        );
+        super::format::wrap("answer: ", &text, 92) + "\n"
     }
 
     /// The table's configuration: the phase (or the schedule's phases), δ and κ.

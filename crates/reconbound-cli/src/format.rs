@@ -86,6 +86,30 @@ pub fn fpr_label(x: f64) -> String {
     }
 }
 
+/// `text` broken at spaces into lines of at most `width` characters (a longer word stands on
+/// a line of its own), the first starting with `first`, the others with as many spaces: the
+/// answer lines of `bound` and `tradeoff` (issue 43).
+pub fn wrap(first: &str, text: &str, width: usize) -> std::string::String {
+    let indent = first.chars().count();
+    let mut out = std::string::String::from(first);
+    let mut col = indent;
+    for (i, word) in text.split_whitespace().enumerate() {
+        let n = word.chars().count();
+        if i > 0 && col + 1 + n > width {
+            out.push('\n');
+            out.push_str(&" ".repeat(indent));
+            col = indent;
+        } else if i > 0 {
+            out.push(' ');
+            col += 1;
+        }
+        out.push_str(word);
+        col += n;
+    }
+    out.push('\n');
+    out
+}
+
 /// (min, lower median, max) of the values of `v` that are not NaN (NaN if there are none):
 /// the summary line of the per-example tables.
 pub fn min_median_max(mut v: std::vec::Vec<f64>) -> (f64, f64, f64) {

@@ -493,6 +493,7 @@ fn to_text(req: &Request, a: &Answer) -> String {
     let r = &req.options;
     let mut t =
         String::from("reconbound tradeoff: the certified trade-off curve of one DP-SGD run\n\n");
+    t.push_str(&headline(r, a));
     t.push_str(&run_line(&req.run, req.is_schedule));
     t.push_str(&match a.source {
         Source::Gaussian { mu } => format!(
@@ -561,6 +562,37 @@ fn to_text(req: &Request, a: &Answer) -> String {
         );
     }
     t
+}
+
+/// The answer first (issue 43): the best membership attack's TPR at the FPR asked for (1 %
+/// when it is among those asked, else the first), its advantage, and ε(δ) — the numbers to
+/// quote, rounded as the rows below round them.
+fn headline(r: &Options, a: &Answer) -> String {
+    let row = a
+        .rows
+        .iter()
+        .find(|(x, _, _)| *x == 0.01)
+        .or_else(|| a.rows.first());
+    let at = match row {
+        Some(&(x, _, tp)) => format!(
+            "no membership test on this run has a true-positive rate above {} at a false-positive rate of {} (a blind guess: {}), and",
+            sig(tp.upper, 4, Side::Up),
+            percent(x),
+            percent(x)
+        ),
+        None => String::from("no membership test on this run"),
+    };
+    let eps_by = match a.source {
+        Source::Rdp => "by RDP",
+        _ => "certified",
+    };
+    let text = format!(
+        "{at} none gains more than {} in TPR − FPR at any false-positive rate. The run is ({}, {})-DP ({eps_by}).",
+        sig(a.advantage.upper, 4, Side::Up),
+        sig(a.epsilon.upper, 6, Side::Up),
+        shown(r.delta)
+    );
+    super::format::wrap("answer: ", &text, 92) + "\n"
 }
 
 fn csv(a: &Answer) -> String {

@@ -68,6 +68,55 @@ fn bound_default_configuration_prints_every_bound() {
     );
 }
 
+/// Issue 43: one headline answer first — the number to quote for reconstruction (the
+/// tightest success bound, named) and for ε (the smallest upper bound, named), rounded as the
+/// rows below them round it; a vacuous bound is said to say nothing, not printed as 1.
+#[test]
+fn bound_answers_first_with_the_tightest_numbers_named() {
+    let (code, out, err) = run(&["bound"]);
+    assert_eq!(code, 0, "{err}");
+    let answer: String = out.split("\n\n").nth(1).unwrap_or_default().to_string();
+    assert!(answer.starts_with("answer: "), "{out}");
+    // the same strings as the rows that hold them
+    for (row, name) in [
+        ("γ for DP-SGD", "γ for DP-SGD, the tightest bound below"),
+        (
+            "ε(δ) by PLD, certified",
+            "certified PLD, the tightest ε below",
+        ),
+    ] {
+        let value = out
+            .lines()
+            .find(|l| l.trim_start().starts_with(row))
+            .and_then(|l| {
+                l.split_whitespace()
+                    .find(|w| w.starts_with("0.") || w.starts_with("2."))
+            })
+            .unwrap_or_else(|| panic!("no row {row} in {out}"));
+        let flat = answer.replace("\n        ", " ");
+        assert!(flat.contains(value), "{value} not in the answer {answer}");
+        assert!(flat.contains(name), "{answer}");
+    }
+    assert!(answer.lines().all(|l| l.chars().count() <= 92), "{answer}");
+    let flat = answer.replace("\n        ", " ");
+    assert!(
+        flat.contains("one of 10 equally likely candidates"),
+        "{answer}"
+    );
+    // nothing informative: said so
+    let (_, weak, _) = run(&["bound", "--noise-multiplier", "0.3", "--kappa", "0.3"]);
+    let answer = weak
+        .split("\n\n")
+        .nth(1)
+        .unwrap_or_default()
+        .replace("\n        ", " ");
+    assert!(answer.contains("no bound below is informative"), "{answer}");
+    assert!(
+        !answer.contains("≤ 1 ") && !answer.contains("≤ 1.0"),
+        "{answer}"
+    );
+}
+
 #[test]
 fn bound_json_has_documented_keys_and_consistent_values() {
     let (code, out, err) = run(&["bound", "--json"]);

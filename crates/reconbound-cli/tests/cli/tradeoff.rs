@@ -43,6 +43,49 @@ fn tradeoff_default_prints_the_membership_risks_of_the_readme_run() {
     assert!(gl <= json_num(&b, "gamma") && json_num(&b, "gamma_lower") <= g);
 }
 
+/// Issue 43: the answer first — the TPR bound at FPR 1 % (or the first FPR asked), the
+/// advantage and ε, rounded as the rows round them.
+#[test]
+fn tradeoff_answers_first_with_the_rows_numbers() {
+    let (code, out, err) = run(&["tradeoff"]);
+    assert_eq!(code, 0, "{err}");
+    let answer = out
+        .split("\n\n")
+        .nth(1)
+        .unwrap_or_default()
+        .replace("\n        ", " ");
+    assert!(answer.starts_with("answer: "), "{out}");
+    for (row, value) in [
+        ("TPR at FPR 1 %", "0.04021"),
+        ("advantage max(TPR − FPR)", "0.2245"),
+        ("ε(δ = 1e-5)", "2.38175"),
+    ] {
+        let line = out
+            .lines()
+            .find(|l| l.trim_start().starts_with(row))
+            .unwrap();
+        assert!(
+            line.contains(value) && answer.contains(value),
+            "{value}: {line} / {answer}"
+        );
+    }
+    assert!(
+        answer.contains("at a false-positive rate of 1 % (a blind guess: 1 %)"),
+        "{answer}"
+    );
+    // FPR 1 % not asked: the first one asked
+    let (_, out, _) = run(&["tradeoff", "--fpr", "0.05,0.2"]);
+    let answer = out
+        .split("\n\n")
+        .nth(1)
+        .unwrap_or_default()
+        .replace("\n        ", " ");
+    assert!(
+        answer.contains("at a false-positive rate of 5 %"),
+        "{answer}"
+    );
+}
+
 #[test]
 fn a_tiny_level_asked_beside_the_others_leaves_them_as_tight_as_alone() {
     // Issue 43: --kappa 1e-300 (or --fpr 1e-12,0.001) set one grid for every number: TPR at
