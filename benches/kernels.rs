@@ -7,7 +7,7 @@
 //! `../shared/bench/jax_reconn_bench.py` times it in JAX.
 //!
 //! A build without FMA (`RUSTFLAGS="-C target-cpu=x86-64"`) computes the same bits with the
-//! software `fma` routine; `cargo bench --bench kernels -- reconn_fwd2` measures its cost.
+//! software `fma` routine; `cargo bench -p reconbound-benches --bench kernels -- reconn_fwd2` measures its cost.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use reconbound::data::embedded_mnist;

@@ -157,7 +157,7 @@ impl Challenge {
                 let dminus = chosen
                     .iter()
                     .zip(&is_prior)
-                    .filter(|(_, &p)| !p)
+                    .filter(|&(_, &p)| !p)
                     .map(|(&i, _)| i)
                     .collect();
                 let prior = prior_pos
@@ -318,7 +318,7 @@ mod sealed {
 
 /// Implements the sealed [`StepView`] of the view type `$view` as `|info| body`.
 macro_rules! step_view {
-    ($view:ident, |$info:ident| $body:expr) => {
+    ($view:ident, |$info:ident| $body:expr_2021) => {
         impl sealed::Sealed for $view<'_> {}
         impl<'s> StepView<'s> for $view<'s> {
             fn of($info: &StepInfo<'s>) -> Self {

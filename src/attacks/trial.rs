@@ -80,7 +80,7 @@ impl Shard {
     }
 
     /// The trial indices of this shard among `total` trials, ascending.
-    pub fn trials(&self, total: u64) -> impl Iterator<Item = u64> {
+    pub fn trials(&self, total: u64) -> impl Iterator<Item = u64> + use<> {
         let (k, m) = (self.index, self.count);
         (0..total.saturating_sub(k).div_ceil(m)).map(move |j| k + j * m)
     }

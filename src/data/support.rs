@@ -112,7 +112,9 @@ pub(crate) struct BlockSupport<'a> {
 
 impl<'a> BlockSupport<'a> {
     /// Each run: (quad, examples of the block, their features of that quad).
-    pub(crate) fn runs(&self) -> impl Iterator<Item = (usize, &'a [u8], &'a [Quad])> + 'a {
+    pub(crate) fn runs(
+        &self,
+    ) -> impl Iterator<Item = (usize, &'a [u8], &'a [Quad])> + 'a + use<'a> {
         let (ex, val) = (self.entry_example, self.entry_value);
         self.run_quad
             .iter()

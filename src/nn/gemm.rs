@@ -822,7 +822,7 @@ mod tests {
                 let differ = wide
                     .iter()
                     .zip(&want)
-                    .filter(|(&w, &v)| w as f32 != v)
+                    .filter(|&(&w, &v)| w as f32 != v)
                     .count();
                 assert!(differ > m * n / 10, "{differ} of {} entries differ", m * n);
             }

@@ -1048,7 +1048,11 @@ fn for_each_input_tap(node: &Node, c: usize, mut f: impl FnMut(usize, usize)) {
 /// For padded coordinate t (row h + p or column w + p of the input): the pairs (kernel offset
 /// a < k, output index i < n) with s·i + a = t, in increasing a — the taps of one axis that
 /// read input row (or column) t − p.
-fn taps_reading(g: &Geom, t: usize, n: usize) -> impl Iterator<Item = (usize, usize)> + Clone {
+fn taps_reading(
+    g: &Geom,
+    t: usize,
+    n: usize,
+) -> impl Iterator<Item = (usize, usize)> + Clone + use<> {
     let s = g.s.max(1);
     let lo = t.saturating_sub(s * n.saturating_sub(1));
     let a0 = lo + (t - lo) % s;

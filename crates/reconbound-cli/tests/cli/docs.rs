@@ -304,17 +304,61 @@ fn assert_success(what: &str, out: std::process::Output) {
 /// earlier one wrote), exits 0. `cargo test` is the only other line a shell block may hold
 /// (the test suite itself). The Slurm batch script (a block starting with `#!`) is run as
 /// array tasks 0 and 1 of 2 with Slurm's variables, and its shards merge.
+///
+/// The README's main job — its first command, the default `report`, the longest test of the
+/// suite (about 40 s of CPU) — runs in [`the_readmes_main_job_runs_and_exits_0`], beside this
+/// test rather than after it (issue 44).
 #[test]
 fn every_reconbound_command_in_the_readme_runs_and_exits_0() {
-    let dir = temp_dir("docs", "readme-commands");
+    let ran = run_readme_commands(false);
+    for needle in [
+        "reconbound report ",
+        "reconbound bound ",
+        "reconbound check ",
+    ] {
+        assert!(
+            ran.iter().any(|c| c.starts_with(needle)),
+            "no '{needle}…' among the README's commands: {ran:?}"
+        );
+    }
+}
+
+/// The README's main job (the default `report`), run as [`every_reconbound_command_in_the_readme_runs_and_exits_0`]
+/// runs the others.
+#[test]
+fn the_readmes_main_job_runs_and_exits_0() {
+    let ran = run_readme_commands(true);
+    assert_eq!(ran.len(), 1, "{ran:?}");
+}
+
+/// Whether a README command line is its main job: the default `report`.
+fn is_main_job(command: &str) -> bool {
+    command.split('#').next().unwrap_or_default().trim() == "reconbound report"
+}
+
+/// Run the README's `reconbound` command lines (the main job alone with `main_job`, else all
+/// but it) and return those run.
+fn run_readme_commands(main_job: bool) -> Vec<String> {
+    let dir = temp_dir(
+        "docs",
+        if main_job {
+            "readme-main-job"
+        } else {
+            "readme-commands"
+        },
+    );
     let path = bin_dir(&dir);
     let mut ran = Vec::new();
+    let mut ran_elsewhere = Vec::new();
     for (k, block) in code_blocks(&readme()).into_iter().enumerate() {
         let work = dir.join(format!("block-{k}"));
         std::fs::create_dir_all(&work).unwrap();
         let lines = logical_lines(&block.lines);
         let shell = matches!(block.lang.as_str(), "sh" | "bash" | "shell" | "console");
         if lines.first().is_some_and(|l| l.starts_with("#!")) {
+            if main_job {
+                continue;
+            }
             assert!(shell, "a script in a '{}' block", block.lang);
             let commands: Vec<&String> = lines
                 .iter()
@@ -354,6 +398,9 @@ fn every_reconbound_command_in_the_readme_runs_and_exits_0() {
                 continue;
             }
             match as_reconbound_command(line) {
+                Some(command) if is_main_job(&command) != main_job => {
+                    ran_elsewhere.push(command);
+                }
                 Some(command) => {
                     assert!(shell, "a command line in a '{}' block: {line}", block.lang);
                     let out = Command::new("sh")
@@ -373,15 +420,13 @@ fn every_reconbound_command_in_the_readme_runs_and_exits_0() {
             }
         }
     }
-    for needle in [
-        "reconbound report ",
-        "reconbound bound ",
-        "reconbound check ",
-    ] {
-        assert!(
-            ran.iter().any(|c| c.starts_with(needle)),
-            "no '{needle}…' among the README's commands: {ran:?}"
-        );
-    }
+    // the main job is in the README, and exactly once: the other test runs it
+    let main_jobs = if main_job { &ran } else { &ran_elsewhere };
+    assert_eq!(
+        main_jobs.iter().filter(|c| is_main_job(c)).count(),
+        1,
+        "the README's main job 'cargo run --release -- report': {main_jobs:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
+    ran
 }
