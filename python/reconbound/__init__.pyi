@@ -172,6 +172,9 @@ class OneRunResult(Result):
     epsilon_gdp: float | None
     mu_gdp: float
     gdp_note: str
+    epsilon_certified: float | None  # the run's certified epsilon (with a run)
+    claim_refuted: bool | None  # the core's verdict on the claim that the trainer is the run
+    claim_error: float | None  # alpha per test run
     run: JSON | None
     ignored_columns: list[str]
 

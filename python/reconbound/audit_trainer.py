@@ -412,8 +412,11 @@ def _core_bounds(guesses, truths, cfg: Config) -> Dict[str, Any]:
     """The core's one-run bounds of the guesses against the claimed run (q, claimed sigma,
     T): ``epsilon_empirical`` (Steinke et al., any mechanism), ``epsilon_fdp`` (against the
     claimed run's own curves, its sigma scaled; None if none), ``claim_refuted_fdp``,
-    ``p_value_fdp`` (the claimed run's curve itself) and ``epsilon_gdp`` (the counts read
-    against Gaussian curves: a lower bound only for the full batch)."""
+    ``p_value_fdp`` (the claimed run's curve itself), ``epsilon_gdp`` (the counts read
+    against Gaussian curves: a lower bound only for the full batch) and the core's verdict on
+    the claim (``epsilon_certified``, ``claim_refuted``, ``claim_error``: refuted when
+    ``epsilon_empirical`` exceeds the certified epsilon or the f-DP test refutes the curve,
+    alpha per test; the verdict is the core's, not decided here)."""
     import reconbound
 
     g, t = [int(x) for x in guesses], [int(x) for x in truths]
@@ -427,6 +430,9 @@ def _core_bounds(guesses, truths, cfg: Config) -> Dict[str, Any]:
         "claim_refuted_fdp": r.get("claim_refuted_fdp"),
         "p_value_fdp": r.get("p_value_fdp"),
         "epsilon_gdp": r.get("epsilon_gdp"),
+        "epsilon_certified": r.get("epsilon_certified"),
+        "claim_refuted": r.get("claim_refuted"),
+        "claim_error": r.get("claim_error"),
     }
 
 
@@ -476,9 +482,11 @@ def audit(
     ``epsilon_lower`` the lower bound valid for any trainer (Steinke et al.'s);
     ``epsilon_lower_if_claimed_family`` the larger bound that holds if the trainer is the
     claimed run up to its noise (the f-DP bound against the claimed run's curves, and at
-    q = 1 the Gaussian-curve one); ``claim_refuted`` when the f-DP test refutes the claimed
-    curve (valid for any trainer that meets it) or ``epsilon_lower`` exceeds
-    ``epsilon_certified``. Raises UsageError (nothing run) for
+    q = 1 the Gaussian-curve one); ``claim_refuted`` the core's verdict (``reconbound
+    estimate --guesses`` with the claimed run): the f-DP test refutes the claimed curve or
+    ``epsilon_lower`` exceeds ``epsilon_certified``, each at level alpha, valid for any trainer
+    that meets the claim; ``claim_error`` bounds the chance that a true claim is refuted
+    (alpha per test). Raises UsageError (nothing run) for
     invalid input, ImportError when the trainer's library is missing."""
     start = time.perf_counter()
     cfg = Config(trainer=trainer_name, fault=fault, sampling_rate=sampling_rate, steps=steps,
@@ -518,8 +526,10 @@ def audit(
         family.append(core["epsilon_gdp"])
     family = [x for x in family if x is not None]
     epsilon_if_family = max(family) if family else None
-    # the f-DP verdict on the claimed curve holds for any trainer that meets it
-    refuted = bool(core["claim_refuted_fdp"]) or epsilon_lower > certified
+    # the verdict is the core's (estimate --guesses with the run: either test, alpha each)
+    refuted = bool(core["claim_refuted"])
+    if core["epsilon_certified"] is not None:
+        certified = core["epsilon_certified"]
     return {
         "trainer": cfg.trainer,
         "fault": cfg.fault,
@@ -544,6 +554,7 @@ def audit(
         "claim_refuted_fdp": core["claim_refuted_fdp"],
         "p_value_fdp": core["p_value_fdp"],
         "claim_refuted": refuted,
+        "claim_error": core["claim_error"],
         "seconds_training": seconds_training,
         "seconds_total": time.perf_counter() - start,
         "seed": cfg.seed,
@@ -577,10 +588,11 @@ def _table(r: Dict[str, Any]) -> str:
     if r["claim_refuted"]:
         why = "the f-DP test refutes the claimed curve" if r["claim_refuted_fdp"] else \
             f"lower bound {_num(r['epsilon_lower'])} > certified {_num(r['epsilon_certified'])}"
-        verdict = f"claim REFUTED in one run ({why})"
+        verdict = f"claim REFUTED in one run ({why}; a true claim is refuted with " \
+            f"probability <= {_num(r['claim_error'])})"
     else:
         verdict = f"claim not refuted (lower bound {_num(r['epsilon_lower'])} <= certified " \
-            f"{_num(r['epsilon_certified'])})"
+            f"{_num(r['epsilon_certified'])}, and the f-DP test does not refute the curve)"
     lines.append(verdict + f" (training {r['seconds_training']:.1f} s of "
                  f"{r['seconds_total']:.1f} s)")
     return "\n".join(lines) + "\n"

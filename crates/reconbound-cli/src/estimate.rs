@@ -24,6 +24,7 @@ use reconbound::attacks::audit::evaluate::{
     empirical_epsilon_max, empirical_epsilon_of_scores, Estimator, ThresholdRule,
 };
 use reconbound::attacks::audit::one_run_family::{one_run_fdp_family, FamilyBound};
+use reconbound::attacks::audit::one_run_verdict::one_run_verdict;
 use reconbound::rng::Rng;
 use std::format;
 use std::string::String;
@@ -117,6 +118,9 @@ JSON keys (--guesses): command, estimator (one-run), alpha, confidence, delta, c
 guesses, correct, epsilon_empirical, epsilon_fdp, epsilon_fdp_noise_scale,
 claim_refuted_fdp, p_value_fdp (null without a run, at δ = 0 or for an unsupported run),
 epsilon_fdp_unavailable (why, else null), epsilon_fdp_note (what it assumes), epsilon_gdp (null at δ = 0), mu_gdp, gdp_note,
+epsilon_certified, claim_refuted, claim_error (the verdict on the claim that the trainer is the
+run: refuted when ε ≥ … exceeds the run's certified ε or the f-DP test refutes its curve; the
+error is α per test; null without a run or at δ = 0),
 run (the run file, or null), ignored_columns.
 ";
 
@@ -942,6 +946,17 @@ fn one_run_output(
             }
         }
     };
+    // the verdict on the claim that the trainer is the run (the core's: both tests, α each)
+    let verdict = match (run, delta > 0.0) {
+        (Some((_, res)), true) => {
+            let f = match &family {
+                Family::Bound(b) => Some(b),
+                _ => None,
+            };
+            one_run_verdict(counts, alpha, delta, &res.run, f)?.ok()
+        }
+        _ => None,
+    };
     if json {
         let mut o = Object::new();
         o.str("command", "estimate")
@@ -985,6 +1000,16 @@ fn one_run_output(
             None => o.put("epsilon_gdp", Value::Null),
         };
         o.num("mu_gdp", mu_gdp).str("gdp_note", GDP_NOTE);
+        match verdict {
+            Some(v) => o
+                .num("epsilon_certified", v.epsilon_certified)
+                .put("claim_refuted", Value::Bool(v.refuted))
+                .num("claim_error", v.error),
+            None => o
+                .put("epsilon_certified", Value::Null)
+                .put("claim_refuted", Value::Null)
+                .put("claim_error", Value::Null),
+        };
         match run {
             Some((d, res)) => o.put("run", Value::Obj(run_flags::to_json(d, res))),
             None => o.put("run", Value::Null),
@@ -1013,8 +1038,29 @@ fn one_run_output(
         Family::NoDelta => String::from("  f-DP one run against the run's curves: no ε at δ = 0\n"),
         Family::Unsupported(w) => format!("  f-DP one run against the run's curves: none ({w})\n"),
     };
+    let claim = match verdict {
+        Some(v) => {
+            let tests = if v.refuted_by_curve.is_some() {
+                "ε ≥ … above it, or the f-DP test refuting the run's curve"
+            } else {
+                "ε ≥ … above it"
+            };
+            String::from("\n")
+                + &super::format::wrap(
+                    "  ",
+                    &format!(
+                        "the claim that the trainer is this run (certified ε ≤ {}): {} ({tests}; a true claim is refuted with probability ≤ {}, α per test)",
+                        sig(v.epsilon_certified, 4, Side::Up),
+                        if v.refuted { "REFUTED" } else { "not refuted" },
+                        shown(v.error),
+                    ),
+                    94,
+                )
+        }
+        None => String::new(),
+    };
     Ok(format!(
-        "one-run audit (Steinke, Nasr, Jagielski 2023) of the guesses in '{}'\n  m = {m} canaries, r = {r} guesses, v = {v} correct; δ = {}, α = {}\n\n  ε ≥ {} (with probability ≥ {level}; the 2·m·δ term included, the guess rule fixed in advance)\n{fdp}  read as Gaussian (μ-GDP): μ {}, {gdp} — {GDP_NOTE}\n",
+        "one-run audit (Steinke, Nasr, Jagielski 2023) of the guesses in '{}'\n  m = {m} canaries, r = {r} guesses, v = {v} correct; δ = {}, α = {}\n\n  ε ≥ {} (with probability ≥ {level}; the 2·m·δ term included, the guess rule fixed in advance)\n{fdp}  read as Gaussian (μ-GDP): μ {}, {gdp} — {GDP_NOTE}\n{claim}",
         shown_path,
         shown(delta),
         shown(alpha),

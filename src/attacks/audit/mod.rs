@@ -35,4 +35,5 @@ pub mod one_run;
 pub mod one_run_counts;
 pub mod one_run_family;
 pub mod one_run_fdp;
+pub mod one_run_verdict;
 pub mod run;

@@ -278,7 +278,7 @@ fn estimate_guesses_reports_the_gdp_reading_of_jax_privacy_beside_steinke23() {
         .contains("assumes a Gaussian"));
     let keys: Vec<&str> = o.entries().iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(
-        &keys[keys.len() - 12..],
+        &keys[keys.len() - 15..],
         [
             "epsilon_empirical",
             "epsilon_fdp",
@@ -290,6 +290,9 @@ fn estimate_guesses_reports_the_gdp_reading_of_jax_privacy_beside_steinke23() {
             "epsilon_gdp",
             "mu_gdp",
             "gdp_note",
+            "epsilon_certified",
+            "claim_refuted",
+            "claim_error",
             "run",
             "ignored_columns"
         ]
@@ -369,6 +372,87 @@ fn estimate_guesses_tests_the_counts_against_the_runs_own_curves() {
         &["--scores", &p, "--delta", "1e-5", "--steps", "10"],
         "flag '--steps' applies only with '--guesses'",
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 44: the verdict on the claim that the trainer is the run is the core's
+/// (`one_run_verdict`), not the Python driver's: refuted when Steinke et al.'s ε ≥ … is above
+/// the run's certified ε or the f-DP test refutes its curve, the error α per test run.
+/// 100 of 100 refute σ = 1 for 1,000 steps at q = 0.01 (certified ε ≤ 1.8283 < 3.47) by both
+/// tests (error 2α); half of them right refutes nothing — the negative control;
+/// on fixed-size batches only the ε test runs (error α); without a run no verdict.
+#[test]
+fn estimate_guesses_gives_the_cores_verdict_on_the_claimed_run() {
+    let dir = temp_dir("estimate", "one-run-verdict");
+    let p = write_in(&dir, "guesses.csv", &hundred_of_hundred());
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "--guesses",
+            p.as_str(),
+            "--delta",
+            "1e-5",
+            "--alpha",
+            "0.05",
+        ];
+        a.extend_from_slice(extra);
+        estimate_json(&a)
+    };
+    let weak = run(&[
+        "--sampling-rate",
+        "0.01",
+        "--noise-multiplier",
+        "1",
+        "--steps",
+        "1000",
+    ]);
+    assert_eq!(weak.get("claim_refuted"), Some(&Value::Bool(true)));
+    assert_eq!(number(&weak, "claim_error"), 0.1);
+    let certified = number(&weak, "epsilon_certified");
+    assert!(certified < 1.8283 && certified > 1.8, "{certified}");
+    assert!(number(&weak, "epsilon_empirical") > certified);
+    // half of 100 right (ε ≥ 0) refutes nothing, the weak run included
+    let mut half = String::from("guess,truth\n");
+    for i in 0..1000 {
+        let truth = i % 2;
+        let guess = if i < 100 { 2 * ((i / 2) % 2) - 1 } else { 0 };
+        half.push_str(&format!("{guess},{truth}\n"));
+    }
+    let h = write_in(&dir, "half.csv", &half);
+    let o = estimate_json(&[
+        "--guesses",
+        &h,
+        "--delta",
+        "1e-5",
+        "--sampling-rate",
+        "0.01",
+        "--noise-multiplier",
+        "1",
+        "--steps",
+        "1000",
+    ]);
+    assert_eq!(number(&o, "correct"), 50.0);
+    assert_eq!(o.get("claim_refuted"), Some(&Value::Bool(false)));
+    assert_eq!(o.get("claim_refuted_fdp"), Some(&Value::Bool(false)));
+    let fixed = run(&[
+        "--sampling",
+        "fixed",
+        "--batch-size",
+        "10",
+        "--dataset-size",
+        "100",
+        "--steps",
+        "10",
+        "--noise-multiplier",
+        "1",
+    ]);
+    assert_eq!(number(&fixed, "claim_error"), 0.05);
+    assert!(fixed
+        .get("claim_refuted")
+        .is_some_and(|v| *v != Value::Null));
+    let none = estimate_json(&["--guesses", p.as_str(), "--delta", "1e-5"]);
+    for key in ["claim_refuted", "claim_error", "epsilon_certified"] {
+        assert_eq!(none.get(key), Some(&Value::Null), "{key}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
