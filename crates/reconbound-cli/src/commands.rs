@@ -499,7 +499,7 @@ impl Bound {
             Some(m) => format!("that it is one of {m} equally likely candidates"),
             None => format!(
                 "a prior whose best blind guess is right with probability κ = {}",
-                shown(c.prior.kappa)
+                super::format::trimmed(&sig(c.prior.kappa, 6, Side::Nearest))
             ),
         };
         let b = g.tightest();
@@ -514,7 +514,7 @@ impl Bound {
                     guarantees::SuccessBound::Balle => "γ from RDP",
                     guarantees::SuccessBound::Fano => "Fano's bound",
                 },
-                shown(c.prior.kappa)
+                super::format::trimmed(&sig(c.prior.kappa, 6, Side::Nearest))
             ),
             _ => String::from("may reconstruct it: no bound below is informative (every one is 1)"),
         };
@@ -544,7 +544,9 @@ impl Bound {
             (false, [p]) => std::vec![
                 (
                     "noise multiplier σ",
-                    shown(p.noise_multiplier),
+                    // 6 significant digits, as the page (issue 43: a calibrated σ printed
+                    // 2.8517480817685996)
+                    super::format::trimmed(&sig(p.noise_multiplier, 6, Side::Nearest)),
                     String::new()
                 ),
                 if p.sampling_rate >= 1.0 {
@@ -570,7 +572,11 @@ impl Bound {
         for (label, value, note) in rows.iter().chain(
             [
                 ("δ", shown(c.delta), String::new()),
-                ("baseline κ", shown(c.prior.kappa), prior_note),
+                (
+                    "baseline κ",
+                    super::format::trimmed(&sig(c.prior.kappa, 6, Side::Nearest)),
+                    prior_note,
+                ),
             ]
             .iter(),
         ) {

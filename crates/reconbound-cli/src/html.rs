@@ -3,7 +3,7 @@
 //! value of that object, shown as `<a class="num" data-key="path" data-value="exact">rounded</a>`
 //! (upper bounds rounded up, lower bounds down) and linked to the section that gives it.
 
-use super::format::{sig, Side};
+use super::format::{fpr_label, sig, Side};
 use super::json::{number, Object, Value};
 use super::svg::escape;
 use std::format;
@@ -43,6 +43,40 @@ fn at<'a>(o: &'a Object, path: &str) -> Option<&'a Value> {
         Value::Num(x) if !x.is_finite() => Some(&NULL),
         v => Some(v),
     }
+}
+
+/// Significant digits of each kind of number on the pages: those the terminal prints for the
+/// same quantity (`bound`, `tradeoff`, `attack`, `audit`, `estimate`, `train`), so that page and
+/// terminal round a number once and the same way (issue 43), towards its safe side.
+pub(crate) mod digits {
+    /// An accountant's ε (`bound`: 6).
+    pub(crate) const EPSILON: usize = 6;
+    /// A success bound: γ (Hayes, from RDP, Balle) and Fano's (`bound`: 6).
+    pub(crate) const GAMMA: usize = 6;
+    /// A membership TPR bound and the advantage (`bound`, `tradeoff`: 4).
+    pub(crate) const TPR: usize = 4;
+    /// Guo et al.'s MSE bound (`bound`: 6).
+    pub(crate) const MSE: usize = 6;
+    /// An RDP ε at order 2, a Rényi order (`bound`: 4).
+    pub(crate) const ORDER: usize = 4;
+    /// A measured success rate and its interval (`attack`: 4).
+    pub(crate) const RATE: usize = 4;
+    /// An audit's ε and the most its trials could show (`audit`, `estimate`: 4).
+    pub(crate) const AUDIT_EPSILON: usize = 4;
+    /// An audit's error-rate limits and its corner (`audit`, `estimate`: 3).
+    pub(crate) const ERROR_RATE: usize = 3;
+    /// An input or a calibrated input: σ, q, C, the learning rate (`bound`, `audit`: 6).
+    pub(crate) const INPUT: usize = 6;
+    /// A test accuracy, the FIL's κ (`train`: 6).
+    pub(crate) const TRAIN: usize = 6;
+    /// A per-example FIL MSE bound, the largest dFIL (`train`: 4).
+    pub(crate) const FIL: usize = 4;
+}
+
+/// `x` as a plain value (an input, a rate) to `digits` significant digits, without trailing
+/// zeros: what [`Page::n`] shows for [`Side::Nearest`].
+pub(crate) fn plain(x: f64, digits: usize) -> String {
+    shown(x, digits, Side::Nearest)
 }
 
 /// `x` to `digits` significant digits towards `side`; a plain value (an input, a rate) without
@@ -195,6 +229,78 @@ impl Page<'_> {
     fn has(&self, path: &str) -> bool {
         matches!(at(self.r, path), Some(Value::Num(_) | Value::Int(_)))
     }
+
+    /// An upper bound on a probability at `path`: `≤ x` rounded up to `digits`, or
+    /// "no information" where it is vacuous ([`vacuous`]; issue 43: a bound of 1 excludes
+    /// nothing, and "≤ 1.000" read as if the attack always won).
+    pub(crate) fn prob_upper(&self, path: &str, digits: usize, href: &str) -> String {
+        match self.f(path) {
+            Some(x) if vacuous(x, digits) => String::from(VACUOUS),
+            _ => format!("≤ {}", self.n(path, digits, Side::Up, href)),
+        }
+    }
+
+    /// The tightest success bound of the `bound` object at `prefix` (its `tightest` key, as
+    /// `bound` names it): the number to quote for reconstruction.
+    pub(crate) fn tightest(&self, prefix: &str) -> Tightest {
+        let (key, name, why, anchor) = match self.t(&format!("{prefix}.tightest")).as_str() {
+            "rdp" => (
+                "gamma_rdp",
+                "γ from RDP by the optimal conversion (Riess et al. 2026)",
+                "the best any RDP bound gives; Hayes et al.'s γ was not certified here",
+                "ref-riess",
+            ),
+            "balle" => (
+                "gamma_balle",
+                "γ from RDP (Balle et al. 2022)",
+                "the other bounds were not certified here or are looser",
+                "ref-balle",
+            ),
+            "fano" => (
+                "fano_success_bound",
+                "the Fano bound (Guo et al. 2022b)",
+                "the numerical γ was not certified here and the RDP bounds are looser",
+                "ref-fano",
+            ),
+            _ => (
+                "gamma",
+                "γ for DP-SGD (Hayes et al. 2023)",
+                "the exact 1 − f(κ) of this run's trade-off curve, where the RDP bounds see only its Rényi moments",
+                "ref-hayes",
+            ),
+        };
+        Tightest {
+            key: format!("{prefix}.{key}"),
+            name,
+            why,
+            anchor,
+        }
+    }
+}
+
+/// Whether an upper bound `x` on a probability says nothing as shown to `digits` significant
+/// digits: it is 1 or more, or rounds up to 1 (0.9999997 shown as "≤ 1.00000").
+pub(crate) fn vacuous(x: f64, digits: usize) -> bool {
+    x >= 1.0
+        || sig(x, digits, Side::Up)
+            .parse::<f64>()
+            .is_ok_and(|v| v >= 1.0)
+}
+
+/// What a page shows for a vacuous bound ([`vacuous`]).
+pub(crate) const VACUOUS: &str =
+    "<span class=\"na\" title=\"the bound is 1: it excludes nothing\">no information</span>";
+
+/// The tightest certified success bound of a run ([`Page::tightest`]).
+pub(crate) struct Tightest {
+    /// The path of its value in the page's JSON.
+    pub(crate) key: String,
+    /// Its name, with the paper.
+    pub(crate) name: &'static str,
+    /// Why it is the tightest.
+    pub(crate) why: &'static str,
+    /// The anchor of its reference on the report's page.
+    pub(crate) anchor: &'static str,
 }
 
 pub(crate) const STYLE: &str = "
@@ -257,6 +363,151 @@ fn score_label(name: &str) -> &'static str {
     }
 }
 
+/// The report page's references, in the order of its list: `(anchor, text)`, cited as `[n]`
+/// ([`cite`]).
+const REFERENCES: [(&str, &str); 10] = [
+    ("ref-hayes", "J. Hayes, S. Mahloujifar, B. Balle. Bounding training data reconstruction in DP-SGD. NeurIPS 2023 (γ: Thm 2; attacks: Alg. 2, Alg. 3, App. G)."),
+    ("ref-balle", "B. Balle, G. Cherubin, J. Hayes. Reconstructing training data with informed adversaries. IEEE S&amp;P 2022 (ReRo from RDP: Thm 2)."),
+    ("ref-guo", "C. Guo, B. Karrer, K. Chaudhuri, L. van der Maaten. Bounding training data reconstruction in private (deep) learning. ICML 2022 (Thm 1: MSE from RDP; Alg. 1, Thms 2–4: FIL)."),
+    ("ref-nasr", "M. Nasr, S. Song, A. Thakurta, N. Papernot, N. Carlini. Adversary instantiation: lower bounds for differentially private machine learning. IEEE S&amp;P 2021 (the audit's threat model: crafters and distinguishers, §IV; Clopper–Pearson ε, Eqs. 4–5)."),
+    ("ref-pld", "A. Koskela, J. Jälkö, A. Honkela. Computing tight differential privacy guarantees using FFT. AISTATS 2020; V. Doroshenko et al. Connect the dots. PETS 2022 (certified PLD accounting)."),
+    ("ref-rdp", "I. Mironov. Rényi differential privacy. CSF 2017; I. Mironov, K. Talwar, L. Zhang. Rényi differential privacy of the sampled Gaussian mechanism. 2019; B. Balle et al. Hypothesis testing interpretations and Rényi DP. AISTATS 2020 (improved conversion)."),
+    ("ref-fano", "C. Guo, A. Sablayrolles, M. Sanjabi. Analyzing privacy leakage in machine learning via multiple hypothesis testing: a lesson from Fano. 2022 (as in Hayes et al. 2023 App. H)."),
+    ("ref-dong", "J. Dong, A. Roth, W. J. Su. Gaussian differential privacy. Journal of the Royal Statistical Society Series B 84(1), 2022 (f-DP: trade-off curves; μ-GDP)."),
+    ("ref-nasr2023", "M. Nasr, J. Hayes, T. Steinke, B. Balle, F. Tramèr, M. Jagielski, N. Carlini, A. Terzis. Tight auditing of differentially private machine learning. USENIX Security 2023 (the Gaussian-DP estimate of an audit, at a threshold fixed in advance on the full batch)."),
+    ("ref-riess", "Riess, Gomez, du Pin Calmon, Schnabel, Kaissis. arXiv:2602.04562, 2026 (the optimal conversion of an RDP curve to a trade-off curve: γ from RDP, the best any RDP bound gives)."),
+];
+
+/// A link to the reference `anchor` of [`REFERENCES`], as `[n]`.
+fn cite(anchor: &str) -> String {
+    match REFERENCES.iter().position(|(id, _)| *id == anchor) {
+        Some(i) => format!("<a href=\"#{anchor}\">[{}]</a>", i + 1),
+        None => String::new(),
+    }
+}
+
+/// The answer the page gives first, in one short paragraph (issue 43: the title asked about
+/// reconstruction, the first bullet answered membership, and there was no one-line answer):
+/// the reconstruction bound to quote — the tightest certified one, and why — against the
+/// blind guess, then membership at 1 % false positives and the certified ε.
+fn answer(p: &Page<'_>) -> String {
+    let t = p.tightest("bound");
+    let m = p.n("summary.prior_size", 1, Side::Nearest, "rero");
+    let recon = match p.f(&t.key) {
+        Some(x) if !vacuous(x, digits::GAMMA) => format!(
+            "any attack picks the right one of {m} equally likely candidates with probability ≤ <b>{}</b> (a blind guess: 1/{m} = {}) — {} {}, the tightest certified bound here: {}",
+            p.n(&t.key, digits::GAMMA, Side::Up, "rero"),
+            p.n("bound.kappa", digits::INPUT, Side::Nearest, "rero"),
+            t.name,
+            cite(t.anchor),
+            t.why,
+        ),
+        _ => format!(
+            "no certified bound limits how often an attack picks the right one of {m} equally likely candidates — no information (a blind guess: 1/{m})"
+        ),
+    };
+    let fpr = p
+        .f("summary.membership_fpr")
+        .map_or_else(|| String::from("–"), fpr_label);
+    let member = match p.f("summary.membership_tpr") {
+        Some(x) if !vacuous(x, digits::TPR) => format!(
+            "a membership attack's true-positive rate at {fpr} false positives is at most <b>{}</b> (a blind guess: {fpr})",
+            p.n("summary.membership_tpr", digits::TPR, Side::Up, "tradeoff"),
+        ),
+        Some(_) => format!(
+            "no information on a membership attack's true-positive rate at {fpr} false positives (its bound is 1)"
+        ),
+        None => String::from("no certified membership bound for this run"),
+    };
+    format!(
+        "<section id=\"answer\">\n<div class=\"summary\"><p><b>Reconstruction:</b> {recon}. <b>Membership:</b> {member}; the run is ({}, {})-differentially private by the certified PLD accountant.</p></div>\n</section>\n",
+        p.n("summary.epsilon_pld", digits::EPSILON, Side::Up, "config"),
+        p.n("config.delta", 3, Side::Nearest, "config"),
+    )
+}
+
+/// The audit's corner beside the curve at the audit's own false-positive rate (issue 43: "TPR
+/// above 0.225 at FPR 0.01" beside "the audit reached FPR ≤ 0.259 with TPR ≥ 0.669" read as a
+/// contradiction): the curve's TPR bound at the first point of its grid at or above the
+/// audit's FPR — the curve rises, so that value bounds it at the audit's FPR too.
+fn audit_corner(p: &Page<'_>) -> String {
+    let (Some(fpr), Some(tpr)) = (
+        p.f("summary.audit_fpr_upper"),
+        p.f("summary.audit_tpr_lower"),
+    ) else {
+        return String::new();
+    };
+    let afpr = p.n(
+        "summary.audit_fpr_upper",
+        digits::ERROR_RATE,
+        Side::Up,
+        "tradeoff",
+    );
+    let atpr = p.n(
+        "summary.audit_tpr_lower",
+        digits::ERROR_RATE,
+        Side::Down,
+        "tradeoff",
+    );
+    let points = match at(p.r, "tradeoff_curve") {
+        Some(Value::Arr(a)) => a.len(),
+        _ => 0,
+    };
+    let point = (0..points).find(|i| {
+        p.f(&format!("tradeoff_curve.{i}.fpr"))
+            .is_some_and(|x| x >= fpr)
+    });
+    let (key, curve) = match point.map(|i| (i, p.f(&format!("tradeoff_curve.{i}.tpr")))) {
+        Some((i, Some(c))) => (i, c),
+        _ => {
+            return format!(
+                " The audit's attack is a point of its own, at a much higher false-positive rate: FPR ≤ {afpr} with TPR ≥ {atpr} (the two limits hold together at 95 % confidence), under the curve at that rate (<a href=\"#audit\">§4</a>'s figure)."
+            )
+        }
+    };
+    let allows = if vacuous(curve, digits::TPR) {
+        String::from("any true-positive rate (no information there)")
+    } else {
+        format!(
+            "a true-positive rate of at most {} (its value at FPR {}, the nearest point of its grid at or above)",
+            p.n(
+                &format!("tradeoff_curve.{key}.tpr"),
+                digits::TPR,
+                Side::Up,
+                "tradeoff"
+            ),
+            p.n(&format!("tradeoff_curve.{key}.fpr"), 4, Side::Nearest, "tradeoff"),
+        )
+    };
+    let lies = if tpr > curve {
+        "above it: that contradicts the bound — a bug; please report it"
+    } else {
+        "under it, as it must"
+    };
+    format!(
+        " The audit's attack is a point at a false-positive rate of its own: at its FPR ≤ {afpr} the curve allows {allows}, and the audit's TPR ≥ {atpr} (the two limits hold together at 95 % confidence) lies {lies}."
+    )
+}
+
+/// The most an audit with these trials could show, said as what it is (issue 43: "the most its
+/// trials could show is 23.93" beside ε ≤ 7.438 read as if the audit could beat the
+/// guarantee): a ceiling of the audit's statistics — the ε of an audit without a single error
+/// — and whether it let this audit reach the certified ε at `eps_key`.
+fn audit_ceiling(p: &Page<'_>, max_key: &str, eps_key: &str) -> String {
+    let n = p.n("audit.trials", 1, Side::Nearest, "audit");
+    let max = p.n(max_key, digits::AUDIT_EPSILON, Side::Up, "audit");
+    let eps = p.n(eps_key, digits::EPSILON, Side::Up, "config");
+    match (p.f(max_key), p.f(eps_key)) {
+        (Some(c), Some(e)) if c >= e => format!(
+            "With {n} trials per world no audit can show more than ε = {max} (a ceiling of its statistics, reached only without a single error), so this audit could have reached the guarantee of {eps}: its size is not what keeps it below."
+        ),
+        (Some(_), Some(_)) => format!(
+            "With {n} trials per world no audit can show more than ε = {max} (a ceiling of its statistics, reached only without a single error), less than the guarantee of {eps}: this audit is too small to reach it, even if the training leaked everything."
+        ),
+        _ => String::new(),
+    }
+}
+
 /// The page of a report (its JSON object `r`).
 pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
     let p = Page { r };
@@ -271,7 +522,12 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
     } else {
         format!(
             "Poisson sampling at q = {} (B = {})",
-            p.n("config.sampling_rate", 6, Side::Nearest, "config"),
+            p.n(
+                "config.sampling_rate",
+                digits::INPUT,
+                Side::Nearest,
+                "config"
+            ),
             p.n("config.batch_size", 1, Side::Nearest, "config")
         )
     };
@@ -281,24 +537,19 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
         p.t("config.data"),
         p.n("config.train_size", 1, Side::Nearest, "config"),
         p.n("config.steps", 1, Side::Nearest, "config"),
-        p.n("config.clip", 6, Side::Nearest, "config"),
-        p.n("config.lr", 6, Side::Nearest, "config"),
-        p.n("config.noise_multiplier", 6, Side::Nearest, "config"),
+        p.n("config.clip", digits::INPUT, Side::Nearest, "config"),
+        p.n("config.lr", digits::INPUT, Side::Nearest, "config"),
+        p.n("config.noise_multiplier", digits::INPUT, Side::Nearest, "config"),
         p.n("config.delta", 3, Side::Nearest, "config"),
         p.t("version"),
         p.n("config.seed", 1, Side::Nearest, "reproduce"),
     ));
 
-    // 5. Summary.
+    // The answer, first (issue 43): the page's question, reconstruction, then membership and ε.
+    h.push_str(&answer(&p));
+
+    // The summary: the same order, each answer with its detail.
     h.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n<div class=\"summary\"><ul>\n");
-    h.push_str(&format!(
-        "<li>How well could someone tell whether a record was in the training set? No membership attack on this run reaches a true-positive rate above {tpr} at a false-positive rate of {fpr} (a blind guess has a true-positive rate of {fpr}), and no attack's TPR − FPR exceeds {adv} (<a href=\"#tradeoff\">§4</a>, the certified trade-off curve). The audit's attack reached FPR ≤ {afpr} with TPR ≥ {atpr} at 95 % confidence — a point under the curve, as it must be.</li>\n",
-        tpr = p.n("summary.membership_tpr", 3, Side::Up, "tradeoff"),
-        fpr = p.n("summary.membership_fpr", 3, Side::Nearest, "tradeoff"),
-        adv = p.n("summary.advantage", 3, Side::Up, "tradeoff"),
-        afpr = p.n("summary.audit_fpr_upper", 3, Side::Up, "tradeoff"),
-        atpr = p.n("summary.audit_tpr_lower", 3, Side::Down, "tradeoff"),
-    ));
     // The attack's rate is measured: say what its interval means where it matters.
     let gamma = p.f("summary.gamma");
     let noise = match (p.f("summary.attack_success_rate"), p.f("summary.attack_success_lower"), gamma) {
@@ -307,28 +558,63 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
         _ => "",
     };
     h.push_str(&format!(
-        "<li>How well could someone reconstruct it? Any attack picks the right one of {m} equally likely candidates with probability ≤ {g} (<a href=\"#rero\">§2</a>, Hayes et al. 2023 <a href=\"#ref-hayes\">[1]</a>; the baseline of guessing is 1/{m}). The attack we ran, the prior-aware attack with its {score} score (fixed before the trials), picked it {rate} of the time: {k} of {n} trials, a measured rate with sampling noise (95 % interval [{lo}, {up}]).{noise}</li>\n",
+        "<li>How well could someone reconstruct a training example? {any} (<a href=\"#rero\">§2</a>, Hayes et al. 2023 <a href=\"#ref-hayes\">[1]</a>; the baseline of guessing is 1/{m}); from the run's RDP alone the bound is looser: {rdp} by the optimal conversion (Riess et al. 2026 {riess}), {balle} by Balle et al. 2022 Thm 2 <a href=\"#ref-balle\">[2]</a>. The attack we ran, the prior-aware attack with its {score} score (fixed before the trials), picked it {rate} of the time: {k} of {n} trials, a measured rate with sampling noise (95 % interval [{lo}, {up}]).{noise}</li>\n",
+        any = match gamma {
+            Some(x) if vacuous(x, digits::GAMMA) => format!(
+                "Nothing certified limits how often an attack picks the right one of {} equally likely candidates: no information",
+                p.n("summary.prior_size", 1, Side::Nearest, "rero"),
+            ),
+            _ => format!(
+                "Any attack picks the right one of {} equally likely candidates with probability ≤ {}",
+                p.n("summary.prior_size", 1, Side::Nearest, "rero"),
+                p.n("summary.gamma", digits::GAMMA, Side::Up, "rero"),
+            ),
+        },
         m = p.n("summary.prior_size", 1, Side::Nearest, "rero"),
-        g = p.n("summary.gamma", 3, Side::Up, "rero"),
+        rdp = p.prob_upper("bound.gamma_rdp", digits::GAMMA, "rero"),
+        riess = cite("ref-riess"),
+        balle = p.prob_upper("summary.gamma_balle", digits::GAMMA, "rero"),
         score = score_label(&p.t("summary.attack_score")),
-        rate = p.n("summary.attack_success_rate", 3, Side::Nearest, "attack"),
-        lo = p.n("summary.attack_success_lower", 3, Side::Down, "attack"),
-        up = p.n("summary.attack_success_upper", 3, Side::Up, "attack"),
+        rate = p.n("summary.attack_success_rate", digits::RATE, Side::Nearest, "attack"),
+        lo = p.n("summary.attack_success_lower", digits::RATE, Side::Down, "attack"),
+        up = p.n("summary.attack_success_upper", digits::RATE, Side::Up, "attack"),
         k = p.n("summary.attack_successes", 1, Side::Nearest, "attack"),
         n = p.n("summary.attack_trials", 1, Side::Nearest, "attack"),
     ));
+    let fpr = p
+        .f("summary.membership_fpr")
+        .map_or_else(|| String::from("–"), fpr_label);
     h.push_str(&format!(
-        "<li>The training run is ({eps}, δ)-differentially private by the certified PLD accountant (true ε ≥ {lo}; ≤ {rdp} by RDP) (<a href=\"#config\">§1</a>, <a href=\"#ref-pld\">[5]</a>, <a href=\"#ref-rdp\">[6]</a>). The audit's strongest threat model showed ε ≥ {emp} at 95 % confidence{nothing} — the most its trials could show is {max} (<a href=\"#audit\">§4</a>, Nasr et al. 2021 <a href=\"#ref-nasr\">[4]</a>).</li>\n",
+        "<li>How well could someone tell whether a record was in the training set? {tpr} (a blind guess has a true-positive rate of {fpr}), and {adv} (<a href=\"#tradeoff\">§4</a>, the certified trade-off curve {dong}).{corner}</li>\n",
+        tpr = match p.f("summary.membership_tpr") {
+            Some(x) if vacuous(x, digits::TPR) => format!("Nothing certified limits a membership attack's true-positive rate at a false-positive rate of {fpr}: no information"),
+            _ => format!("No membership attack on this run reaches a true-positive rate above {} at a false-positive rate of {fpr}", p.n("summary.membership_tpr", digits::TPR, Side::Up, "tradeoff")),
+        },
+        adv = match p.f("summary.advantage") {
+            Some(x) if vacuous(x, digits::TPR) => String::from("nothing limits an attack's TPR − FPR (no information)"),
+            _ => format!("no attack's TPR − FPR exceeds {}", p.n("summary.advantage", digits::TPR, Side::Up, "tradeoff")),
+        },
+        dong = cite("ref-dong"),
+        corner = audit_corner(&p),
+    ));
+    let gdp = p.t("audit.estimator") == "gdp";
+    h.push_str(&format!(
+        "<li>The training run is ({eps}, δ)-differentially private by the certified PLD accountant (true ε ≥ {lo}; ≤ {rdp} by RDP) (<a href=\"#config\">§1</a>, <a href=\"#ref-pld\">[5]</a>, <a href=\"#ref-rdp\">[6]</a>). The audit — the strongest threat model that fits the run, Nasr et al. 2021's gradient canary read through the released gradients <a href=\"#ref-nasr\">[4]</a>, {how} — showed ε ≥ {emp} at 95 % confidence{nothing}. {ceiling} (<a href=\"#audit\">§4</a>)</li>\n",
+        how = if gdp {
+            format!("its ε estimated as Gaussian DP at a threshold fixed in advance, as Nasr et al. 2023 audit a full batch {}", cite("ref-nasr2023"))
+        } else {
+            String::from("its ε a Clopper–Pearson lower bound at a held-out threshold (Nasr et al. 2021, Eqs. 4–5)")
+        },
         nothing = if p.f("summary.epsilon_empirical") == Some(0.0) {
             ", that is nothing: its trials could not tell the runs with and without the canary apart"
         } else {
             ""
         },
-        eps = p.n("summary.epsilon_pld", 4, Side::Up, "config"),
-        lo = p.n("summary.epsilon_pld_lower", 4, Side::Down, "config"),
-        rdp = p.n("summary.epsilon_rdp", 4, Side::Up, "config"),
-        emp = p.n("summary.epsilon_empirical", 4, Side::Down, "audit"),
-        max = p.n("summary.epsilon_empirical_max", 4, Side::Up, "audit"),
+        eps = p.n("summary.epsilon_pld", digits::EPSILON, Side::Up, "config"),
+        lo = p.n("summary.epsilon_pld_lower", digits::EPSILON, Side::Down, "config"),
+        rdp = p.n("summary.epsilon_rdp", digits::EPSILON, Side::Up, "config"),
+        emp = p.n("summary.epsilon_empirical", digits::AUDIT_EPSILON, Side::Down, "audit"),
+        ceiling = audit_ceiling(&p, "summary.epsilon_empirical_max", "summary.epsilon_pld"),
     ));
     let above_one = if p.f("summary.fil_mse_bound_median").is_some_and(|x| x > 1.0) {
         ", more than any guess with pixels in [0, 1] can err"
@@ -337,8 +623,8 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
     };
     h.push_str(&format!(
         "<li>How close could a reconstruction come? An unbiased reconstruction of a training image (pixels in [0, 1]) — one that uses no prior knowledge of what the images look like (<a href=\"#mse-reading\">§3</a>) — has mean squared error ≥ {mse} per pixel in the worst case over all images (certified; Guo et al. 2022 Thm 1 <a href=\"#ref-guo\">[3]</a>); for this run's own median training image the Fisher information leakage estimates ≥ {fil}{above_one}. An attack that knows the candidates, like the prior-aware attack above, is not unbiased: these bounds do not cover it, γ does.</li>\n",
-        mse = p.n("summary.mse_lower_bound", 3, Side::Down, "mse"),
-        fil = p.n("summary.fil_mse_bound_median", 3, Side::Down, "fil"),
+        mse = p.n("summary.mse_lower_bound", digits::MSE, Side::Down, "mse"),
+        fil = p.n("summary.fil_mse_bound_median", digits::FIL, Side::Down, "fil"),
     ));
     h.push_str("</ul></div>\n<p class=\"note\">Bounds are rounded to their safe side (upper bounds up, lower bounds down); every number links to the section that gives it. The attack's score (sum, top or loglik) is fixed before the trials, so its interval holds as stated; the other scores are computed in the same trials and shown in section 2 for information, each with its own interval; none is picked after the fact.</p>\n</section>\n");
 
@@ -354,27 +640,42 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
         ),
         (
             "sampling rate q",
-            p.n("config.sampling_rate", 6, Side::Nearest, "config"),
+            p.n(
+                "config.sampling_rate",
+                digits::INPUT,
+                Side::Nearest,
+                "config",
+            ),
         ),
         ("steps T", p.n("config.steps", 1, Side::Nearest, "config")),
         (
             "clipping norm C (hard clipping)",
-            p.n("config.clip", 6, Side::Nearest, "config"),
+            p.n("config.clip", digits::INPUT, Side::Nearest, "config"),
         ),
         (
             "learning rate (plain SGD, no momentum)",
-            p.n("config.lr", 6, Side::Nearest, "config"),
+            p.n("config.lr", digits::INPUT, Side::Nearest, "config"),
         ),
         (
             "noise multiplier σ",
             if p.has("config.epsilon") {
                 format!(
                     "{} (calibrated by RDP to ε = {})",
-                    p.n("config.noise_multiplier", 6, Side::Nearest, "config"),
+                    p.n(
+                        "config.noise_multiplier",
+                        digits::INPUT,
+                        Side::Nearest,
+                        "config"
+                    ),
                     p.n("config.epsilon", 4, Side::Nearest, "config")
                 )
             } else {
-                p.n("config.noise_multiplier", 6, Side::Nearest, "config")
+                p.n(
+                    "config.noise_multiplier",
+                    digits::INPUT,
+                    Side::Nearest,
+                    "config",
+                )
             },
         ),
         ("δ", p.n("config.delta", 3, Side::Nearest, "config")),
@@ -389,27 +690,28 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
     h.push_str("</table>\n<table>\n<tr><th>accountant</th><th>ε(δ)</th><th></th></tr>\n");
     h.push_str(&format!(
         "<tr><td>RDP, improved conversion <a href=\"#ref-rdp\">[6]</a></td><td class=\"r\">≤ {}</td><td>best order α = {}</td></tr>\n",
-        p.n("bound.epsilon_rdp", 6, Side::Up, "config"),
-        p.n("bound.best_order", 4, Side::Nearest, "config")
+        p.n("bound.epsilon_rdp", digits::EPSILON, Side::Up, "config"),
+        p.n("bound.best_order", digits::ORDER, Side::Nearest, "config")
     ));
     h.push_str(&format!(
         "<tr><td>PLD, certified <a href=\"#ref-pld\">[5]</a></td><td class=\"r\">≤ {}</td><td>certified bracket: the true ε is in [{}, {}]</td></tr>\n</table>\n</section>\n",
-        p.n("bound.epsilon_pld", 6, Side::Up, "config"),
-        p.n("bound.epsilon_pld_lower", 6, Side::Down, "config"),
-        p.n("bound.epsilon_pld", 6, Side::Up, "config"),
+        p.n("bound.epsilon_pld", digits::EPSILON, Side::Up, "config"),
+        p.n("bound.epsilon_pld_lower", digits::EPSILON, Side::Down, "config"),
+        p.n("bound.epsilon_pld", digits::EPSILON, Side::Up, "config"),
     ));
 
     // 2. Reconstruction robustness.
     h.push_str("<section id=\"rero\">\n<h2>2. Reconstruction robustness</h2>\n");
-    h.push_str("<p>With a uniform prior over m candidates (κ = 1/m), no adversary who knows everything but which candidate was trained on — the other training examples, every released gradient, the prior — reconstructs it exactly with probability above γ: Hayes et al. 2023 <a href=\"#ref-hayes\">[1]</a> (certified numerical value) and Balle et al. 2022 Thm 2 from RDP <a href=\"#ref-balle\">[2]</a>.</p>\n");
+    h.push_str(&format!("<p>With a uniform prior over m candidates (κ = 1/m), no adversary who knows everything but which candidate was trained on — the other training examples, every released gradient, the prior — reconstructs it exactly with probability above γ: Hayes et al. 2023 <a href=\"#ref-hayes\">[1]</a> (certified numerical value, the exact 1 − f(κ) of the run's trade-off curve: the tightest), and, from the run's RDP alone, the optimal conversion of Riess et al. 2026 <a href=\"#ref-riess\">[10]</a> (the best any RDP bound gives; computed at m = {} only, below) and Balle et al. 2022 Thm 2 <a href=\"#ref-balle\">[2]</a>. A bound of 1 excludes nothing: the page says “no information”.</p>\n", p.n("config.prior_size", 1, Side::Nearest, "rero")));
     h.push_str(&figure(
         figures.rero,
         &format!(
-            "γ against the prior size; the marker is the attack's success rate at m = {} with its 95 % Clopper–Pearson interval.",
-            p.n("config.prior_size", 1, Side::Nearest, "attack")
+            "γ against the prior size (log axis from one power of ten to the next the prior sizes reach); the marker is the attack's success rate at m = {m} with its 95 % Clopper–Pearson interval. γ from RDP by the optimal conversion (Riess et al. 2026 <a href=\"#ref-riess\">[10]</a>), computed at m = {m} only: {rdp}.",
+            m = p.n("config.prior_size", 1, Side::Nearest, "attack"),
+            rdp = p.prob_upper("bound.gamma_rdp", digits::GAMMA, "rero"),
         ),
     ));
-    h.push_str("<table>\n<tr><th>m</th><th>κ</th><th>γ Hayes, certified: ≤ its bound (≥ the lower end of its bracket)</th><th>γ Balle (RDP)</th></tr>\n");
+    h.push_str("<table>\n<tr><th>m</th><th>κ</th><th>γ Hayes, certified: ≤ its bound (≥ the lower end of its bracket)</th><th>γ from RDP, Balle et al.</th></tr>\n");
     let points = match at(r, "rero_curve") {
         Some(Value::Arr(a)) => a.len(),
         _ => 0,
@@ -417,19 +719,26 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
     for i in 0..points {
         let k = |key: &str| format!("rero_curve.{i}.{key}");
         h.push_str(&format!(
-            "<tr><td class=\"r\">{}</td><td class=\"r\">{}</td><td class=\"r\">≤ {} (≥ {})</td><td class=\"r\">≤ {}</td></tr>\n",
+            "<tr><td class=\"r\">{}</td><td class=\"r\">{}</td><td class=\"r\">{} (≥ {})</td><td class=\"r\">{}</td></tr>\n",
             p.n(&k("prior_size"), 1, Side::Nearest, "rero"),
             p.n(&k("kappa"), 4, Side::Nearest, "rero"),
-            p.n(&k("gamma"), 4, Side::Up, "rero"),
-            p.n(&k("gamma_lower"), 4, Side::Down, "rero"),
-            p.n(&k("gamma_balle"), 4, Side::Up, "rero"),
+            p.prob_upper(&k("gamma"), digits::GAMMA, "rero"),
+            p.n(&k("gamma_lower"), digits::GAMMA, Side::Down, "rero"),
+            p.prob_upper(&k("gamma_balle"), digits::GAMMA, "rero"),
         ));
     }
     h.push_str("</table>\n");
     h.push_str(&format!(
-        "<p>At m = {}: the Fano bound of Guo et al. 2022b <a href=\"#ref-fano\">[7]</a> is {} (worst-case sensitivity Δ² = 4).</p>\n",
-        p.n("config.prior_size", 1, Side::Nearest, "rero"),
-        p.n("bound.fano_success_bound", 4, Side::Up, "rero"),
+        "<p>At m = {m}, γ from the same RDP curve: {rdp} by the optimal conversion (Riess et al. 2026 <a href=\"#ref-riess\">[10]</a>), {balle} by Balle et al. 2022 Thm 2 <a href=\"#ref-balle\">[2]</a>; the Fano bound of Guo et al. 2022b <a href=\"#ref-fano\">[7]</a> (worst-case sensitivity Δ² = 4): {fano}. The one to quote is the tightest, {tight}: {g}.</p>\n",
+        m = p.n("config.prior_size", 1, Side::Nearest, "rero"),
+        rdp = p.prob_upper("bound.gamma_rdp", digits::GAMMA, "rero"),
+        balle = p.prob_upper("bound.gamma_balle", digits::GAMMA, "rero"),
+        fano = match p.f("bound.fano_success_bound") {
+            Some(x) if vacuous(x, digits::GAMMA) => String::from("no information (the bound is 1)"),
+            _ => format!("success ≤ {}", p.n("bound.fano_success_bound", digits::GAMMA, Side::Up, "rero")),
+        },
+        tight = p.tightest("bound").name,
+        g = p.prob_upper(&p.tightest("bound").key, digits::GAMMA, "rero"),
     ));
     h.push_str("<h3 id=\"attack\">The prior-aware attack beside its bound</h3>\n");
     h.push_str(&format!(
@@ -438,19 +747,20 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
         p.n("attack.prior_size", 1, Side::Nearest, "attack"),
         p.n("attack.trials", 1, Side::Nearest, "attack"),
     ));
-    h.push_str("<table>\n<tr><th>score</th><th>successes / trials</th><th>success rate [95 % interval]</th><th>γ Hayes (must not be beaten)</th><th>γ Balle</th></tr>\n");
+    h.push_str("<table>\n<tr><th>score</th><th>successes / trials</th><th>success rate [95 % interval]</th><th>γ Hayes (must not be beaten)</th><th>γ from RDP: optimal conversion; Balle et al.</th></tr>\n");
     for score in ["sum", "top", "loglik"] {
         let k = |key: &str| format!("attack.scores.{score}.{key}");
         h.push_str(&format!(
-            "<tr><td>{}</td><td class=\"r\">{} / {}</td><td class=\"r\">{} [{}, {}]</td><td class=\"r\">≤ {}</td><td class=\"r\">≤ {}</td></tr>\n",
+            "<tr><td>{}</td><td class=\"r\">{} / {}</td><td class=\"r\">{} [{}, {}]</td><td class=\"r\">{}</td><td class=\"r\">{}; {}</td></tr>\n",
             score_label(score),
             p.n(&k("successes"), 1, Side::Nearest, "attack"),
             p.n("attack.trials", 1, Side::Nearest, "attack"),
             p.n(&k("success_rate"), 4, Side::Nearest, "attack"),
             p.n(&k("success_lower"), 4, Side::Down, "attack"),
             p.n(&k("success_upper"), 4, Side::Up, "attack"),
-            p.n("attack.gamma", 4, Side::Up, "rero"),
-            p.n("attack.gamma_balle", 4, Side::Up, "rero"),
+            p.prob_upper("attack.gamma", digits::GAMMA, "rero"),
+            p.prob_upper("bound.gamma_rdp", digits::GAMMA, "rero"),
+            p.prob_upper("attack.gamma_balle", digits::GAMMA, "rero"),
         ));
     }
     h.push_str(&format!(
@@ -466,26 +776,26 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
     h.push_str("<section id=\"mse\">\n<h2>3. Mean squared error of a reconstruction</h2>\n");
     h.push_str(&format!(
         "<p>Guo et al. 2022 Thm 1 <a href=\"#ref-guo\">[3]</a>: the run is (2, {})-RDP under substitution (from the add/remove RDP at orders 4 and 3, Mironov 2017 Prop. 11 <a href=\"#ref-rdp\">[6]</a>), so any unbiased reconstruction of data in [0, 1]<sup>d</sup> has MSE ≥ <b>{}</b> per coordinate.</p>\n",
-        p.n("bound.rdp_order2_substitution", 4, Side::Up, "mse"),
-        p.n("bound.mse_lower_bound", 4, Side::Down, "mse"),
+        p.n("bound.rdp_order2_substitution", digits::ORDER, Side::Up, "mse"),
+        p.n("bound.mse_lower_bound", digits::MSE, Side::Down, "mse"),
     ));
     h.push_str(&format!(
         "<h3 id=\"fil\">Per-example Fisher information leakage</h3>\n<p>One training run of the configuration (seed {}, {} training examples; test accuracy {} on {} held-out images), with Guo et al.'s Alg. 1 <a href=\"#ref-guo\">[3]</a>: per example the FIL summed over the steps, Tr(I) from K = {} of d input coordinates per example and step, κ = {} (Thm 4), and the Thm 2 bound MSE ≥ d/Tr(I) for unbiased reconstructions. These are estimates from the realised run (Thm 3), not certified bounds.</p>\n",
         p.n("train.seed", 1, Side::Nearest, "reproduce"),
         p.n("train.train_size", 1, Side::Nearest, "fil"),
-        p.n("train.test_accuracy", 4, Side::Nearest, "fil"),
+        p.n("train.test_accuracy", digits::TRAIN, Side::Nearest, "fil"),
         p.n("train.test_size", 1, Side::Nearest, "fil"),
         p.n("train.fil_coords", 1, Side::Nearest, "fil"),
-        p.n("train.fil_kappa", 4, Side::Up, "fil"),
+        p.n("train.fil_kappa", digits::TRAIN, Side::Up, "fil"),
     ));
     h.push_str(&format!(
         "<table>\n<tr><th>per-example MSE ≥ d/Tr(I)</th><td>min {}, median {}, max {}</td></tr>\n<tr><th>examples ever in a batch</th><td>{}</td></tr>\n<tr><th>largest dFIL Tr(I)/d</th><td>{}</td></tr>\n<tr><th>MSE ≥ by RDP (Thm 1)</th><td>{}</td></tr>\n</table>\n",
-        p.n("train.fil_mse_bound_min", 4, Side::Down, "fil"),
-        p.n("train.fil_mse_bound_median", 4, Side::Down, "fil"),
-        p.n("train.fil_mse_bound_max", 4, Side::Down, "fil"),
+        p.n("train.fil_mse_bound_min", digits::FIL, Side::Down, "fil"),
+        p.n("train.fil_mse_bound_median", digits::FIL, Side::Down, "fil"),
+        p.n("train.fil_mse_bound_max", digits::FIL, Side::Down, "fil"),
         p.n("train.fil_examples_sampled", 1, Side::Nearest, "fil"),
-        p.n("train.fil_dfil_max", 4, Side::Up, "fil"),
-        p.n("train.mse_lower_bound_rdp", 4, Side::Down, "mse"),
+        p.n("train.fil_dfil_max", digits::FIL, Side::Up, "fil"),
+        p.n("train.mse_lower_bound_rdp", digits::MSE, Side::Down, "mse"),
     ));
     h.push_str(&figure(
         figures.histogram,
@@ -493,7 +803,7 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
     ));
     h.push_str(&format!(
         "<p class=\"note\" id=\"mse-reading\"><b>Reading these numbers.</b> Both MSE bounds are for <em>unbiased</em> reconstructions: ones that, averaged over the training's randomness, return the true image whatever it is — an attacker with no prior knowledge of what the images look like. Thm 1 holds for every image of every run of this configuration (a certified worst case); the FIL bounds are this run's own images' (estimates, not certified), far larger because these images move the released gradients far less than the worst case allows. A bound above 1 — right of the MSE = 1 line — is more than any guess with pixels in [0, 1] can err: an unbiased reconstruction of that image does worse than guessing (Guo et al.'s “perfect privacy”). Attacks that use prior knowledge are biased and not covered: the prior-aware attack of §2, which knows the m candidates, reconstructs the target exactly {} of the time, within γ, the bound that covers it.</p>\n",
-        p.n("summary.attack_success_rate", 3, Side::Nearest, "attack"),
+        p.n("summary.attack_success_rate", digits::RATE, Side::Nearest, "attack"),
     ));
     h.push_str(&figure(
         figures.images,
@@ -503,7 +813,7 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
 
     // 4. Audit.
     h.push_str("<section id=\"audit\">\n<h2>4. The audit</h2>\n");
-    h.push_str("<p id=\"tradeoff\">Every bound on this page is a point of one object, the run's trade-off curve f (f-DP, Dong, Roth &amp; Su 2022): no test of whether the canary (or any record) was trained on has a true-positive rate above 1 − f at its false-positive rate; γ(κ) = 1 − f(κ) is its reconstruction reading and ε(δ) its dual. The audit's (FPR, TPR) corner, the pair of confidence limits that hold together, must lie under it: the distance between the two is how much an attack could still gain — or how loose the bound is.</p>\n");
+    h.push_str("<p id=\"tradeoff\">Every bound on this page is a point of one object, the run's trade-off curve f (f-DP, Dong, Roth &amp; Su 2022 <a href=\"#ref-dong\">[8]</a>): no test of whether the canary (or any record) was trained on has a true-positive rate above 1 − f at its false-positive rate; γ(κ) = 1 − f(κ) is its reconstruction reading and ε(δ) its dual. The audit's (FPR, TPR) corner, the pair of confidence limits that hold together, must lie under it: the distance between the two is how much an attack could still gain — or how loose the bound is.</p>\n");
     h.push_str(&figure(
         figures.tradeoff,
         "The certified trade-off curve of the run (log FPR axis), the blind guess, and the audit's corner (FPR upper limit, TPR lower limit).",
@@ -511,12 +821,12 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
     let fixed = p.t("audit.threshold_rule") == "fixed";
     let how = if fixed {
         format!(
-            "the threshold is fixed in advance at {} — the likelihood-ratio score's equal-prior (Bayes) threshold, chosen before any trial — so every trial is scored; the run is full-batch, so its trade-off curve is exactly Gaussian and the estimate is Gaussian DP (Nasr et al. 2023): μ̂ = Φ⁻¹(1 − FPR̄) − Φ⁻¹(FNR̄), a lower confidence bound on the run's μ, and the ε it implies",
+            "the threshold is fixed in advance at {} — the likelihood-ratio score's equal-prior (Bayes) threshold, chosen before any trial — so every trial is scored; the run is full-batch, so its trade-off curve is exactly Gaussian and the estimate is Gaussian DP, as Nasr et al. 2023 <a href=\"#ref-nasr2023\">[9]</a> audit the full batch at a threshold fixed in advance: μ̂ = Φ⁻¹(1 − FPR̄) − Φ⁻¹(FNR̄), a lower confidence bound on the run's μ, and the ε it implies",
             p.n("audit.threshold", 3, Side::Nearest, "audit"),
         )
     } else {
         format!(
-            "the threshold is chosen on the first {} trials and the others are scored (Clopper–Pearson, valid for any mechanism)",
+            "the threshold is chosen on the first {} trials and the others are scored (Clopper–Pearson, Nasr et al. 2021 Eqs. 4–5, valid for any mechanism)",
             p.n("audit.calibration", 1, Side::Nearest, "audit"),
         )
     };
@@ -542,24 +852,25 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
         "The audit showed nothing (ε ≥ 0): its trials could not tell the two worlds apart at this confidence."
     };
     h.push_str(&format!(
-        "<table>\n<tr><th>threat model</th><td>{} / {}</td></tr>\n<tr><th>false positives / trials without the canary</th><td>{} / {} (rate ≤ {})</td></tr>\n<tr><th>false negatives / trials with the canary</th><td>{} / {} (rate ≤ {})</td></tr>\n{mu_row}<tr><th>empirical ε (95 % lower bound)</th><td><b>≥ {}</b></td></tr>\n<tr><th>the most these trials could show (no error at all)</th><td>{}</td></tr>\n<tr><th>the accountant's ε (PLD, certified; RDP)</th><td>≤ {}; ≤ {}</td></tr>\n</table>\n<p class=\"note\">{} {gap}</p>\n</section>\n",
+        "<table>\n<tr><th>threat model</th><td>{} / {}</td></tr>\n<tr><th>false positives / trials without the canary</th><td>{} / {} (rate ≤ {})</td></tr>\n<tr><th>false negatives / trials with the canary</th><td>{} / {} (rate ≤ {})</td></tr>\n{mu_row}<tr><th>empirical ε (95 % lower bound)</th><td><b>≥ {}</b></td></tr>\n<tr><th>the most any audit of this size could show (no error at all)</th><td>{}</td></tr>\n<tr><th>the accountant's ε (PLD, certified; RDP)</th><td>≤ {}; ≤ {}</td></tr>\n</table>\n<p class=\"note\">{} {gap} {ceiling}</p>\n</section>\n",
         p.t("audit.crafter"),
         p.t("audit.distinguisher"),
         p.n("audit.false_positives", 1, Side::Nearest, "audit"),
         p.n("audit.negatives", 1, Side::Nearest, "audit"),
-        p.n("audit.fpr_upper", 3, Side::Up, "audit"),
+        p.n("audit.fpr_upper", digits::ERROR_RATE, Side::Up, "audit"),
         p.n("audit.false_negatives", 1, Side::Nearest, "audit"),
         p.n("audit.positives", 1, Side::Nearest, "audit"),
-        p.n("audit.fnr_upper", 3, Side::Up, "audit"),
-        p.n("audit.epsilon_empirical", 4, Side::Down, "audit"),
-        p.n("audit.epsilon_empirical_max", 4, Side::Up, "audit"),
-        p.n("audit.epsilon_pld", 4, Side::Up, "config"),
-        p.n("audit.epsilon_rdp", 4, Side::Up, "config"),
+        p.n("audit.fnr_upper", digits::ERROR_RATE, Side::Up, "audit"),
+        p.n("audit.epsilon_empirical", digits::AUDIT_EPSILON, Side::Down, "audit"),
+        p.n("audit.epsilon_empirical_max", digits::AUDIT_EPSILON, Side::Up, "audit"),
+        p.n("audit.epsilon_pld", digits::EPSILON, Side::Up, "config"),
+        p.n("audit.epsilon_rdp", digits::EPSILON, Side::Up, "config"),
         verdict(
             &p.t("audit.above_pld"),
             "The empirical ε is not above the accountant's, as it must not be.",
             "The empirical ε is above the accountant's: that contradicts the bound — a bug; please report it.",
         ),
+        ceiling = audit_ceiling(&p, "audit.epsilon_empirical_max", "audit.epsilon_pld"),
     ));
 
     // 5. RecoNN (with --reconn K).
@@ -605,15 +916,7 @@ pub(crate) fn page(r: &Object, figures: &Figures<'_>) -> String {
     ));
 
     h.push_str("<section id=\"refs\">\n<h2>References</h2>\n<ol>\n");
-    for (id, text) in [
-        ("ref-hayes", "J. Hayes, S. Mahloujifar, B. Balle. Bounding training data reconstruction in DP-SGD. NeurIPS 2023 (γ: Thm 2; attacks: Alg. 2, Alg. 3, App. G)."),
-        ("ref-balle", "B. Balle, G. Cherubin, J. Hayes. Reconstructing training data with informed adversaries. IEEE S&amp;P 2022 (ReRo from RDP: Thm 2)."),
-        ("ref-guo", "C. Guo, B. Karrer, K. Chaudhuri, L. van der Maaten. Bounding training data reconstruction in private (deep) learning. ICML 2022 (Thm 1: MSE from RDP; Alg. 1, Thms 2–4: FIL)."),
-        ("ref-nasr", "M. Nasr, S. Song, A. Thakurta, N. Papernot, N. Carlini. Adversary instantiation: lower bounds for differentially private machine learning. IEEE S&amp;P 2021 (§IV, Eqs. 4–5)."),
-        ("ref-pld", "A. Koskela, J. Jälkö, A. Honkela. Computing tight differential privacy guarantees using FFT. AISTATS 2020; V. Doroshenko et al. Connect the dots. PETS 2022 (certified PLD accounting)."),
-        ("ref-rdp", "I. Mironov. Rényi differential privacy. CSF 2017; I. Mironov, K. Talwar, L. Zhang. Rényi differential privacy of the sampled Gaussian mechanism. 2019; B. Balle et al. Hypothesis testing interpretations and Rényi DP. AISTATS 2020 (improved conversion)."),
-        ("ref-fano", "C. Guo, A. Sablayrolles, M. Sanjabi. Analyzing privacy leakage in machine learning via multiple hypothesis testing: a lesson from Fano. 2022 (as in Hayes et al. 2023 App. H)."),
-    ] {
+    for (id, text) in REFERENCES {
         h.push_str(&format!("<li id=\"{id}\">{text}</li>\n"));
     }
     h.push_str("</ol>\n</section>\n</body>\n</html>\n");

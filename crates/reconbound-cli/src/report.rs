@@ -580,13 +580,15 @@ impl Report {
         let subtitle = format!(
             "{}, {}, T = {}, σ = {}",
             c.run.model_label(),
-            c.run.sampling_label(),
+            sampling_label(c.run.sampling_rate),
             c.run.steps,
-            sig(c.sigma, 4, Side::Nearest)
+            html::plain(c.sigma, html::digits::INPUT)
         );
         svg::curve_plot_svg(&svg::CurvePlot {
             y_log: false,
-            decades: false,
+            // the axis at the powers of ten the prior sizes span (issue 43: powers of two ran it
+            // to 1024 for m ≤ 1000)
+            decades: true,
             y_max: 1.0,
             titles: svg::Titles {
                 title: "Reconstruction robustness against the prior size",
@@ -620,6 +622,16 @@ impl Report {
     }
 }
 
+/// The run's sampling as the page's figures say it: `full batch`, or `q = …` rounded as the
+/// page rounds its inputs (issue 43: the figures printed q at full precision).
+fn sampling_label(q: f64) -> String {
+    if q >= 1.0 {
+        String::from("full batch")
+    } else {
+        format!("q = {}", html::plain(q, html::digits::INPUT))
+    }
+}
+
 /// The TPR bound 1 − f(α): the upper side of the complement of f's bracket.
 fn tpr_upper(b: Bracket) -> f64 {
     b.complement().upper
@@ -645,9 +657,9 @@ impl Report {
         }
         let subtitle = format!(
             "{}, T = {}, σ = {}",
-            c.run.sampling_label(),
+            sampling_label(c.run.sampling_rate),
             c.run.steps,
-            sig(c.sigma, 4, Side::Nearest)
+            html::plain(c.sigma, html::digits::INPUT)
         );
         super::tradeoff::roc_svg(&self.tradeoff, &subtitle, estimates)
     }
@@ -843,17 +855,29 @@ fn finish(report: &Report, json: bool) -> Out {
     t.push_str(&format!(
         "\nprior-aware attack, score {} (fixed before the trials): success {} [{}, {}] over {} trials (γ ≤ {})\n",
         headline.map_or("-", |(score, _)| score.name()),
-        sig(rate(|r| r.rate), 4, Side::Nearest),
-        sig(rate(|r| r.lower), 4, Side::Down),
-        sig(rate(|r| r.upper), 4, Side::Up),
+        sig(rate(|r| r.rate), html::digits::RATE, Side::Nearest),
+        sig(rate(|r| r.lower), html::digits::RATE, Side::Down),
+        sig(rate(|r| r.upper), html::digits::RATE, Side::Up),
         report.config.trials,
-        sig(g.gamma.as_ref().map_or(f64::NAN, |h| h.gamma), 4, Side::Up),
+        sig(
+            g.gamma.as_ref().map_or(f64::NAN, |h| h.gamma),
+            html::digits::GAMMA,
+            Side::Up
+        ),
     ));
     t.push_str(&format!(
         "audit (gradient canary / released gradients): ε ≥ {} at 95 % confidence, {} trials per world (ε ≤ {} by PLD)\n",
-        sig(report.audit.epsilon_empirical().unwrap_or(f64::NAN), 4, Side::Down),
+        sig(
+            report.audit.epsilon_empirical().unwrap_or(f64::NAN),
+            html::digits::AUDIT_EPSILON,
+            Side::Down
+        ),
         report.config.audit_trials,
-        sig(g.epsilon_pld.as_ref().map_or(f64::NAN, |e| e.value), 4, Side::Up),
+        sig(
+            g.epsilon_pld.as_ref().map_or(f64::NAN, |e| e.value),
+            html::digits::EPSILON,
+            Side::Up
+        ),
     ));
     t.push_str(&format!(
         "wrote the report to {} ({:.1} s)\n",

@@ -10,8 +10,8 @@ use super::attack_run::rero_bounds;
 use super::check;
 use super::commands::{defaults, BoundConfig};
 use super::failure::Failure;
-use super::format::{sig, Side};
-use super::html::{figure, Page, STYLE};
+use super::format::{fpr_label, sig, Side};
+use super::html::{digits, figure, plain, vacuous, Page, STYLE};
 use super::json::{Object, Value};
 use super::output::{check_distinct, check_writable, write_whole};
 use super::run_flags;
@@ -322,11 +322,11 @@ pub(crate) fn report(args: &[String]) -> Result<String, Failure> {
         } else {
             format!(
                 "Poisson sampling, q = {}",
-                sig(r.sampling_rate, 4, Side::Nearest)
+                plain(r.sampling_rate, digits::INPUT)
             )
         },
         r.steps,
-        sig(r.accounted_noise_multiplier, 4, Side::Nearest),
+        plain(r.accounted_noise_multiplier, digits::INPUT),
         match (r.relation, r.microbatched) {
             (Adjacency::ReplaceOne, _) => " (replace-one: sensitivity 2C)",
             (_, true) => " (microbatches: sensitivity 2C)",
@@ -341,8 +341,8 @@ pub(crate) fn report(args: &[String]) -> Result<String, Failure> {
             points.push(super::svg::Estimates {
                 label: format!(
                     "your audit: FPR ≤ {}, TPR ≥ {} together at 95 %",
-                    sig(fpr, 3, Side::Up),
-                    sig(tpr, 3, Side::Down)
+                    sig(fpr, digits::ERROR_RATE, Side::Up),
+                    sig(tpr, digits::ERROR_RATE, Side::Down)
                 ),
                 points: std::vec![(fpr.max(1e-4), tpr, tpr, tpr)],
                 colour: "#2ca02c",
@@ -355,7 +355,7 @@ pub(crate) fn report(args: &[String]) -> Result<String, Failure> {
         .map(|pts| rero_plot(pts, &subtitle))
         .unwrap_or_default();
     o.num("seconds", start.elapsed().as_secs_f64());
-    let page = page(&o, path, &roc, &rero_svg, &run_flags::text(&d, &r));
+    let page = page(&o, path, &roc, &rero_svg, &run_text(&d, &r));
     write_whole("out", out, &page)?;
     if f.has("json") {
         return Ok(o.render() + "\n");
@@ -380,47 +380,93 @@ fn at_str(o: &Object, outer: &str, key: &str) -> Option<String> {
     }
 }
 
-/// The one-line answer, from the JSON's numbers (rounded as the page rounds them).
+/// The one-line answer, from the JSON's numbers, rounded as the page and `bound` round them
+/// (issue 43: the number to quote for reconstruction is the tightest certified one, said with
+/// why; a bound of 1 is "no information"; the certified ε last).
 fn answer(o: &Object) -> String {
     let p = Page { r: o };
-    let tpr = p.f("bound.membership.1.tpr");
-    let gamma = p.f("bound.gamma");
-    let kappa = p.f("bound.kappa").unwrap_or(f64::NAN);
-    let m = p.f("bound.prior_size");
-    let member = match tpr {
+    let fpr = p
+        .f("bound.membership.1.fpr")
+        .map_or_else(|| String::from("1 %"), fpr_label);
+    let member = match p.f("bound.membership.1.tpr") {
+        Some(t) if vacuous(t, digits::TPR) => format!(
+            "nothing limits a membership attack's true-positive rate at {fpr} false positives (no information: the bound is 1)"
+        ),
         Some(t) => format!(
-            "a membership attack's true-positive rate at 1 % false positives is at most {} (a blind guess: 1 %)",
-            pct(t, Side::Up)
+            "a membership attack's true-positive rate at {fpr} false positives is at most {} (a blind guess: {fpr})",
+            pct(t, digits::TPR, Side::Up)
         ),
         None => String::from("no certified membership curve for this run"),
     };
-    let recon = match (gamma, m) {
-        (Some(g), Some(m)) => format!(
-            "picking the right one of {} equally likely candidates succeeds with probability at most {} (a blind guess: {})",
-            m as u64,
-            pct(g, Side::Up),
-            pct(kappa, Side::Nearest)
+    let tight = p.tightest("bound");
+    let kappa = p
+        .f("bound.kappa")
+        .map_or_else(|| String::from("–"), |k| plain(k, digits::INPUT));
+    let recon = match (p.f(&tight.key), p.f("bound.prior_size")) {
+        (Some(g), _) if vacuous(g, digits::GAMMA) => format!(
+            "nothing limits how often a reconstruction succeeds (no information: the bound is 1; a blind guess: {kappa})"
         ),
-        (Some(g), None) => format!(
-            "reconstruction succeeds with probability at most {} (a blind guess: {})",
-            pct(g, Side::Up),
-            pct(kappa, Side::Nearest)
+        (Some(g), m) => format!(
+            "{} succeeds with probability at most {} (a blind guess: {kappa}) — {}, the tightest certified bound: {}",
+            match m {
+                Some(m) => format!("picking the right one of {} equally likely candidates", m as u64),
+                None => String::from("reconstruction"),
+            },
+            sig(g, digits::GAMMA, Side::Up),
+            tight.name,
+            tight.why
         ),
-        _ => String::from("no certified reconstruction bound for this run"),
+        (None, _) => String::from("no certified reconstruction bound for this run"),
     };
-    format!("For this run, {member}; {recon}.")
+    let eps = match (p.f("bound.epsilon_pld"), p.f("delta")) {
+        (Some(e), Some(d)) => format!(
+            "; the run is ({}, {})-DP by the certified PLD accountant",
+            sig(e, digits::EPSILON, Side::Up),
+            plain(d, 3)
+        ),
+        _ => String::new(),
+    };
+    format!("For this run, {member}; {recon}{eps}.")
 }
 
-/// A probability as a percentage, 3 significant digits towards `side`.
-fn pct(x: f64, side: Side) -> String {
-    format!("{} %", sig(100.0 * x, 3, side))
+/// A probability as a percentage, to `digits` significant digits towards `side` (the digits
+/// `bound` prints the probability with: one rounding, of 100·x).
+fn pct(x: f64, digits: usize, side: Side) -> String {
+    format!("{} %", sig(100.0 * x, digits, side))
+}
+
+/// The run as the page states it: how it was accounted, its derivation, and the mechanism,
+/// its rate and noise rounded as `bound` rounds them (issue 43: the page printed
+/// q = 0.004266666666666667; [`run_flags::text`] is the terminal's, at full precision).
+fn run_text(
+    d: &reconbound::accounting::description::Description,
+    r: &reconbound::accounting::description::Resolved,
+) -> String {
+    let mut t = format!("run: {}\n", r.run.analysis());
+    for line in &r.derivation {
+        t.push_str(&format!("  {line}\n"));
+    }
+    if d.phases.is_none() {
+        t.push_str(&format!(
+            "mechanism: q = {}, σ over the sensitivity = {}, T = {}, sampler {}, relation {}\n",
+            plain(r.sampling_rate, digits::INPUT),
+            plain(r.accounted_noise_multiplier, digits::INPUT),
+            r.steps,
+            d.sampler.as_str(),
+            r.relation.as_str()
+        ));
+    } else {
+        t.push_str(&format!("relation {}\n", r.relation.as_str()));
+    }
+    t
 }
 
 fn rero_plot(pts: &[(u64, f64, f64)], subtitle: &str) -> String {
     use super::svg;
     svg::curve_plot_svg(&svg::CurvePlot {
         y_log: false,
-        decades: false,
+        // the powers of ten the prior sizes span (issue 43: powers of two ran to 1024)
+        decades: true,
         y_max: 1.0,
         titles: svg::Titles {
             title: "Reconstruction robustness against the prior size",
@@ -510,35 +556,37 @@ fn page(o: &Object, path: &str, roc: &str, rero: &str, run_text: &str) -> String
     ));
     h.push_str(&format!(
         "<tr><th>ε by the certified PLD (quote this)</th><td class=\"r\">≤ {}</td><td>the exact ε is ≥ {} (certified bracket)</td></tr>\n<tr><th>ε by RDP (improved conversion)</th><td class=\"r\">≤ {}</td><td>order α = {}</td></tr>\n",
-        p.n("bound.epsilon_pld", 6, Side::Up, "epsilon"),
-        p.n("bound.epsilon_pld_lower", 6, Side::Down, "epsilon"),
-        p.n("bound.epsilon_rdp", 6, Side::Up, "epsilon"),
-        p.n("bound.best_order", 4, Side::Nearest, "epsilon"),
+        p.n("bound.epsilon_pld", digits::EPSILON, Side::Up, "epsilon"),
+        p.n("bound.epsilon_pld_lower", digits::EPSILON, Side::Down, "epsilon"),
+        p.n("bound.epsilon_rdp", digits::EPSILON, Side::Up, "epsilon"),
+        p.n("bound.best_order", digits::ORDER, Side::Nearest, "epsilon"),
     ));
     h.push_str("</table>\n</section>\n");
 
     h.push_str(&format!("<section id=\"tradeoff\">\n<h2>{}. Membership: the certified trade-off curve</h2>\n<table>\n<tr><th>false-positive rate</th><th>true-positive rate of the best attack, at most</th></tr>\n", next()));
     for i in 0..3 {
+        // the false-positive rate as `bound` labels it (1 %, not 0.01)
+        let fpr = p
+            .f(&format!("bound.membership.{i}.fpr"))
+            .map_or_else(|| String::from("–"), fpr_label);
         h.push_str(&format!(
-            "<tr><td class=\"r\">{}</td><td class=\"r\">{}</td></tr>\n",
-            p.n(
-                &format!("bound.membership.{i}.fpr"),
-                3,
-                Side::Nearest,
-                "tradeoff"
-            ),
-            p.n(
+            "<tr><td class=\"r\">{fpr}</td><td class=\"r\">{}</td></tr>\n",
+            p.prob_upper(
                 &format!("bound.membership.{i}.tpr"),
-                4,
-                Side::Up,
+                digits::TPR,
                 "tradeoff"
             ),
         ));
     }
-    h.push_str(&format!(
-        "</table>\n<p>No attack's TPR − FPR exceeds {} (the advantage).</p>\n",
-        p.n("bound.advantage", 4, Side::Up, "tradeoff")
-    ));
+    h.push_str(&match p.f("bound.advantage") {
+        Some(a) if vacuous(a, digits::TPR) => String::from(
+            "</table>\n<p>No information on an attack's TPR − FPR (the advantage): its bound is 1.</p>\n",
+        ),
+        _ => format!(
+            "</table>\n<p>No attack's TPR − FPR exceeds {} (the advantage).</p>\n",
+            p.n("bound.advantage", digits::TPR, Side::Up, "tradeoff")
+        ),
+    });
     h.push_str(&figure(
         roc,
         "The certified trade-off curve 1 − f(FPR) of the run (Dong, Roth & Su 2022, f-DP; computed from the certified PLD): every membership attack on this run lies on or below it.",
@@ -550,11 +598,16 @@ fn page(o: &Object, path: &str, roc: &str, rero: &str, run_text: &str) -> String
         next()
     ));
     h.push_str(&format!(
-        "<tr><th>baseline κ (a blind guess)</th><td class=\"r\">{}</td></tr>\n<tr><th>γ for DP-SGD, Hayes et al. 2023 (tightest)</th><td class=\"r\">≤ {}</td></tr>\n<tr><th>γ from RDP, optimal conversion</th><td class=\"r\">≤ {}</td></tr>\n<tr><th>γ from RDP, Balle et al. 2022 Thm 2</th><td class=\"r\">≤ {}</td></tr>\n",
-        p.n("bound.kappa", 4, Side::Nearest, "rero"),
-        p.n("bound.gamma", 4, Side::Up, "rero"),
-        p.n("bound.gamma_rdp", 4, Side::Up, "rero"),
-        p.n("bound.gamma_balle", 4, Side::Up, "rero"),
+        "<tr><th>baseline κ (a blind guess)</th><td class=\"r\">{}</td></tr>\n<tr><th>γ for DP-SGD, Hayes et al. 2023{}</th><td class=\"r\">{}</td></tr>\n<tr><th>γ from RDP, optimal conversion, Riess et al. 2026</th><td class=\"r\">{}</td></tr>\n<tr><th>γ from RDP, Balle et al. 2022 Thm 2</th><td class=\"r\">{}</td></tr>\n",
+        p.n("bound.kappa", digits::INPUT, Side::Nearest, "rero"),
+        if p.t("bound.tightest") == "hayes" {
+            " (the tightest: quote this)"
+        } else {
+            ""
+        },
+        p.prob_upper("bound.gamma", digits::GAMMA, "rero"),
+        p.prob_upper("bound.gamma_rdp", digits::GAMMA, "rero"),
+        p.prob_upper("bound.gamma_balle", digits::GAMMA, "rero"),
     ));
     h.push_str("</table>\n");
     if rero.is_empty() {
@@ -564,7 +617,10 @@ fn page(o: &Object, path: &str, roc: &str, rero: &str, run_text: &str) -> String
     } else {
         h.push_str(&figure(
             rero,
-            "γ against the prior size m: the probability that any reconstruction picks the right one of m equally likely candidates.",
+            &format!(
+                "γ against the prior size m: the probability that any reconstruction picks the right one of m equally likely candidates. γ from RDP by the optimal conversion (Riess et al. 2026) is computed for your prior only: {} (the table above).",
+                p.prob_upper("bound.gamma_rdp", digits::GAMMA, "rero")
+            ),
         ));
     }
     h.push_str("</section>\n");
@@ -575,9 +631,9 @@ fn page(o: &Object, path: &str, roc: &str, rero: &str, run_text: &str) -> String
     ));
     h.push_str(&format!(
         "<p>Any unbiased reconstruction of a record whose coordinates range over an interval of length {} has mean squared error per coordinate ≥ {} (Guo et al. 2022, Thm 1, from the (2, ε)-RDP under substitution, ε = {}).</p>\n</section>\n",
-        p.n("bound.diameter", 4, Side::Nearest, "mse"),
-        p.n("bound.mse_lower_bound", 4, Side::Down, "mse"),
-        p.n("bound.rdp_order2_substitution", 4, Side::Up, "mse"),
+        p.n("bound.diameter", digits::INPUT, Side::Nearest, "mse"),
+        p.n("bound.mse_lower_bound", digits::MSE, Side::Down, "mse"),
+        p.n("bound.rdp_order2_substitution", digits::ORDER, Side::Up, "mse"),
     ));
 
     if p.f("audit.epsilon_empirical").is_some() {
@@ -598,26 +654,35 @@ fn page(o: &Object, path: &str, roc: &str, rero: &str, run_text: &str) -> String
                 "<tr><th>trials out, in</th><td class=\"r\">{}, {}</td></tr>\n<tr><th>FPR, FNR (95 % upper limits)</th><td class=\"r\">{}, {}</td></tr>\n",
                 p.n("audit.trials_out", 1, Side::Nearest, "audit"),
                 p.n("audit.trials_in", 1, Side::Nearest, "audit"),
-                p.n("audit.fpr_upper", 4, Side::Up, "audit"),
-                p.n("audit.fnr_upper", 4, Side::Up, "audit"),
+                p.n("audit.fpr_upper", digits::ERROR_RATE, Side::Up, "audit"),
+                p.n("audit.fnr_upper", digits::ERROR_RATE, Side::Up, "audit"),
             ));
         }
         h.push_str(&format!(
             "<tr><th>ε shown by the audit ({})</th><td class=\"r\">≥ {}</td></tr>\n<tr><th>ε certified for the run (PLD)</th><td class=\"r\">≤ {}</td></tr>\n</table>\n",
-            if one_run {
-                "Steinke, Nasr &amp; Jagielski 2023, one run, 95 %"
-            } else {
-                "Nasr et al. 2021, Clopper–Pearson, 95 %"
+            match p.t("audit.estimator").as_str() {
+                "one-run" => "Steinke, Nasr &amp; Jagielski 2023, one run, 95 %",
+                "gdp" => "Nasr et al. 2023, a Gaussian-DP estimate, 95 %",
+                _ => "Nasr et al. 2021, Clopper–Pearson, 95 %",
             },
-            p.n("audit.epsilon_empirical", 4, Side::Down, "audit"),
-            p.n("bound.epsilon_pld", 4, Side::Up, "audit"),
+            p.n("audit.epsilon_empirical", digits::AUDIT_EPSILON, Side::Down, "audit"),
+            p.n("bound.epsilon_pld", digits::EPSILON, Side::Up, "audit"),
         ));
-        if p.f("audit_curve_tpr").is_some() {
+        if let (Some(tpr), Some(curve)) = (p.f("audit_tpr_lower"), p.f("audit_curve_tpr")) {
+            // the curve at the audit's own FPR, then the audit's TPR against it (issue 43)
             h.push_str(&format!(
-                "<p>Its point: FPR ≤ {} with TPR ≥ {} (together, 95 %); the certified curve allows TPR ≤ {} at that FPR.</p>\n",
-                p.n("audit.fpr_upper", 4, Side::Up, "tradeoff"),
-                p.n("audit_tpr_lower", 4, Side::Down, "tradeoff"),
-                p.n("audit_curve_tpr", 4, Side::Up, "tradeoff"),
+                "<p>Its point, at a false-positive rate of its own: at its FPR ≤ {} the certified curve allows {}; its TPR ≥ {} (the two limits hold together at 95 %) lies {}.</p>\n",
+                p.n("audit.fpr_upper", digits::ERROR_RATE, Side::Up, "tradeoff"),
+                if vacuous(curve, digits::TPR) {
+                    String::from("any true-positive rate (no information there)")
+                } else {
+                    format!(
+                        "a true-positive rate of at most {}",
+                        p.n("audit_curve_tpr", digits::TPR, Side::Up, "tradeoff")
+                    )
+                },
+                p.n("audit_tpr_lower", digits::TPR, Side::Down, "tradeoff"),
+                if tpr > curve { "above it" } else { "under it, as it must" },
             ));
         }
         let (e, b) = (p.f("audit.epsilon_empirical"), p.f("bound.epsilon_pld"));
@@ -641,6 +706,6 @@ fn page(o: &Object, path: &str, roc: &str, rero: &str, run_text: &str) -> String
         escape(&super::html::shell_word(path)),
         escape(&super::html::shell_word(path)),
     ));
-    h.push_str("<section id=\"refs\">\n<h2>References</h2>\n<ul class=\"note\">\n<li>Dong, Roth &amp; Su, Gaussian differential privacy, JRSS B 2022 (trade-off curves).</li>\n<li>Hayes, Mahloujifar &amp; Balle, Bounding training data reconstruction in DP-SGD, NeurIPS 2023 (γ).</li>\n<li>Balle, Cherubin &amp; Hayes, Reconstructing training data with informed adversaries, IEEE S&amp;P 2022 (γ from RDP).</li>\n<li>Guo, Karrer, Chaudhuri &amp; van der Maaten, Bounding training data reconstruction in private (deep) learning, ICML 2022 (MSE).</li>\n<li>Mironov, Talwar &amp; Zhang 2019 (RDP of the sampled Gaussian); Koskela, Jälkö &amp; Honkela 2020 and Gopi, Lee &amp; Wutschitz 2021 (numerical PLD accounting).</li>\n</ul>\n</section>\n</body>\n</html>\n");
+    h.push_str("<section id=\"refs\">\n<h2>References</h2>\n<ul class=\"note\">\n<li>Dong, Roth &amp; Su, Gaussian differential privacy, JRSS B 2022 (trade-off curves).</li>\n<li>Hayes, Mahloujifar &amp; Balle, Bounding training data reconstruction in DP-SGD, NeurIPS 2023 (γ).</li>\n<li>Balle, Cherubin &amp; Hayes, Reconstructing training data with informed adversaries, IEEE S&amp;P 2022 (γ from RDP).</li>\n<li>Guo, Karrer, Chaudhuri &amp; van der Maaten, Bounding training data reconstruction in private (deep) learning, ICML 2022 (MSE).</li>\n<li>Riess, Gomez, du Pin Calmon, Schnabel &amp; Kaissis, arXiv:2602.04562, 2026 (γ from RDP, the optimal conversion).</li>\n<li>Mironov, Talwar &amp; Zhang 2019 (RDP of the sampled Gaussian); Koskela, Jälkö &amp; Honkela 2020 and Gopi, Lee &amp; Wutschitz 2021 (numerical PLD accounting).</li>\n<li>Nasr, Song, Thakurta, Papernot &amp; Carlini, Adversary instantiation, IEEE S&amp;P 2021 (an audit's ε by Clopper–Pearson); Nasr, Hayes, Steinke, Balle, Tramèr, Jagielski, Carlini &amp; Terzis, Tight auditing of differentially private machine learning, USENIX Security 2023 (the Gaussian-DP estimate); Steinke, Nasr &amp; Jagielski, Privacy auditing with one (1) training run, NeurIPS 2023 (one-run audits).</li>\n</ul>\n</section>\n</body>\n</html>\n");
     h
 }

@@ -822,12 +822,17 @@ impl TrainConfig {
         train_set: &Dataset,
         steps: u64,
     ) -> Result<Option<(String, String)>, Failure> {
+        // "full batch", not "full sampling", and σ to 6 digits as the report page rounds it
+        // (issue 43: the page's FIL figures come from here)
+        let sampling = match self.sampling {
+            Sampling::FullBatch => String::from("full batch"),
+            s => format!("{} sampling", s.name()),
+        };
         let what = format!(
-            "{} on {}, σ = {}, {} sampling, T = {steps}",
+            "{} on {}, σ = {}, {sampling}, T = {steps}",
             self.model,
             self.data,
-            sig(self.noise_multiplier, 5, Side::Nearest),
-            self.sampling.name()
+            sig(self.noise_multiplier, 6, Side::Nearest),
         );
         rep.write_files(o, train_set, &what)?;
         if !o.figures {
