@@ -85,6 +85,7 @@ __all__ = [
     "estimate",
     "empirical_epsilon",
     "one_run_epsilon",
+    "sig",
 ]
 
 
@@ -417,6 +418,28 @@ def _count(name: str, x: Any) -> int:
             f"{name} = {v} is out of range: must be in [0, 2^64)", 2, name, v
         )
     return v
+
+
+def sig(x: Any, digits: int = 4, side: str = "nearest") -> str:
+    """``x`` to ``digits`` significant digits (1 to 17), rounded towards ``side``: ``"up"`` for
+    an upper bound (epsilon, gamma, a TPR bound), ``"down"`` for a lower bound (an audit's
+    epsilon, an MSE bound), ``"nearest"`` for a plain value (without trailing zeros). The
+    command line's own rounding,
+    so that Python prints a number as the terminal and the pages do (full precision stays in
+    the results)::
+
+        >>> reconbound.sig(1.8282556146627706, 4, "up")
+        '1.829'
+    """
+    x = _real("x", x)
+    digits = _count("digits", digits)
+    if not isinstance(side, str):
+        raise TypeError(f"side = {side!r} is not a str")
+    try:
+        return _native.sig(x, min(digits, 2**32), side)
+    except ValueError as e:
+        message, parameter, real, count = _error_args(e)
+        raise UsageError(message, 2, parameter, real if count is None else count) from None
 
 
 def _required(name: str, x: Any) -> Any:

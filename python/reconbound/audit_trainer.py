@@ -561,8 +561,12 @@ def audit(
     }
 
 
-def _num(x: Optional[float]) -> str:
-    return "-" if x is None else f"{x:.4g}"
+def _num(x: Optional[float], side: str = "nearest") -> str:
+    """``x`` as the command line prints it (4 significant digits, rounded towards ``side``:
+    up for an upper bound, down for a lower bound; issue 43)."""
+    import reconbound
+
+    return "-" if x is None else reconbound.sig(x, 4, side)
 
 
 def _table(r: Dict[str, Any]) -> str:
@@ -576,23 +580,23 @@ def _table(r: Dict[str, Any]) -> str:
         f"T = {c['steps']}, C = {c['clip']:g}{trained}; {r['canaries']} Dirac gradient canaries "
         f"({r['included']} in), N = {r['dataset_size']}",
         f"{'epsilon at delta = %g' % c['delta']:38s} value",
-        f"{'lower bound, any trainer (SNJ23)':38s} {_num(r['epsilon_lower'])}",
-        f"{'if the trainer is the claimed run':38s} {_num(r['epsilon_lower_if_claimed_family'])}",
-        f"{'  f-DP, the claimed curves':38s} {_num(r['epsilon_fdp'])}",
+        f"{'lower bound, any trainer (SNJ23)':38s} {_num(r['epsilon_lower'], 'down')}",
+        f"{'if the trainer is the claimed run':38s} {_num(r['epsilon_lower_if_claimed_family'], 'down')}",
+        f"{'  f-DP, the claimed curves':38s} {_num(r['epsilon_fdp'], 'down')}",
         f"{'  Gaussian curves' + ('' if c['sampling_rate'] == 1 else ' (no bound here)'):38s} "
-        f"{_num(r['epsilon_gdp'])}",
-        f"{'certified (must not be beaten)':38s} {_num(r['epsilon_certified'])}",
+        f"{_num(r['epsilon_gdp'], 'down')}",
+        f"{'certified (must not be beaten)':38s} {_num(r['epsilon_certified'], 'up')}",
         f"guesses {r['guesses']}: {r['correct']} correct; trials: 1 run; seed {r['seed']}; "
         f"alpha = {c['alpha']:g} ({100 * (1 - c['alpha']):g} % confidence)",
     ]
     if r["claim_refuted"]:
         why = "the f-DP test refutes the claimed curve" if r["claim_refuted_fdp"] else \
-            f"lower bound {_num(r['epsilon_lower'])} > certified {_num(r['epsilon_certified'])}"
+            f"lower bound {_num(r['epsilon_lower'], 'down')} > certified {_num(r['epsilon_certified'], 'up')}"
         verdict = f"claim REFUTED in one run ({why}; a true claim is refuted with " \
-            f"probability <= {_num(r['claim_error'])})"
+            f"probability <= {_num(r['claim_error'], 'up')})"
     else:
-        verdict = f"claim not refuted (lower bound {_num(r['epsilon_lower'])} <= certified " \
-            f"{_num(r['epsilon_certified'])}, and the f-DP test does not refute the curve)"
+        verdict = f"claim not refuted (lower bound {_num(r['epsilon_lower'], 'down')} <= certified " \
+            f"{_num(r['epsilon_certified'], 'up')}, and the f-DP test does not refute the curve)"
     lines.append(verdict + f" (training {r['seconds_training']:.1f} s of "
                  f"{r['seconds_total']:.1f} s)")
     return "\n".join(lines) + "\n"
@@ -608,9 +612,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     )
     p.add_argument("--trainer", default="numpy", help="numpy, opacus or jax-privacy")
     p.add_argument("--fault", help="a seeded fault: half-noise or no-clip")
-    p.add_argument("--sampling-rate", type=float, required=True)
-    p.add_argument("--steps", type=int, required=True)
-    p.add_argument("--noise-multiplier", type=float, required=True)
+    # defaults: the full batch, one step, sigma 1 (the guide's first row: a stable setting
+    # that runs in a fraction of a second with the numpy trainer)
+    p.add_argument("--sampling-rate", type=float, default=1.0)
+    p.add_argument("--steps", type=int, default=1)
+    p.add_argument("--noise-multiplier", type=float, default=1.0)
     p.add_argument("--claimed-noise-multiplier", type=float)
     p.add_argument("--canaries", type=int, default=1000)
     p.add_argument("--guesses", type=int, default=100)

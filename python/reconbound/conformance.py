@@ -50,7 +50,7 @@ import time
 from dataclasses import dataclass, asdict
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import UncertifiableError, UsageError, _native, _typed
+from . import UncertifiableError, UsageError, _native, _typed, sig
 
 FAULTS = ("shuffle", "half-noise", "no-clip", "realised-batch", "accumulation", "wrong-q")
 
@@ -614,14 +614,17 @@ def _table(result: Dict[str, Any]) -> str:
             lines.append(f"{t['name']:22s} SKIPPED  {t['skipped']}")
             continue
         verdict = "pass" if t["passed"] else "FAIL"
+        # rounded as the command line rounds (issue 43): the interval's ends outwards, the
+        # claimed ε (an upper bound) up, the measured ε's lower bound down
         if t["measured_lower"] == t["measured_upper"]:
-            m = f"{t['measured']:.6g}"
+            m = sig(t["measured"], 6)
         else:
-            m = f"{t['measured']:.6g} [{t['measured_lower']:.4g}, {t['measured_upper']:.4g}]"
-        eps = f"{t['epsilon_claimed']:.4g}" if t.get("epsilon_claimed") is not None else "-"
+            m = f"{sig(t['measured'], 6)} [{sig(t['measured_lower'], 4, 'down')}, " \
+                f"{sig(t['measured_upper'], 4, 'up')}]"
+        eps = sig(t["epsilon_claimed"], 4, "up") if t.get("epsilon_claimed") is not None else "-"
         if not t["passed"]:
             em = t.get("epsilon_measured_lower")
-            eps += f" -> {'>= %.4g' % em if em is not None else 'none'}"
+            eps += f" -> {'>= ' + sig(em, 4, 'down') if em is not None else 'none'}"
         lines.append(f"{t['name']:22s} {verdict:8s} {m:>28s} {t['expected']:>12.6g}  {eps}")
         if not t["passed"]:
             lines.append(f"{'':22s} {t['finding']}" + (f" ({t['epsilon_note']})" if t.get("epsilon_note") else ""))

@@ -403,6 +403,46 @@ fn conformance_steps(
     .map_err(raised)
 }
 
+/// sig(x, digits, side) -> str
+///
+/// `x` to `digits` significant digits (1 to 17) rounded towards `side` ("up" for an upper
+/// bound, "down" for a lower bound, "nearest" for a plain value, without trailing zeros): the
+/// command line's rounding (`reconbound_cli::format::sig`), so that Python prints a number as
+/// the terminal and the pages do (issue 43).
+#[pyfunction]
+fn sig(x: f64, digits: usize, side: &str) -> PyResult<String> {
+    use reconbound_cli::format::{self, Side};
+    let side = match side {
+        "up" => Side::Up,
+        "down" => Side::Down,
+        "nearest" => Side::Nearest,
+        other => {
+            return Err(PyValueError::new_err((
+                format!("side = {other:?} is not one of \"up\", \"down\", \"nearest\""),
+                "side",
+                None::<f64>,
+                None::<u64>,
+            )))
+        }
+    };
+    if !(1..=17).contains(&digits) {
+        return Err(PyValueError::new_err((
+            format!("digits = {digits} is out of range: must be in 1..=17"),
+            "digits",
+            None::<f64>,
+            Some(digits as u64),
+        )));
+    }
+    // a plain value without trailing zeros, a bound with them (they state its precision): as
+    // the pages show them
+    let s = format::sig(x, digits, side);
+    Ok(if side == Side::Nearest {
+        format::trimmed(&s)
+    } else {
+        s
+    })
+}
+
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -416,6 +456,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(conformance_noise, m)?)?;
     m.add_function(wrap_pyfunction!(conformance_updates, m)?)?;
     m.add_function(wrap_pyfunction!(conformance_steps, m)?)?;
+    m.add_function(wrap_pyfunction!(sig, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
