@@ -175,6 +175,7 @@ class OneRunResult(Result):
     epsilon_certified: float | None  # the run's certified epsilon (with a run)
     claim_refuted: bool | None  # the core's verdict on the claim that the trainer is the run
     claim_error: float | None  # alpha per test run
+    claim_unavailable: str | None  # why there is no verdict
     run: JSON | None
     ignored_columns: list[str]
 

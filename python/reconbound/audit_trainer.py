@@ -433,6 +433,7 @@ def _core_bounds(guesses, truths, cfg: Config) -> Dict[str, Any]:
         "epsilon_certified": r.get("epsilon_certified"),
         "claim_refuted": r.get("claim_refuted"),
         "claim_error": r.get("claim_error"),
+        "claim_unavailable": r.get("claim_unavailable"),
     }
 
 
@@ -527,6 +528,9 @@ def audit(
     family = [x for x in family if x is not None]
     epsilon_if_family = max(family) if family else None
     # the verdict is the core's (estimate --guesses with the run: either test, alpha each)
+    if core["claim_refuted"] is None:  # the core gives no verdict: say why, never "not refuted"
+        raise UncertifiableError(
+            f"no verdict on the claimed run: {core.get('claim_unavailable')}", 1)
     refuted = bool(core["claim_refuted"])
     if core["epsilon_certified"] is not None:
         certified = core["epsilon_certified"]

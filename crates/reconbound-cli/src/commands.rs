@@ -506,7 +506,14 @@ impl Bound {
         let success = match g.success_bound(b) {
             // a bound of 1 says nothing: the answer says so
             Some(v) if v < 1.0 => format!(
-                "reconstructs it exactly with probability ≤ {} ({}, the tightest bound below; a blind guess: {})",
+                "{} with probability ≤ {} ({}, the tightest bound below; a blind guess: {})",
+                // exact match for the uniform prior; with --kappa, success is whatever a
+                // blind guess achieves with probability κ (ReRo's η-ball)
+                if c.prior.size.is_some() {
+                    "reconstructs it exactly"
+                } else {
+                    "reconstructs it as closely as that blind guess must"
+                },
                 sig(v, 6, Side::Up),
                 match b {
                     guarantees::SuccessBound::Hayes => "γ for DP-SGD",

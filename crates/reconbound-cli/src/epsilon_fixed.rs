@@ -28,6 +28,7 @@ dp_accounting's SampledWithoutReplacementDpEvent) on the default order grid, con
 improved formula and by Mironov's. S is the DP-SGD noise multiplier (noise std S·C, gradients
 clipped to C); replacing one example moves the sum of clipped gradients by up to 2C, so the
 bound uses S/2. A valid but loose bound; no PLD. Not comparable with add/remove ε.
+--sampling-rate and --accountant are refused here (q is B/N; RDP only).
 --sampling shuffle: no ε (exit 2): shuffled epochs have no tight analysis, and the Poisson ε
 can underestimate theirs (Chua et al., ICML 2024; Annamalai et al. 2024).
 

@@ -16,7 +16,7 @@ use super::output::printable;
 use super::run_flags::{self, RUN_FLAGS};
 use reconbound::accounting::description::{Description, Resolved};
 use reconbound::accounting::pld::PldConfig;
-use reconbound::accounting::run::Adjacency;
+use reconbound::accounting::run::{Adjacency, Unsupported};
 use reconbound::attacks::audit::epsilon::{
     one_run_epsilon, one_run_fdp_epsilon, one_run_fdp_mu, OneRunCounts, Scores, Threshold,
 };
@@ -120,7 +120,8 @@ claim_refuted_fdp, p_value_fdp (null without a run, at δ = 0 or for an unsuppor
 epsilon_fdp_unavailable (why, else null), epsilon_fdp_note (what it assumes), epsilon_gdp (null at δ = 0), mu_gdp, gdp_note,
 epsilon_certified, claim_refuted, claim_error (the verdict on the claim that the trainer is the
 run: refuted when ε ≥ … exceeds the run's certified ε or the f-DP test refutes its curve; the
-error is α per test; null without a run or at δ = 0),
+error is α per test), claim_unavailable (why there is no verdict: no run, δ = 0, fixed-size
+batches or shuffled epochs; else null),
 run (the run file, or null), ignored_columns.
 ";
 
@@ -816,6 +817,10 @@ fn guessed_run(f: &Flags) -> Result<Option<(Description, Resolved)>, Failure> {
 
 /// Why a run has no family bound: the one-run game adds and removes canaries, and the crate
 /// certifies add/remove curves for Poisson sampling, the full batch and schedules only.
+/// Why `estimate --guesses` gives no verdict on a run certified for replace-one (issue 44, an
+/// independent review: the one-run game adds and removes canaries).
+const NO_ADD_REMOVE_VERDICT: &str = "the one-run game adds and removes canaries, and this run's guarantees are for replace-one at a fixed data-set size (fixed-size batches): no theorem here connects the two";
+
 const NO_ADD_REMOVE_CURVE: &str = "the one-run game adds and removes canaries; add/remove curves are certified for Poisson sampling, the full batch and schedules, not for fixed-size batches, shuffled epochs or a replace-one run";
 
 /// `estimate --guesses FILE`: the one-run ε of guesses and truths.
@@ -946,16 +951,22 @@ fn one_run_output(
             }
         }
     };
-    // the verdict on the claim that the trainer is the run (the core's: both tests, α each)
-    let verdict = match (run, delta > 0.0) {
+    // the verdict on the claim that the trainer is the run (the core's: both tests, α each),
+    // or why there is none
+    let verdict: Result<_, String> = match (run, delta > 0.0) {
+        (None, _) => Err(String::from("no run given (the run flags or --run FILE)")),
+        (Some(_), false) => Err(String::from("no verdict at δ = 0")),
         (Some((_, res)), true) => {
             let f = match &family {
                 Family::Bound(b) => Some(b),
                 _ => None,
             };
-            one_run_verdict(counts, alpha, delta, &res.run, f)?.ok()
+            match one_run_verdict(counts, alpha, delta, &res.run, f)? {
+                Ok(v) => Ok(v),
+                Err(Unsupported::Shuffled) => Err(Unsupported::Shuffled.reason()),
+                Err(_) => Err(String::from(NO_ADD_REMOVE_VERDICT)),
+            }
         }
-        _ => None,
     };
     if json {
         let mut o = Object::new();
@@ -1000,15 +1011,17 @@ fn one_run_output(
             None => o.put("epsilon_gdp", Value::Null),
         };
         o.num("mu_gdp", mu_gdp).str("gdp_note", GDP_NOTE);
-        match verdict {
-            Some(v) => o
+        match &verdict {
+            Ok(v) => o
                 .num("epsilon_certified", v.epsilon_certified)
                 .put("claim_refuted", Value::Bool(v.refuted))
-                .num("claim_error", v.error),
-            None => o
+                .num("claim_error", v.error)
+                .put("claim_unavailable", Value::Null),
+            Err(why) => o
                 .put("epsilon_certified", Value::Null)
                 .put("claim_refuted", Value::Null)
-                .put("claim_error", Value::Null),
+                .put("claim_error", Value::Null)
+                .str("claim_unavailable", why),
         };
         match run {
             Some((d, res)) => o.put("run", Value::Obj(run_flags::to_json(d, res))),
@@ -1038,8 +1051,8 @@ fn one_run_output(
         Family::NoDelta => String::from("  f-DP one run against the run's curves: no ε at δ = 0\n"),
         Family::Unsupported(w) => format!("  f-DP one run against the run's curves: none ({w})\n"),
     };
-    let claim = match verdict {
-        Some(v) => {
+    let claim = match &verdict {
+        Ok(v) => {
             let tests = if v.refuted_by_curve.is_some() {
                 "ε ≥ … above it, or the f-DP test refuting the run's curve"
             } else {
@@ -1057,7 +1070,8 @@ fn one_run_output(
                     94,
                 )
         }
-        None => String::new(),
+        Err(why) if run.is_some() => format!("\n  no verdict on the claimed run: {why}\n"),
+        Err(_) => String::new(),
     };
     Ok(format!(
         "one-run audit (Steinke, Nasr, Jagielski 2023) of the guesses in '{}'\n  m = {m} canaries, r = {r} guesses, v = {v} correct; δ = {}, α = {}\n\n  ε ≥ {} (with probability ≥ {level}; the 2·m·δ term included, the guess rule fixed in advance)\n{fdp}  read as Gaussian (μ-GDP): μ {}, {gdp} — {GDP_NOTE}\n{claim}",

@@ -243,23 +243,30 @@ impl Page<'_> {
     /// The tightest success bound of the `bound` object at `prefix` (its `tightest` key, as
     /// `bound` names it): the number to quote for reconstruction.
     pub(crate) fn tightest(&self, prefix: &str) -> Tightest {
+        // why another bound beat Hayes et al.'s γ: it was not certified, or (an independent
+        // review) it was, and the other is smaller by the numerical slack of its bracket
+        let hayes = if self.has(&format!("{prefix}.gamma")) {
+            "the smallest here; Hayes et al.'s certified γ is as large within its numerical bracket"
+        } else {
+            "Hayes et al.'s γ was not certified here"
+        };
         let (key, name, why, anchor) = match self.t(&format!("{prefix}.tightest")).as_str() {
             "rdp" => (
                 "gamma_rdp",
                 "γ from RDP by the optimal conversion (Riess et al. 2026)",
-                "the best any RDP bound gives; Hayes et al.'s γ was not certified here",
+                hayes,
                 "ref-riess",
             ),
             "balle" => (
                 "gamma_balle",
                 "γ from RDP (Balle et al. 2022)",
-                "the other bounds were not certified here or are looser",
+                hayes,
                 "ref-balle",
             ),
             "fano" => (
                 "fano_success_bound",
                 "the Fano bound (Guo et al. 2022b)",
-                "the numerical γ was not certified here and the RDP bounds are looser",
+                hayes,
                 "ref-fano",
             ),
             _ => (
@@ -499,10 +506,10 @@ fn audit_ceiling(p: &Page<'_>, max_key: &str, eps_key: &str) -> String {
     let eps = p.n(eps_key, digits::EPSILON, Side::Up, "config");
     match (p.f(max_key), p.f(eps_key)) {
         (Some(c), Some(e)) if c >= e => format!(
-            "With {n} trials per world no audit can show more than ε = {max} (a ceiling of its statistics, reached only without a single error), so this audit could have reached the guarantee of {eps}: its size is not what keeps it below."
+            "With {n} trials per world this audit's estimator cannot show more than ε = {max} (a ceiling of its statistics, reached only without a single error among the trials it scores), so this audit could have reached the guarantee of {eps}: its size is not what keeps it below."
         ),
         (Some(_), Some(_)) => format!(
-            "With {n} trials per world no audit can show more than ε = {max} (a ceiling of its statistics, reached only without a single error), less than the guarantee of {eps}: this audit is too small to reach it, even if the training leaked everything."
+            "With {n} trials per world this audit's estimator cannot show more than ε = {max} (a ceiling of its statistics, reached only without a single error among the trials it scores), less than the guarantee of {eps}: this audit is too small to reach it, even if the training leaked everything."
         ),
         _ => String::new(),
     }

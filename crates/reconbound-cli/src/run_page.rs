@@ -39,7 +39,7 @@ const TRADEOFF_POINTS: usize = 120;
 pub(crate) const HELP: &str = "\
 usage: reconbound report --run FILE [--claimed-epsilon E [--library NAME] [--tolerance X]]
                          [--delta D] [--prior-size M | --kappa K] [--diameter X]
-                         [--scores FILE.csv | --guesses FILE.csv] [--out FILE.html] [--json]
+                         [--scores FILE.csv | --guesses FILE.csv] [--out FILE.html] [--quiet] [--json]
 
 The page of YOUR run, with no training: the run file (reconbound run ... --json; from Python
 reconbound.write_run, from_opacus, from_dp_event) is accounted as it is described. The page
@@ -432,7 +432,15 @@ fn answer(o: &Object) -> String {
 /// A probability as a percentage, to `digits` significant digits towards `side` (the digits
 /// `bound` prints the probability with: one rounding, of 100·x).
 fn pct(x: f64, digits: usize, side: Side) -> String {
-    format!("{} %", sig(100.0 * x, digits, side))
+    // the product is rounded once: nudge it one ulp towards the side before rounding to the
+    // digits shown (an independent review)
+    let y = 100.0 * x;
+    let y = match side {
+        Side::Up => y.next_up(),
+        Side::Down => y.next_down(),
+        Side::Nearest => y,
+    };
+    format!("{} %", sig(y, digits, side))
 }
 
 /// The run as the page states it: how it was accounted, its derivation, and the mechanism,

@@ -583,8 +583,8 @@ fn headline(r: &Options, a: &Answer) -> String {
         None => String::from("no membership test on this run"),
     };
     let eps_by = match a.source {
-        Source::Rdp => "by RDP",
-        _ => "certified",
+        Source::Rdp => "by RDP, replace-one adjacency",
+        _ => "certified, add/remove adjacency",
     };
     let text = format!(
         "{at} none gains more than {} in TPR − FPR at any false-positive rate. The run is ({}, {})-DP ({eps_by}).",

@@ -18,14 +18,20 @@
 //! The claim is refuted when either test refutes it. A true claim is refuted with probability
 //! at most α per test run (the union bound): `error` = α·(tests), 2α when both ran.
 //!
-//! Neither test needs the trainer to be the claimed run: a trainer that meets the claim's
-//! guarantee is refuted with probability ≤ `error`, whatever its noise. (The family's
-//! `epsilon` lower bound is different: it assumes the trainer is the run up to its noise.)
+//! Neither test needs the trainer to be the claimed run: a trainer whose privacy is at least
+//! the run's — (ε_c, δ)-DP and its trade-off curve at least the run's certified curve — is
+//! refuted with probability ≤ `error`. (The family's `epsilon` lower bound is different: it
+//! assumes the trainer is the run up to its noise.)
+//!
+//! Only runs whose guarantees are for add/remove adjacency get a verdict: the one-run game
+//! adds and removes canaries, while fixed-size batches are certified for replace-one at a
+//! fixed data-set size, which no theorem here connects to that game (an independent review,
+//! issue 44). Shuffled epochs have no certified ε. Both are `Ok(Err(_))`.
 
 use super::epsilon::one_run_epsilon;
 use super::one_run_counts::{check_one_run, OneRunCounts};
 use super::one_run_family::FamilyBound;
-use crate::accounting::run::{self, Run, Unsupported};
+use crate::accounting::run::{self, Adjacency, Run, Unsupported};
 use crate::error::{check_open_unit, Result};
 
 /// The verdict of [`one_run_verdict`].
@@ -63,7 +69,8 @@ pub fn certified_epsilon(run: &Run, delta: f64) -> Result<core::result::Result<f
 /// before the guesses were seen) on the claim that the trainer is `run`, at level `alpha`
 /// per test and `delta`; `family` is [`super::one_run_family::one_run_fdp_family`]'s bound for
 /// the same counts, α, δ and run at one candidate rule, when it applies. `Ok(Err(why))` when
-/// the run has no certified ε(δ).
+/// the run has no certified ε(δ) or its guarantees are not for add/remove adjacency
+/// (fixed-size batches: module docs).
 ///
 /// # Errors
 /// [`crate::Error::InvalidParameter`] `alpha` or `delta` ∉ (0, 1);
@@ -92,6 +99,9 @@ pub fn one_run_verdict(
     let alpha = check_open_unit("alpha", alpha)?;
     let delta = check_open_unit("delta", delta)?;
     let counts = check_one_run(counts)?;
+    if run.adjacency() != Adjacency::AddRemove {
+        return Ok(Err(Unsupported::PldFixedSize));
+    }
     let certified = match certified_epsilon(run, delta)? {
         Ok(e) => e,
         Err(why) => return Ok(Err(why)),
@@ -160,7 +170,8 @@ mod tests {
         assert!(e <= all.rdp.epsilon && e <= all.rdp_mironov.epsilon);
     }
 
-    /// Bad input names the parameter; shuffled epochs have no certified ε.
+    /// Bad input names the parameter; shuffled epochs have no certified ε, fixed-size batches
+    /// no add/remove guarantee: no verdict for either, however strong the guesses.
     #[test]
     fn refuses_bad_levels_and_says_why_without_a_certified_epsilon() {
         let run = Run::poisson(0.5, 1.0, 10).unwrap();
@@ -169,6 +180,10 @@ mod tests {
         assert!(one_run_verdict(counts(10, 11), 0.05, 1e-5, &run, None).is_err());
         let shuffled = Run::shuffled(10, 100, 1.0, 20).unwrap();
         assert!(one_run_verdict(counts(10, 10), 0.05, 1e-5, &shuffled, None)
+            .unwrap()
+            .is_err());
+        let fixed = Run::fixed_size(10, 100, 1.0, 20).unwrap();
+        assert!(one_run_verdict(counts(200, 200), 0.05, 1e-5, &fixed, None)
             .unwrap()
             .is_err());
     }

@@ -278,7 +278,7 @@ fn estimate_guesses_reports_the_gdp_reading_of_jax_privacy_beside_steinke23() {
         .contains("assumes a Gaussian"));
     let keys: Vec<&str> = o.entries().iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(
-        &keys[keys.len() - 15..],
+        &keys[keys.len() - 16..],
         [
             "epsilon_empirical",
             "epsilon_fdp",
@@ -293,6 +293,7 @@ fn estimate_guesses_reports_the_gdp_reading_of_jax_privacy_beside_steinke23() {
             "epsilon_certified",
             "claim_refuted",
             "claim_error",
+            "claim_unavailable",
             "run",
             "ignored_columns"
         ]
@@ -379,8 +380,8 @@ fn estimate_guesses_tests_the_counts_against_the_runs_own_curves() {
 /// (`one_run_verdict`), not the Python driver's: refuted when Steinke et al.'s ε ≥ … is above
 /// the run's certified ε or the f-DP test refutes its curve, the error α per test run.
 /// 100 of 100 refute σ = 1 for 1,000 steps at q = 0.01 (certified ε ≤ 1.8283 < 3.47) by both
-/// tests (error 2α); half of them right refutes nothing — the negative control;
-/// on fixed-size batches only the ε test runs (error α); without a run no verdict.
+/// tests (error 2α); half of them right refutes nothing — the negative control; fixed-size
+/// batches (replace-one) and no run: no verdict, with the reason.
 #[test]
 fn estimate_guesses_gives_the_cores_verdict_on_the_claimed_run() {
     let dir = temp_dir("estimate", "one-run-verdict");
@@ -445,14 +446,24 @@ fn estimate_guesses_gives_the_cores_verdict_on_the_claimed_run() {
         "--noise-multiplier",
         "1",
     ]);
-    assert_eq!(number(&fixed, "claim_error"), 0.05);
+    // fixed-size batches are certified for replace-one: no verdict, and why (an independent
+    // review: the one-run game adds and removes canaries)
+    for key in ["claim_refuted", "claim_error", "epsilon_certified"] {
+        assert_eq!(fixed.get(key), Some(&Value::Null), "{key}");
+    }
     assert!(fixed
-        .get("claim_refuted")
-        .is_some_and(|v| *v != Value::Null));
+        .get_str("claim_unavailable")
+        .unwrap()
+        .contains("replace-one"));
     let none = estimate_json(&["--guesses", p.as_str(), "--delta", "1e-5"]);
     for key in ["claim_refuted", "claim_error", "epsilon_certified"] {
         assert_eq!(none.get(key), Some(&Value::Null), "{key}");
     }
+    assert!(none
+        .get_str("claim_unavailable")
+        .unwrap()
+        .contains("no run"));
+    assert_eq!(weak.get("claim_unavailable"), Some(&Value::Null));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

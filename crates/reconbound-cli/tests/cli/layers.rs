@@ -41,6 +41,52 @@ fn paths(text: &str) -> Vec<Vec<String>> {
                 .filter(|s| !s.is_empty())
                 .map(str::to_string)
                 .collect();
+            // a group, `super::{a, b::c}`: each item is a path of its own (an independent
+            // review: the group's items were no edges)
+            if tail[..end].ends_with("::") && tail[end..].starts_with('{') {
+                let group = &tail[end + 1..];
+                let mut depth = 0usize;
+                let close = group
+                    .char_indices()
+                    .find(|&(_, c)| {
+                        match c {
+                            '{' => depth += 1,
+                            '}' if depth == 0 => return true,
+                            '}' => depth -= 1,
+                            _ => {}
+                        }
+                        false
+                    })
+                    .map_or(group.len(), |(i, _)| i);
+                let mut depth = 0usize;
+                let mut item = String::new();
+                for c in group[..close].chars().chain([',']) {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => depth = depth.saturating_sub(1),
+                        ',' if depth == 0 => {
+                            let first = item
+                                .trim()
+                                .split("::")
+                                .next()
+                                .unwrap_or_default()
+                                .split_whitespace()
+                                .next()
+                                .unwrap_or_default()
+                                .to_string();
+                            if !first.is_empty() && first != "self" && first.chars().all(is_ident) {
+                                let mut s = segments.clone();
+                                s.push(first);
+                                out.push(s);
+                            }
+                            item.clear();
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    item.push(c);
+                }
+            }
             out.push(segments);
         }
     }
@@ -203,6 +249,9 @@ fn the_circle_check_finds_a_circle() {
     std::fs::write(src.join("one.rs"), "use super::audit::z;\n").unwrap();
     let g = graph(&src);
     assert_eq!(circles(&g), vec![vec!["audit", "one"]]);
+    // a grouped import is an edge too
+    std::fs::write(src.join("one.rs"), "use super::{audit, other};\n").unwrap();
+    assert_eq!(circles(&graph(&src)), vec![vec!["audit", "one"]]);
     std::fs::write(src.join("one.rs"), "fn f() {}\n").unwrap();
     assert!(circles(&graph(&src)).is_empty());
     let _ = std::fs::remove_dir_all(&dir);

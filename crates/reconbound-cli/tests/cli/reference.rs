@@ -56,6 +56,9 @@ const COMMANDS: &[&[&str]] = &[
     &["estimate"],
     &["merge"],
     &["report"],
+    // the commands whose flags a second parser reads (an independent review, issue 44)
+    &["report", "--run", "FILE"],
+    &["epsilon", "--sampling", "fixed"],
 ];
 
 /// Every object key of a JSON text, at any depth (the snapshots are the command line's own
@@ -162,6 +165,7 @@ fn synopsis(words: &[&str]) -> String {
     let mut inside = false;
     for line in block.lines() {
         if line.starts_with("reconbound ") {
+            let line = line.split_whitespace().collect::<Vec<_>>().join(" ") + " ";
             // `reconbound epsilon --sampling fixed` is `epsilon`'s too; `attack glm` is not
             // `attack gradient-matching`'s
             inside = line.starts_with(&head);

@@ -1172,9 +1172,9 @@ fn the_audit_s_ceiling_is_said_as_a_ceiling_of_its_statistics() {
         let audit = between(&page, "<section id=\"audit\">", "</section>");
         for part in [summary, audit] {
             assert!(
-                part.contains("trials per world no audit can show more than ε = ")
+                part.contains("trials per world this audit's estimator cannot show more than ε = ")
                     && part.contains(
-                        "(a ceiling of its statistics, reached only without a single error)"
+                        "(a ceiling of its statistics, reached only without a single error among the trials it scores)"
                     ),
                 "{extra:?}: {part}"
             );
