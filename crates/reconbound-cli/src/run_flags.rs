@@ -796,8 +796,18 @@ pub(crate) fn text(d: &Description, r: &Resolved) -> String {
     if d.phases.is_none() {
         t.push_str(&format!(
             "mechanism: q = {}, σ over the sensitivity = {}, T = {}, sampler {}, relation {}\n",
-            reconbound::error::Shown(r.sampling_rate),
-            reconbound::error::Shown(r.accounted_noise_multiplier),
+            // 6 significant digits, as bound and the pages (issue 43); the run file holds
+            // the exact values
+            super::format::trimmed(&super::format::sig(
+                r.sampling_rate,
+                6,
+                super::format::Side::Nearest
+            )),
+            super::format::trimmed(&super::format::sig(
+                r.accounted_noise_multiplier,
+                6,
+                super::format::Side::Nearest
+            )),
             r.steps,
             d.sampler.as_str(),
             r.relation.as_str()
