@@ -300,14 +300,15 @@ pub(super) fn theory_line(theory: &Theory) -> String {
     let pld = match &theory.pld {
         Ok(e) => format!(
             "ε ∈ [{}, {}] (PLD, certified)",
-            sig(e.lower, 4, Side::Down),
-            sig(e.value, 4, Side::Up)
+            sig(e.lower, 6, Side::Down),
+            sig(e.value, 6, Side::Up)
         ),
         Err(why) => format!("PLD {}", why.reason()),
     };
     format!(
+        // 6 digits, as bound and the pages round an accountant's ε (issue 43)
         "  accountant: ε ≤ {} (RDP, order {}), {pld}\n\n",
-        sig(theory.rdp.epsilon, 4, Side::Up),
+        sig(theory.rdp.epsilon, 6, Side::Up),
         shown(theory.rdp.order)
     )
 }

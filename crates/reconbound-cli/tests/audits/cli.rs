@@ -654,6 +654,26 @@ fn csv_has_two_rows_per_crafter_and_trial_and_the_plot_one_bar_per_row() {
     let args = with(&["--crafter", "example,dataset-dirac"]);
     let (out, text, plot) = run_with_csv_and_plot(args, "audit");
     assert!(out.contains("accountant: ε ≤"), "{out}");
+    // issue 43: the accountant's ε rounded as bound and the pages round it (6 digits, up;
+    // the lower end down)
+    let o = json_run(&["--crafter", "example,dataset-dirac"]);
+    use reconbound_cli::format::{sig, Side};
+    let (pld, lower) = (number(&o, "epsilon_pld"), number(&o, "epsilon_pld_lower"));
+    assert!(
+        out.contains(&format!(
+            "ε ∈ [{}, {}] (PLD, certified)",
+            sig(lower, 6, Side::Down),
+            sig(pld, 6, Side::Up)
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "accountant: ε ≤ {} (RDP",
+            sig(number(&o, "epsilon_rdp"), 6, Side::Up)
+        )),
+        "{out}"
+    );
     assert!(out.contains("1 example / 1 final-loss"), "{out}");
     assert!(out.contains("5 dataset-dirac / 3 gradient"), "{out}");
     let lines: Vec<&str> = text.lines().collect();
