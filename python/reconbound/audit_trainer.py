@@ -437,8 +437,9 @@ def _core_bounds(guesses, truths, cfg: Config) -> Dict[str, Any]:
     }
 
 
-def _certified(cfg: Config) -> float:
-    """The claimed run's certified epsilon at delta (the upper end: the PLD's, else RDP's)."""
+def _check_certifiable(cfg: Config) -> None:
+    """Refuse, before any training, a claimed run that certifies no finite epsilon at delta
+    (the certified epsilon reported is the core's, with its verdict)."""
     import reconbound
 
     try:
@@ -456,7 +457,6 @@ def _certified(cfg: Config) -> float:
             f"claimed_noise_multiplier = {cfg.claimed!r}: the claimed run (q = "
             f"{cfg.sampling_rate}, T = {cfg.steps}) certifies no finite epsilon at delta = "
             f"{cfg.delta}", 2, "claimed_noise_multiplier", cfg.claimed)
-    return float(eps)
 
 
 def audit(
@@ -495,7 +495,7 @@ def audit(
                  claimed_noise_multiplier=claimed_noise_multiplier, canaries=canaries,
                  guesses=guesses, view=view, seed=seed, delta=delta, alpha=alpha, clip=clip)
     cfg.check()
-    certified = _certified(cfg)
+    _check_certifiable(cfg)
     import numpy as np
 
     trainer = TRAINERS[cfg.trainer](cfg.fault)
@@ -532,8 +532,6 @@ def audit(
         raise UncertifiableError(
             f"no verdict on the claimed run: {core.get('claim_unavailable')}", 1)
     refuted = bool(core["claim_refuted"])
-    if core["epsilon_certified"] is not None:
-        certified = core["epsilon_certified"]
     return {
         "trainer": cfg.trainer,
         "fault": cfg.fault,
@@ -554,7 +552,7 @@ def audit(
         "epsilon_lower": epsilon_lower,
         "epsilon_lower_if_claimed_family": epsilon_if_family,
         "epsilon_gdp": core["epsilon_gdp"],
-        "epsilon_certified": certified,
+        "epsilon_certified": core["epsilon_certified"],
         "claim_refuted_fdp": core["claim_refuted_fdp"],
         "p_value_fdp": core["p_value_fdp"],
         "claim_refuted": refuted,

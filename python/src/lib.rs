@@ -435,11 +435,10 @@ fn sig(x: f64, digits: usize, side: &str) -> PyResult<String> {
     }
     // a plain value without trailing zeros, a bound with them (they state its precision): as
     // the pages show them
-    let s = format::sig(x, digits, side);
     Ok(if side == Side::Nearest {
-        format::trimmed(&s)
+        format::plain(x, digits)
     } else {
-        s
+        format::sig(x, digits, side)
     })
 }
 

@@ -198,16 +198,11 @@ impl Guarantees {
     /// minimum is one too — and which it is. The certified PLD's whenever it is certified
     /// and not above an RDP bound (ties go to the PLD, whose bracket also bounds ε below).
     pub fn tightest_epsilon(&self) -> (EpsilonSource, f64) {
-        let mut best = (EpsilonSource::RdpMironov, self.epsilon_rdp_mironov.epsilon);
-        if self.epsilon_rdp.epsilon <= best.1 {
-            best = (EpsilonSource::Rdp, self.epsilon_rdp.epsilon);
-        }
-        if let Ok(p) = &self.epsilon_pld {
-            if p.value <= best.1 {
-                best = (EpsilonSource::Pld, p.value);
-            }
-        }
-        best
+        tightest_epsilon(
+            &self.epsilon_rdp,
+            &self.epsilon_rdp_mironov,
+            &self.epsilon_pld,
+        )
     }
 
     /// The value of the success bound `b` (its reported, upper value), or `None` for a
@@ -241,6 +236,28 @@ impl Guarantees {
         }
         best.0
     }
+}
+
+/// The smallest of three upper bounds on one run's ε(δ) — RDP's improved and Mironov's
+/// conversions and the certified PLD's value when certified — and which it is (ties go to the
+/// PLD, then to the improved conversion): each is a valid upper bound, so their minimum is one
+/// too. [`Guarantees::tightest_epsilon`] and the one-run verdict's certified ε
+/// ([`crate::attacks::audit::one_run_verdict::certified_epsilon`]) read it.
+pub fn tightest_epsilon(
+    rdp: &EpsilonBound,
+    rdp_mironov: &EpsilonBound,
+    pld: &core::result::Result<pld::Estimate, Unsupported>,
+) -> (EpsilonSource, f64) {
+    let mut best = (EpsilonSource::RdpMironov, rdp_mironov.epsilon);
+    if rdp.epsilon <= best.1 {
+        best = (EpsilonSource::Rdp, rdp.epsilon);
+    }
+    if let Ok(p) = pld {
+        if p.value <= best.1 {
+            best = (EpsilonSource::Pld, p.value);
+        }
+    }
+    best
 }
 
 /// The false-positive rates of [`Membership::tpr`]: 0.1 %, 1 %, 10 %.

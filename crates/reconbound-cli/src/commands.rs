@@ -499,7 +499,7 @@ impl Bound {
             Some(m) => format!("that it is one of {m} equally likely candidates"),
             None => format!(
                 "a prior whose best blind guess is right with probability κ = {}",
-                super::format::trimmed(&sig(c.prior.kappa, 6, Side::Nearest))
+                super::format::plain(c.prior.kappa, 6)
             ),
         };
         let b = g.tightest();
@@ -521,7 +521,7 @@ impl Bound {
                     guarantees::SuccessBound::Balle => "γ from RDP",
                     guarantees::SuccessBound::Fano => "Fano's bound",
                 },
-                super::format::trimmed(&sig(c.prior.kappa, 6, Side::Nearest))
+                super::format::plain(c.prior.kappa, 6)
             ),
             _ => String::from("may reconstruct it: no bound below is informative (every one is 1)"),
         };
@@ -553,7 +553,7 @@ impl Bound {
                     "noise multiplier σ",
                     // 6 significant digits, as the page (issue 43: a calibrated σ printed
                     // 2.8517480817685996)
-                    super::format::trimmed(&sig(p.noise_multiplier, 6, Side::Nearest)),
+                    super::format::plain(p.noise_multiplier, 6),
                     String::new()
                 ),
                 if p.sampling_rate >= 1.0 {
@@ -581,7 +581,7 @@ impl Bound {
                 ("δ", shown(c.delta), String::new()),
                 (
                     "baseline κ",
-                    super::format::trimmed(&sig(c.prior.kappa, 6, Side::Nearest)),
+                    super::format::plain(c.prior.kappa, 6),
                     prior_note,
                 ),
             ]

@@ -963,7 +963,7 @@ fn one_run_output(
             };
             match one_run_verdict(counts, alpha, delta, &res.run, f)? {
                 Ok(v) => Ok(v),
-                Err(Unsupported::Shuffled) => Err(Unsupported::Shuffled.reason()),
+                Err(u @ Unsupported::Shuffled) => Err(u.reason()),
                 Err(_) => Err(String::from(NO_ADD_REMOVE_VERDICT)),
             }
         }

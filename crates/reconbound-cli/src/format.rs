@@ -64,14 +64,28 @@ fn pretty(s: &str) -> String {
     format!("{:.*}", decimals.max(0) as usize, value)
 }
 
-/// A decimal without its trailing zeros (`0.0102400` → `0.01024`; scientific notation as
-/// it is).
+/// A decimal without its trailing zeros (`0.0102400` → `0.01024`; in scientific notation
+/// the mantissa's: `3.90000e-6` → `3.9e-6`).
 pub fn trimmed(x: &str) -> String {
-    if x.contains('.') && !x.contains('e') {
-        String::from(x.trim_end_matches('0').trim_end_matches('.'))
+    let (mantissa, exp) = match x.split_once('e') {
+        Some((m, e)) => (m, Some(e)),
+        None => (x, None),
+    };
+    let mantissa = if mantissa.contains('.') {
+        mantissa.trim_end_matches('0').trim_end_matches('.')
     } else {
-        String::from(x)
+        mantissa
+    };
+    match exp {
+        Some(e) => format!("{mantissa}e{e}"),
+        None => String::from(mantissa),
     }
+}
+
+/// A plain value (an input, a calibrated σ, a rate) as every table and page shows it:
+/// `digits` significant digits, rounded to nearest, without trailing zeros (issue 43).
+pub fn plain(x: f64, digits: usize) -> String {
+    trimmed(&sig(x, digits, Side::Nearest))
 }
 
 /// A false-positive rate as a label, the same in every command: a percentage from 0.1 %
@@ -80,7 +94,7 @@ pub fn trimmed(x: &str) -> String {
 /// no percentage of a percentage).
 pub fn fpr_label(x: f64) -> String {
     if x >= 1e-3 {
-        format!("{} %", trimmed(&sig(100.0 * x, 6, Side::Nearest)))
+        format!("{} %", plain(100.0 * x, 6))
     } else {
         reconbound::error::Shown(x).to_string()
     }
@@ -127,6 +141,19 @@ pub fn min_median_max(mut v: std::vec::Vec<f64>) -> (f64, f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A plain value drops its trailing zeros, in scientific notation too (the pages' and the
+    /// terminal's one helper); a bound keeps them.
+    #[test]
+    fn plain_values_drop_trailing_zeros_and_bounds_keep_them() {
+        assert_eq!(plain(2.8517480817685996, 6), "2.85175");
+        assert_eq!(plain(1.1, 6), "1.1");
+        assert_eq!(plain(256.0 / 60000.0, 6), "0.00426667");
+        assert_eq!(trimmed("3.90000e-6"), "3.9e-6");
+        assert_eq!(trimmed("1.00000e-6"), "1e-6");
+        assert_eq!(trimmed("120"), "120");
+        assert_eq!(sig(1.0, 6, Side::Up), "1.00000");
+    }
 
     #[test]
     fn fpr_labels_are_short_percentages_from_a_thousandth_and_plain_rates_below() {

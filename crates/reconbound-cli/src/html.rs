@@ -73,31 +73,12 @@ pub(crate) mod digits {
     pub(crate) const FIL: usize = 4;
 }
 
-/// `x` as a plain value (an input, a rate) to `digits` significant digits, without trailing
-/// zeros: what [`Page::n`] shows for [`Side::Nearest`].
-pub(crate) fn plain(x: f64, digits: usize) -> String {
-    shown(x, digits, Side::Nearest)
-}
-
 /// `x` to `digits` significant digits towards `side`; a plain value (an input, a rate) without
 /// trailing zeros (`0.1`, not `0.100000`), a bound with them (they state its precision).
 fn shown(x: f64, digits: usize, side: Side) -> String {
-    let s = sig(x, digits, side);
-    if side != Side::Nearest {
-        return s;
-    }
-    let (mantissa, exp) = match s.split_once('e') {
-        Some((m, e)) => (m, Some(e)),
-        None => (s.as_str(), None),
-    };
-    let mantissa = if mantissa.contains('.') {
-        mantissa.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        mantissa
-    };
-    match exp {
-        Some(e) => format!("{mantissa}e{e}"),
-        None => String::from(mantissa),
+    match side {
+        Side::Nearest => super::format::plain(x, digits),
+        _ => sig(x, digits, side),
     }
 }
 

@@ -582,7 +582,7 @@ impl Report {
             c.run.model_label(),
             sampling_label(c.run.sampling_rate),
             c.run.steps,
-            html::plain(c.sigma, html::digits::INPUT)
+            super::format::plain(c.sigma, html::digits::INPUT)
         );
         svg::curve_plot_svg(&svg::CurvePlot {
             y_log: false,
@@ -628,7 +628,7 @@ fn sampling_label(q: f64) -> String {
     if q >= 1.0 {
         String::from("full batch")
     } else {
-        format!("q = {}", html::plain(q, html::digits::INPUT))
+        format!("q = {}", super::format::plain(q, html::digits::INPUT))
     }
 }
 
@@ -659,7 +659,7 @@ impl Report {
             "{}, T = {}, σ = {}",
             sampling_label(c.run.sampling_rate),
             c.run.steps,
-            html::plain(c.sigma, html::digits::INPUT)
+            super::format::plain(c.sigma, html::digits::INPUT)
         );
         super::tradeoff::roc_svg(&self.tradeoff, &subtitle, estimates)
     }

@@ -798,16 +798,8 @@ pub(crate) fn text(d: &Description, r: &Resolved) -> String {
             "mechanism: q = {}, σ over the sensitivity = {}, T = {}, sampler {}, relation {}\n",
             // 6 significant digits, as bound and the pages (issue 43); the run file holds
             // the exact values
-            super::format::trimmed(&super::format::sig(
-                r.sampling_rate,
-                6,
-                super::format::Side::Nearest
-            )),
-            super::format::trimmed(&super::format::sig(
-                r.accounted_noise_multiplier,
-                6,
-                super::format::Side::Nearest
-            )),
+            super::format::plain(r.sampling_rate, 6),
+            super::format::plain(r.accounted_noise_multiplier, 6),
             r.steps,
             d.sampler.as_str(),
             r.relation.as_str()

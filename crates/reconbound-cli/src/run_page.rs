@@ -10,8 +10,9 @@ use super::attack_run::rero_bounds;
 use super::check;
 use super::commands::{defaults, BoundConfig};
 use super::failure::Failure;
+use super::format::plain;
 use super::format::{fpr_label, sig, Side};
-use super::html::{digits, figure, plain, vacuous, Page, STYLE};
+use super::html::{digits, figure, vacuous, Page, STYLE};
 use super::json::{Object, Value};
 use super::output::{check_distinct, check_writable, write_whole};
 use super::run_flags;
@@ -355,7 +356,7 @@ pub(crate) fn report(args: &[String]) -> Result<String, Failure> {
         .map(|pts| rero_plot(pts, &subtitle))
         .unwrap_or_default();
     o.num("seconds", start.elapsed().as_secs_f64());
-    let page = page(&o, path, &roc, &rero_svg, &run_text(&d, &r));
+    let page = page(&o, path, &roc, &rero_svg, &run_flags::text(&d, &r));
     write_whole("out", out, &page)?;
     if f.has("json") {
         return Ok(o.render() + "\n");
@@ -441,32 +442,6 @@ fn pct(x: f64, digits: usize, side: Side) -> String {
         Side::Nearest => y,
     };
     format!("{} %", sig(y, digits, side))
-}
-
-/// The run as the page states it: how it was accounted, its derivation, and the mechanism,
-/// its rate and noise rounded as `bound` rounds them (issue 43: the page printed
-/// q = 0.004266666666666667; [`run_flags::text`] is the terminal's, at full precision).
-fn run_text(
-    d: &reconbound::accounting::description::Description,
-    r: &reconbound::accounting::description::Resolved,
-) -> String {
-    let mut t = format!("run: {}\n", r.run.analysis());
-    for line in &r.derivation {
-        t.push_str(&format!("  {line}\n"));
-    }
-    if d.phases.is_none() {
-        t.push_str(&format!(
-            "mechanism: q = {}, σ over the sensitivity = {}, T = {}, sampler {}, relation {}\n",
-            plain(r.sampling_rate, digits::INPUT),
-            plain(r.accounted_noise_multiplier, digits::INPUT),
-            r.steps,
-            d.sampler.as_str(),
-            r.relation.as_str()
-        ));
-    } else {
-        t.push_str(&format!("relation {}\n", r.relation.as_str()));
-    }
-    t
 }
 
 fn rero_plot(pts: &[(u64, f64, f64)], subtitle: &str) -> String {

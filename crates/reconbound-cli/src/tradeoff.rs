@@ -396,7 +396,7 @@ fn run_line(run: &Run, is_schedule: bool) -> String {
             (false, [p]) => format!(
                 "configuration: σ = {}, q = {}, T = {}\n",
                 shown(p.noise_multiplier),
-                super::format::trimmed(&sig(p.sampling_rate, 6, Side::Nearest)),
+                super::format::plain(p.sampling_rate, 6),
                 p.steps
             ),
             _ => sched::phases_text(s, false),

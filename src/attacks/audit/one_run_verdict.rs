@@ -31,6 +31,7 @@
 use super::epsilon::one_run_epsilon;
 use super::one_run_counts::{check_one_run, OneRunCounts};
 use super::one_run_family::FamilyBound;
+use crate::accounting::guarantees::tightest_epsilon;
 use crate::accounting::run::{self, Adjacency, Run, Unsupported};
 use crate::error::{check_open_unit, Result};
 
@@ -50,19 +51,13 @@ pub struct OneRunVerdict {
 }
 
 /// The smallest upper bound on `run`'s ε(δ) among the accountants that apply (the certified
-/// PLD's, RDP's improved and Mironov's conversions); `Ok(Err(why))` when none applies
-/// (shuffled epochs).
+/// PLD's, RDP's improved and Mironov's conversions: [`tightest_epsilon`]); `Ok(Err(why))`
+/// when none applies (shuffled epochs).
 ///
 /// # Errors
 /// As [`run::epsilon_all`].
 pub fn certified_epsilon(run: &Run, delta: f64) -> Result<core::result::Result<f64, Unsupported>> {
-    Ok(run::epsilon_all(run, delta)?.map(|e| {
-        let rdp = e.rdp.epsilon.min(e.rdp_mironov.epsilon);
-        match e.pld {
-            Ok(p) => p.value.min(rdp),
-            Err(_) => rdp,
-        }
-    }))
+    Ok(run::epsilon_all(run, delta)?.map(|e| tightest_epsilon(&e.rdp, &e.rdp_mironov, &e.pld).1))
 }
 
 /// The verdict of one run's `counts` (m canaries, r guesses, v correct; a guessing rule fixed

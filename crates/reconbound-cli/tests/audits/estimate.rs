@@ -240,6 +240,21 @@ fn estimate_guesses_of_1000_canaries_100_of_100_correct_is_steinke23_3_4654() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A fixed-size run (10 of 100 without replacement, σ 1, 10 steps): certified for
+/// replace-one only.
+const FIXED_RUN: [&str; 10] = [
+    "--sampling",
+    "fixed",
+    "--batch-size",
+    "10",
+    "--dataset-size",
+    "100",
+    "--steps",
+    "10",
+    "--noise-multiplier",
+    "1",
+];
+
 /// 1,000 canaries in alternation (truth i mod 2), the first 100 guessed right, the rest
 /// abstaining: jax_privacy's table entry (m = 1,000, r = 100, v = 100).
 fn hundred_of_hundred() -> String {
@@ -352,18 +367,7 @@ fn estimate_guesses_tests_the_counts_against_the_runs_own_curves() {
     let e = number(&poisson, "epsilon_fdp");
     assert!(e > 1.828 && (e - gdp).abs() > 0.05, "{e} {gdp}");
     assert_eq!(poisson.get("claim_refuted_fdp"), Some(&Value::Bool(true)));
-    let fixed = run(&[
-        "--sampling",
-        "fixed",
-        "--batch-size",
-        "10",
-        "--dataset-size",
-        "100",
-        "--steps",
-        "10",
-        "--noise-multiplier",
-        "1",
-    ]);
+    let fixed = run(&FIXED_RUN);
     assert_eq!(fixed.get("epsilon_fdp"), Some(&Value::Null));
     assert!(fixed
         .get_str("epsilon_fdp_unavailable")
@@ -434,18 +438,7 @@ fn estimate_guesses_gives_the_cores_verdict_on_the_claimed_run() {
     assert_eq!(number(&o, "correct"), 50.0);
     assert_eq!(o.get("claim_refuted"), Some(&Value::Bool(false)));
     assert_eq!(o.get("claim_refuted_fdp"), Some(&Value::Bool(false)));
-    let fixed = run(&[
-        "--sampling",
-        "fixed",
-        "--batch-size",
-        "10",
-        "--dataset-size",
-        "100",
-        "--steps",
-        "10",
-        "--noise-multiplier",
-        "1",
-    ]);
+    let fixed = run(&FIXED_RUN);
     // fixed-size batches are certified for replace-one: no verdict, and why (an independent
     // review: the one-run game adds and removes canaries)
     for key in ["claim_refuted", "claim_error", "epsilon_certified"] {

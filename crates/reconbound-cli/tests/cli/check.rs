@@ -485,27 +485,15 @@ fn calibrate_takes_the_batch_the_epochs_and_the_run_file() {
 /// q = 0.00425531914893617.
 #[test]
 fn run_text_rounds_the_mechanism_as_bound_does() {
-    let args = [
-        "run",
-        "--noise-multiplier",
-        "1.1",
-        "--batch-size",
-        "256",
-        "--dataset-size",
-        "60000",
-        "--epochs",
-        "30",
-        "--counting",
-        "opacus",
-    ];
+    let mut args = vec!["run"];
+    args.extend(OPACUS_RUN);
     let (code, out, err) = crate::common::run_cli(&args);
     assert_eq!(code, 0, "{err}");
     assert!(
         out.contains("mechanism: q = 0.00425532,") && !out.contains("0.00425531914893617"),
         "{out}"
     );
-    let mut json_args = args.to_vec();
-    json_args.push("--json");
-    let (_, json, _) = crate::common::run_cli(&json_args);
+    args.push("--json");
+    let (_, json, _) = crate::common::run_cli(&args);
     assert!(json.contains("0.00425531914893617"), "{json}");
 }

@@ -182,23 +182,33 @@ fn synopsis(words: &[&str]) -> String {
     out
 }
 
-/// The rows of the JSON-key table of `docs/reference.md` whose first cell names `words`.
+/// The rows of the JSON-key table of `docs/reference.md` whose first cell names `words`
+/// (empty if none does), with the row "all" (the keys every command prints: `command` and
+/// the inputs) after them.
 fn key_rows(words: &[&str]) -> String {
     let reference = crate::docs::guide("reference.md");
     let name = words.iter().take(2).copied().collect::<Vec<_>>().join(" ");
     let name = name.split(" --").next().unwrap_or_default().to_string();
-    reference
-        .lines()
-        .filter(|l| l.starts_with("| "))
-        .filter(|l| {
-            let first = l.split('|').nth(1).unwrap_or_default();
-            // the row "all" holds the keys every command prints (`command` and the inputs)
-            first.trim() == "all"
-                || first.contains(&format!("`{name}`"))
-                || first.contains(&format!("`{name} "))
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    let rows = |own: bool| {
+        reference
+            .lines()
+            .filter(|l| l.starts_with("| "))
+            .filter(|l| {
+                let first = l.split('|').nth(1).unwrap_or_default();
+                if own {
+                    first.contains(&format!("`{name}`")) || first.contains(&format!("`{name} "))
+                } else {
+                    first.trim() == "all"
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let own = rows(true);
+    if own.is_empty() {
+        return own;
+    }
+    own + "\n" + &rows(false)
 }
 
 #[test]
@@ -283,6 +293,9 @@ fn the_reference_checks_catch_a_missing_key_or_flag() {
         json_keys(r#"{"a": 1, "b": [{"c": "d:"}], "e": "f"}"#),
         ["a", "b", "c", "e"].map(String::from).into()
     );
+    // a command without a row of its own has none, the row "all" notwithstanding
+    assert!(key_rows(&["no-such-command"]).is_empty());
+    assert!(key_rows(&["bound"]).contains("`command`"));
     let flags = parser_flags(&["bound"]);
     assert!(flags.contains("--noise-multiplier") && !flags.contains("--not-a-flag-zz"));
     // a synopsis without a flag the parser takes is caught
